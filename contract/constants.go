@@ -1,0 +1,104 @@
+package contract
+
+import "time"
+
+// Immutable once a cluster is built: data, cursors and routing depend on these (guards.go).
+const (
+	// LaneCount is the number of visibility lanes inside a MailboxShard. Fixed at the target tier
+	// from day one: phase-one groups never need 64 lanes, but the number can never change later.
+	LaneCount = 64
+	// VirtualBucketCount is the number of stable user buckets. Users are routed bucket → shard, never
+	// by node count, so resharding moves whole buckets and never re-hashes users.
+	VirtualBucketCount = 65536
+	// CommitBucketCount is the number of commit buckets conversations are hashed into; commit
+	// facts and group keys of one bucket live on one Redis instance.
+	CommitBucketCount = 256
+	// MessageSeqBucketWidth is the number of conversation_seq values per history bucket
+	// (seq_bucket = conversation_seq / width), the CQL partition and the unit of an empty-bucket scan.
+	MessageSeqBucketWidth = 1024
+	// ShardEpochBits and LogOffsetBits split a MailboxSeq: shard_epoch:16 ‖ log_offset:48.
+	ShardEpochBits = 16
+	LogOffsetBits  = 48
+)
+
+// Deployment defaults; each has a configuration knob validated against the bounds here.
+const (
+	MailboxShardsDefault = 64   // power of two in [1, VirtualBucketCount]; writer, fanout, mailbox must agree
+	FanoutBatchDefault   = 512  // outbox records planned per fanout batch
+	FanoutBatchMin       = 1    //
+	FanoutBatchMax       = 1024 //
+	// WriterInflightPerConnDefault is how many SENDs one gateway connection may have at the writer
+	// before the gateway stops reading the socket (TCP back-pressure). It is a hidden queue: too
+	// low and client ACK latency grows while the writer's own histogram looks healthy.
+	WriterInflightPerConnDefault = 1024
+	WriterInflightPerConnMax     = 8192
+	MailboxShardFIFOCapacity     = 128 // per-shard materialization FIFO; full → pause only that partition
+	MailboxMaterializePermits    = 64  // global concurrent materializations
+)
+
+// Wire and payload limits.
+const (
+	MaxFramePayload       = 4 << 20  // largest logical message on the client wire
+	StreamWriteChunkBytes = 64 << 10 // large frames are written in chunks so PONG is never blocked
+	CustomTypeMaxBytes    = 64       // longer custom_type → PAYLOAD_TOO_LARGE
+	InlineBodyBudgetBytes = 8 << 10  // members × body ≤ budget → body is inlined in mailbox entries
+	EventGroupMaxEntries  = 8        // per (user, mailbox_seq)
+	EventGroupMaxBytes    = 8 << 10  // per (user, mailbox_seq)
+	HistoryPageMaxBytes   = 512 << 10
+	ClientMessageIDBytes  = 16
+)
+
+// Groups, unread and session list.
+const (
+	GroupMaxMembers                    = 1000
+	MembershipEventBroadcastMaxMembers = 500 // above this, membership changes are pull-only
+	UnreadExactWindow                  = 200 // unread is exact up to this, saturated beyond
+	THeavyConversations                = 5000
+)
+
+// Time constants.
+const (
+	HeartbeatStart         = 60 * time.Second
+	HeartbeatForegroundMax = 120 * time.Second
+	HeartbeatBackgroundMax = 240 * time.Second
+	SendAckProbeAfter      = 3 * time.Second // no SEND_ACK for this long → probe the connection
+	UnavailableDetectMax   = 7 * time.Second // end-to-end unavailability reported within this
+	// IdempotencyWindow covers the (tenant, sender, client_message_id) key on the server and the
+	// client's dedup entries: twice the one-hour stalled-watermark operating limit. It dominates
+	// the number of Redis keys, so it is not longer.
+	IdempotencyWindow   = 2 * time.Hour
+	ClientPendingMaxAge = 24 * time.Hour
+	HLCWindow           = 60 * time.Second // persisted message_id time window claimed per writer
+	HLCRenewBefore      = 20 * time.Second // claim the next window this long before exhaustion
+	WriterLeaseRenew    = 20 * time.Second
+	HistoryHotWindow    = 7 * 24 * time.Hour
+	HistoryRetention    = 30 * 24 * time.Hour
+	MailboxRetention    = 7 * 24 * time.Hour
+	EphemeralRetention  = 24 * time.Hour
+)
+
+// SLO targets of the performance gates.
+const (
+	SLOSendAckP99      = 150 * time.Millisecond
+	SLOEndToEndP99     = 300 * time.Millisecond
+	SLOArrivalRatio    = 0.99
+	SLODuration        = 180 * time.Second
+	SLOSessionFirstP99 = 500 * time.Millisecond // T-HEAVY first screen
+)
+
+// Kafka topics.
+const (
+	TopicOutbox   = "qim.outbox"   // one partition; key = message_id; value = CommittedEnvelope
+	TopicDispatch = "qim.dispatch" // partition = mailbox shard; value = GroupDispatch
+)
+
+// Domain-separation prefixes of the deterministic hashes. Each ends in NUL so no prefix is a
+// prefix of another input; changing one changes every derived id.
+const (
+	DomainGroupDispatch      = "qim.group-dispatch.v1\x00"
+	DomainEndpointScope      = "qim.endpoint-scope.v1\x00"
+	DomainDirectConversation = "qim.direct-conversation.v1\x00"
+	DomainUserBucket         = "qim.user-bucket.v1\x00"
+	DomainCommitBucket       = "qim.commit-bucket.v1\x00"
+	DomainClientMessageID    = "qim.client-message-id.v1\x00"
+)

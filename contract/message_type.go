@@ -1,0 +1,55 @@
+package contract
+
+import "fmt"
+
+// MessageType is the raw u32 message type. It is deliberately not a closed enum: a value this
+// build does not know is carried end to end unchanged, so older servers relay newer clients'
+// types. Only CONTROL changes server behaviour (not unread, not a session head by itself).
+type MessageType uint32
+
+const (
+	MessageUnknown MessageType = 0
+	MessageText    MessageType = 1
+	MessageMedia   MessageType = 2
+	MessageCustom  MessageType = 3
+	MessageControl MessageType = 4
+)
+
+func (t MessageType) String() string {
+	switch t {
+	case MessageUnknown:
+		return "UNKNOWN"
+	case MessageText:
+		return "TEXT"
+	case MessageMedia:
+		return "MEDIA"
+	case MessageCustom:
+		return "CUSTOM"
+	case MessageControl:
+		return "CONTROL"
+	}
+	return fmt.Sprintf("TYPE(%d)", uint32(t))
+}
+
+// CountsAsUnread reports whether a message of this type can be unread (CONTROL never is).
+func (t MessageType) CountsAsUnread() bool { return t != MessageControl }
+
+// RetentionClass selects a message's history retention.
+type RetentionClass uint32
+
+const (
+	RetentionDefault        RetentionClass = 0 // HistoryRetention
+	RetentionEphemeral24h   RetentionClass = 1 // EphemeralRetention
+	RetentionComplianceHold RetentionClass = 2 // never expires
+)
+
+// KickReason tells a client why its connection was closed by the server.
+type KickReason uint32
+
+const (
+	KickUnspecified KickReason = 0
+	KickReplaced    KickReason = 1 // a newer login of the same user/device took over
+	KickLoggedOut   KickReason = 2
+	KickBanned      KickReason = 3
+	KickServerDrain KickReason = 4
+)

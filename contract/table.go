@@ -1,0 +1,88 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Constant is one row of the contract constant table: the snake_case name used in the design
+// docs (so every constant is traceable to DESIGN.md §6 or the seed), its value and whether it is
+// immutable once a cluster holds data.
+type Constant struct {
+	Name      string
+	Value     any
+	Immutable bool
+	Why       string
+}
+
+// Constants returns the contract constant table. contract_test checks that every exported
+// constant in constants.go appears here, and docs/contract-constants.md is generated from it.
+func Constants() []Constant {
+	return []Constant{
+		{"lane_count", LaneCount, true, "lanes per MailboxShard; lane of a user never moves"},
+		{"virtual_bucket_count", VirtualBucketCount, true, "stable user buckets; shards own bucket ranges"},
+		{"commit_bucket_count", CommitBucketCount, true, "conversation commit buckets (one hash byte)"},
+		{"message_seq_bucket_width", MessageSeqBucketWidth, true, "conversation_seq values per history bucket"},
+		{"shard_epoch_bits", ShardEpochBits, true, "mailbox_seq high part"},
+		{"log_offset_bits", LogOffsetBits, true, "mailbox_seq low part"},
+		{"mailbox_shards_default", MailboxShardsDefault, false, "power of two; writer, fanout, mailbox agree"},
+		{"fanout_batch_default", FanoutBatchDefault, false, "outbox records per fanout batch"},
+		{"fanout_batch_min", FanoutBatchMin, false, ""},
+		{"fanout_batch_max", FanoutBatchMax, false, ""},
+		{"writer_inflight_per_conn_default", WriterInflightPerConnDefault, false, "then the gateway stops reading"},
+		{"writer_inflight_per_conn_max", WriterInflightPerConnMax, false, ""},
+		{"mailbox_shard_fifo_capacity", MailboxShardFIFOCapacity, false, "full → pause that partition"},
+		{"mailbox_materialize_permits", MailboxMaterializePermits, false, "global concurrent materializations"},
+		{"max_frame_payload", MaxFramePayload, false, "largest logical client message"},
+		{"stream_write_chunk_bytes", StreamWriteChunkBytes, false, "PONG never waits behind a large frame"},
+		{"custom_type_max_bytes", CustomTypeMaxBytes, false, "else PAYLOAD_TOO_LARGE"},
+		{"inline_body_budget_bytes", InlineBodyBudgetBytes, false, "members × body budget for inlining"},
+		{"event_group_max_entries", EventGroupMaxEntries, false, "per (user, mailbox_seq)"},
+		{"event_group_max_bytes", EventGroupMaxBytes, false, "per (user, mailbox_seq)"},
+		{"history_page_max_bytes", HistoryPageMaxBytes, false, "first record always returned"},
+		{"client_message_id_bytes", ClientMessageIDBytes, true, "u128 idempotency id"},
+		{"group_max_members", GroupMaxMembers, false, "phase one"},
+		{"membership_event_broadcast_max_members", MembershipEventBroadcastMaxMembers, false, "above: pull only"},
+		{"unread_exact_window", UnreadExactWindow, false, "exact up to, saturated beyond"},
+		{"t_heavy_conversations", THeavyConversations, false, "T-HEAVY user size"},
+		{"heartbeat_start", HeartbeatStart, false, "told to the client in PONG"},
+		{"heartbeat_foreground_max", HeartbeatForegroundMax, false, ""},
+		{"heartbeat_background_max", HeartbeatBackgroundMax, false, ""},
+		{"send_ack_probe_after", SendAckProbeAfter, false, ""},
+		{"unavailable_detect_max", UnavailableDetectMax, false, ""},
+		{"idempotency_window", IdempotencyWindow, false, "server key TTL and client dedup window"},
+		{"client_pending_max_age", ClientPendingMaxAge, false, ""},
+		{"hlc_window", HLCWindow, false, "persisted message_id window per claim"},
+		{"hlc_renew_before", HLCRenewBefore, false, ""},
+		{"writer_lease_renew", WriterLeaseRenew, false, ""},
+		{"history_hot_window", HistoryHotWindow, false, "Redis hot tier"},
+		{"history_retention", HistoryRetention, false, "default retention class"},
+		{"mailbox_retention", MailboxRetention, false, "cursor behind it → CURSOR_EXPIRED"},
+		{"ephemeral_retention", EphemeralRetention, false, ""},
+		{"slo_send_ack_p99", SLOSendAckP99, false, ""},
+		{"slo_end_to_end_p99", SLOEndToEndP99, false, ""},
+		{"slo_arrival_ratio", SLOArrivalRatio, false, "achieved / target rate"},
+		{"slo_duration", SLODuration, false, ""},
+		{"slo_session_first_p99", SLOSessionFirstP99, false, "T-HEAVY first screen"},
+		{"topic_outbox", TopicOutbox, true, "1 partition, key = message_id"},
+		{"topic_dispatch", TopicDispatch, true, "partition = mailbox shard"},
+		{"domain_group_dispatch", DomainGroupDispatch, true, "dispatch_id hash prefix"},
+		{"domain_endpoint_scope", DomainEndpointScope, true, "client store path segment"},
+		{"domain_direct_conversation", DomainDirectConversation, true, ""},
+		{"domain_user_bucket", DomainUserBucket, true, ""},
+		{"domain_commit_bucket", DomainCommitBucket, true, ""},
+		{"domain_client_message_id", DomainClientMessageID, true, ""},
+	}
+}
+
+// FormatValue renders a table value for docs: durations in Go form, strings quoted.
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case time.Duration:
+		return x.String()
+	case string:
+		return `"` + strings.ReplaceAll(x, "\x00", `\0`) + `"`
+	}
+	return fmt.Sprint(v)
+}
