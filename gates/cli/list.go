@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qim-dev/qim/gates"
+)
+
+func newListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the gates in release order",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for i, g := range gates.Registry() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d  %-16s %s\n", i+1, g.Name(), g.Title())
+			}
+			return nil
+		},
+	}
+}

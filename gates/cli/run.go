@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qim-dev/qim/gates"
+	"github.com/qim-dev/qim/gates/stack"
+)
+
+type runOptions struct {
+	full      bool
+	reportDir string
+	root      string
+	withCQL   bool
+}
+
+// ErrGatesFailed is returned (exit status 1) when any gate failed.
+var ErrGatesFailed = errors.New("qim-gate: one or more gates failed")
+
+func newRunCmd(o *runOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run GATE... | --full",
+		Short: "Run gates in release order on a fresh qim-it-* stack",
+		Long: `Runs the named gates (or all of them with --full) in release order. Each gate writes
+<report-dir>/<gate>.json; the run writes <report-dir>/report.html. The stack is started on the
+first gate that needs servers and torn down when the run ends. Exit status 1 if any gate failed.
+
+Examples:
+  qim-gate run lint
+  qim-gate run tests --report-dir /tmp/gates
+  qim-gate run --full`,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.full, "full", false, "run every gate in release order")
+	f.StringVar(&o.reportDir, "report-dir", "", "report directory (default out/gates/<UTC timestamp>)")
+	f.StringVar(&o.root, "root", ".", "repository root")
+	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack")
+	return cmd
+}
+
+func (o *runOptions) selected(args []string) ([]gates.Gate, error) {
+	if o.full == (len(args) > 0) {
+		return nil, fmt.Errorf("qim-gate: name gates or pass --full (not both)")
+	}
+	if o.full {
+		return gates.Registry(), nil
+	}
+	want := map[string]bool{}
+	for _, a := range args {
+		if _, ok := gates.Lookup(a); !ok {
+			return nil, fmt.Errorf("qim-gate: unknown gate %q (see qim-gate list)", a)
+		}
+		want[a] = true
+	}
+	var gs []gates.Gate // release order regardless of argument order
+	for _, g := range gates.Registry() {
+		if want[g.Name()] {
+			gs = append(gs, g)
+		}
+	}
+	return gs, nil
+}
+
+func (o *runOptions) run(cmd *cobra.Command, args []string) error {
+	gs, err := o.selected(args)
+	if err != nil {
+		return err
+	}
+	if o.reportDir == "" {
+		o.reportDir = filepath.Join(o.root, "out", "gates", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	sum, err := gates.Run(cmd.Context(), gs, gates.RunOptions{
+		Root:      o.root,
+		ReportDir: o.reportDir,
+		Progress:  os.Stderr,
+		NewStack:  func() stack.Stack { return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithProgress(os.Stderr)) },
+	})
+	if err != nil {
+		return err
+	}
+	if !sum.Passed {
+		return ErrGatesFailed
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/qim-dev/qim/gates/stack"
+)
+
+// Check is one piece of evidence a gate recorded.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}
+
+// Result is what <report-dir>/<gate>.json holds. Passed is computed by Finish, never set by a gate.
+type Result struct {
+	Gate      string             `json:"gate"`
+	Title     string             `json:"title"`
+	Passed    bool               `json:"passed"`
+	DurationS float64            `json:"duration_s"`
+	StartedAt time.Time          `json:"started_at"`
+	Metrics   map[string]float64 `json:"metrics"`
+	Checks    []Check            `json:"checks"`
+	Error     string             `json:"error,omitempty"`
+	Artifacts []string           `json:"artifacts,omitempty"`
+}
+
+// Check appends a piece of evidence and returns ok, so gates can write `if !r.Check(...) {...}`.
+func (r *Result) Check(name string, ok bool, format string, args ...any) bool {
+	r.Checks = append(r.Checks, Check{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)})
+	return ok
+}
+
+// Metric records a numeric measurement.
+func (r *Result) Metric(name string, v float64) {
+	if r.Metrics == nil {
+		r.Metrics = map[string]float64{}
+	}
+	r.Metrics[name] = v
+}
+
+// Fail records the error that stopped the gate.
+func (r *Result) Fail(err error) {
+	if err != nil && r.Error == "" {
+		r.Error = err.Error()
+	}
+}
+
+// finish decides Passed: no error, at least one check, every check passed. Missing evidence is a
+// failure, never a pass.
+func (r *Result) finish(start time.Time) {
+	r.DurationS = time.Since(start).Seconds()
+	r.Passed = r.Error == "" && len(r.Checks) > 0
+	for _, c := range r.Checks {
+		r.Passed = r.Passed && c.Passed
+	}
+	if r.Metrics == nil {
+		r.Metrics = map[string]float64{}
+	}
+	if r.Checks == nil {
+		r.Checks = []Check{}
+	}
+}
+
+// Env is what a gate gets from the runner.
+type Env struct {
+	Root      string    // repository root
+	ReportDir string    // where artifacts go
+	Progress  io.Writer // human progress lines
+	// Stack returns the run's stack, starting it on first use; gates that need no servers never
+	// pay for one. Every run gets a fresh qim-it-* stack, torn down when the run ends.
+	Stack func(ctx context.Context) (stack.Stack, error)
+}
+
+// Progressf writes one progress line.
+func (e *Env) Progressf(format string, args ...any) {
+	if e.Progress != nil {
+		fmt.Fprintf(e.Progress, "  · "+format+"\n", args...)
+	}
+}
+
+// Gate is one release gate.
+type Gate interface {
+	Name() string  // short id used on the command line and as the report file name
+	Title() string // one line for people
+	Run(ctx context.Context, env *Env, r *Result)
+}

@@ -1,0 +1,126 @@
+package gates
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type fakeGate struct {
+	name string
+	run  func(r *Result)
+}
+
+func (g fakeGate) Name() string                             { return g.name }
+func (g fakeGate) Title() string                            { return "fake " + g.name }
+func (g fakeGate) Run(_ context.Context, _ *Env, r *Result) { g.run(r) }
+
+func TestRunnerDecidesPassFromEvidence(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(r *Result)
+		pass bool
+	}{
+		{"all checks pass", func(r *Result) { r.Check("a", true, "ok") }, true},
+		{"no evidence fails", func(r *Result) { r.Metric("x", 1) }, false},
+		{"one failed check", func(r *Result) { r.Check("a", true, ""); r.Check("b", false, "bad") }, false},
+		{"error with passing checks", func(r *Result) { r.Check("a", true, ""); r.Fail(os.ErrNotExist) }, false},
+		{"panic fails the gate", func(r *Result) { r.Check("a", true, ""); panic("boom") }, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			g := fakeGate{name: "g", run: c.run}
+			sum, err := Run(context.Background(), []Gate{g}, RunOptions{ReportDir: dir, Progress: &bytes.Buffer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Passed != c.pass || sum.Results[0].Passed != c.pass {
+				t.Fatalf("passed = %v, want %v (%+v)", sum.Passed, c.pass, sum.Results[0])
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, "g.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"gate", "passed", "duration_s", "metrics", "checks"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("%s missing from gate JSON", k)
+				}
+			}
+			if m["passed"] != c.pass {
+				t.Errorf("json passed = %v", m["passed"])
+			}
+			if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+				t.Errorf("report.html: %v", err)
+			}
+		})
+	}
+}
+
+func TestPlannedGatesFailAndFullRunFails(t *testing.T) {
+	var planned []Gate
+	for _, g := range Registry() {
+		if _, ok := g.(plannedGate); ok {
+			planned = append(planned, g)
+		}
+	}
+	if len(Registry()) != 9 {
+		t.Fatalf("release pipeline has %d gates, want 9", len(Registry()))
+	}
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), planned, RunOptions{ReportDir: dir, Progress: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Passed {
+		t.Fatal("a run of unimplemented gates passed")
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), "FAILED") {
+		t.Fatal("report.html does not say FAILED")
+	}
+}
+
+func TestEmptyRunFails(t *testing.T) {
+	sum, err := Run(context.Background(), nil, RunOptions{ReportDir: t.TempDir(), Progress: &bytes.Buffer{}})
+	if err != nil || sum.Passed {
+		t.Fatalf("empty run: passed=%v err=%v", sum.Passed, err)
+	}
+}
+
+func TestRecordTallyFromGoTestJSON(t *testing.T) {
+	events := strings.Join([]string{
+		`{"Action":"run","Package":"p/a","Test":"TestX"}`,
+		`{"Action":"output","Package":"p/a","Test":"TestX","Output":"boom\n"}`,
+		`{"Action":"fail","Package":"p/a","Test":"TestX"}`,
+		`{"Action":"fail","Package":"p/a","Elapsed":0.5}`,
+		`{"Action":"pass","Package":"p/b","Test":"TestY"}`,
+		`{"Action":"pass","Package":"p/b","Elapsed":0.1}`,
+		`{"Action":"skip","Package":"p/c","Elapsed":0}`,
+	}, "\n")
+	r := &Result{}
+	recordTally(r, tallyEvents(strings.NewReader(events), &Env{}))
+	if r.Metrics["tests_passed"] != 1 || r.Metrics["tests_failed"] != 1 {
+		t.Fatalf("metrics = %v", r.Metrics)
+	}
+	var failed []string
+	for _, c := range r.Checks {
+		if !c.Passed {
+			failed = append(failed, c.Name)
+			if !strings.Contains(c.Detail, "boom") {
+				t.Errorf("failure detail lacks the test output: %q", c.Detail)
+			}
+		}
+	}
+	if len(failed) != 1 || failed[0] != "package p/a" {
+		t.Fatalf("failed checks = %v", failed)
+	}
+}

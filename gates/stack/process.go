@@ -1,0 +1,311 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+type processStack struct {
+	cfg  *config
+	name string
+	dir  string
+
+	mu       sync.Mutex
+	ep       Endpoints
+	children map[string]*child
+	order    []string
+	readyIn  map[string]time.Duration
+	started  bool
+	ownsDir  bool // Up created dir, so Down may remove it
+	down     bool
+	downErr  error
+
+	outMu sync.Mutex
+}
+
+// serverSpec is how the process provider starts and probes one server.
+type serverSpec struct {
+	name  string
+	ports int                                          // loopback ports to pick; ports[0] is the client port
+	start func(ports []int) (*child, error)            // write config, start the process
+	probe func(ctx context.Context, ports []int) error // readiness, shared with containers (readiness.go)
+	ready func(ports []int)                            // record the endpoint
+}
+
+// NewProcess returns a Stack that runs every server as a child process of this one (Redis from
+// the Debian package, Kafka and Cassandra from the jars of scripts/fetch-infra.sh). Defaults:
+// project dir <os.TempDir()>/qim-it-<random>, no CQL, 64 dispatch shards, jar cache
+// DefaultInfraCache(), JDK DefaultJavaHome, progress discarded, 10s stop grace, servers die
+// with this process (see WithDetached).
+func NewProcess(opts ...Option) Stack {
+	cfg := newConfig(opts)
+	name := projectPrefix + cfg.id
+	dir := filepath.Join(cfg.root, name)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &processStack{
+		cfg: cfg, name: name, dir: dir,
+		ep:       Endpoints{Project: name, Dir: dir, Provider: "process", DispatchShards: cfg.shards},
+		children: map[string]*child{},
+		readyIn:  map[string]time.Duration{},
+	}
+}
+
+func (s *processStack) progressf(format string, args ...any) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	fmt.Fprintf(s.cfg.progress, "stack %s: "+format+"\n", append([]any{s.name}, args...)...)
+}
+
+func (s *processStack) Up(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started || s.down {
+		s.mu.Unlock()
+		return errors.New("stack: Up may be called once, before Down")
+	}
+	s.started = true
+	s.mu.Unlock()
+
+	specs, err := s.specs()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.cfg.root, 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.dir, 0o755); err != nil {
+		return fmt.Errorf("stack: create project dir: %w", err) // never reuse another stack's dir
+	}
+	s.mu.Lock()
+	s.ownsDir = true
+	s.mu.Unlock()
+	for _, sub := range []string{"pids", "logs", "conf", "data"} {
+		if err := os.Mkdir(filepath.Join(s.dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	s.progressf("starting %d servers in %s", len(specs), s.dir)
+	t0 := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for _, sp := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.launch(ctx, sp); err != nil {
+				once.Do(func() { first = err; cancel() }) // a dying server fails Up at once
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		s.progressf("FAILED after %.1fs: %v", time.Since(t0).Seconds(), firstLine(first))
+		return first
+	}
+	s.mu.Lock()
+	ep := s.ep
+	s.mu.Unlock()
+	if err := writeEndpoints(s.dir, ep); err != nil {
+		return err
+	}
+	s.progressf("ready in %.1fs", time.Since(t0).Seconds())
+	return nil
+}
+
+func (s *processStack) specs() ([]serverSpec, error) {
+	var specs []serverSpec
+	for _, r := range []struct{ name, fsync string }{{ServerRedisCore, "always"}, {ServerRedisMailbox, "everysec"}} {
+		sp, err := s.redisSpec(r.name, r.fsync)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, sp)
+	}
+	sp, err := s.kafkaSpec()
+	if err != nil {
+		return nil, err
+	}
+	specs = append(specs, sp)
+	if s.cfg.cql {
+		sp, err := s.cassandraSpec()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, sp)
+	}
+	return specs, nil
+}
+
+// launch starts one server and waits for its readiness, retrying with new ports when the
+// server died because its port was taken in the meantime.
+func (s *processStack) launch(ctx context.Context, sp serverSpec) error {
+	t0 := time.Now()
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(sp.ports)
+		if err != nil {
+			return err
+		}
+		c, err := sp.start(ports)
+		if err != nil {
+			return err
+		}
+		if err := s.register(c); err != nil {
+			return err
+		}
+		err = s.waitReady(ctx, c, ports, sp.probe)
+		if err == nil {
+			d := time.Since(t0)
+			sp.ready(ports)
+			s.mu.Lock()
+			s.readyIn[sp.name] = d
+			s.mu.Unlock()
+			s.progressf("%s ready in %.1fs (pid %d, 127.0.0.1:%d)", sp.name, d.Seconds(), c.pid, ports[0])
+			return nil
+		}
+		var died *ServerDiedError
+		if errors.As(err, &died) && attempt < 3 && portClash(died.LogTail) {
+			s.progressf("%s lost a port race (%v); retrying with new ports", sp.name, ports)
+			_ = os.RemoveAll(filepath.Join(s.dir, "data", sp.name))
+			continue
+		}
+		return err
+	}
+}
+
+func portClash(log string) bool {
+	return strings.Contains(log, "Address already in use") || strings.Contains(log, "BindException")
+}
+
+func (s *processStack) register(c *child) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down { // Down ran while we were starting: do not leak the process
+		_ = stopGroup(c.pid, 0, func() bool { d, _ := c.exited(); return d })
+		return ErrNotRunning
+	}
+	if _, ok := s.children[c.server]; !ok {
+		s.order = append(s.order, c.server)
+	}
+	s.children[c.server] = c
+	return nil
+}
+
+// waitReady polls until c listens on all its ports (checked via /proc, so we know it is OUR
+// server answering) and probe succeeds. It returns a *ServerDiedError as soon as c exits and a
+// *NotReadyError on its readiness timeout or on a misconfiguration.
+func (s *processStack) waitReady(ctx context.Context, c *child, ports []int, probe func(context.Context, []int) error) error {
+	timeout := readyTimeout[c.server]
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		if dead, detail := c.exited(); dead {
+			return c.diedError(detail)
+		}
+		last = nil
+		for _, p := range ports {
+			if ok, err := ownsListener(c.pid, p); !ok {
+				last = fmt.Errorf("port %d not yet bound by pid %d (%v)", p, c.pid, err)
+				if h := portHolder(p); h != "" {
+					last = fmt.Errorf("port %d is held by %s, not by our pid %d: pick other ports or stop that process", p, h, c.pid)
+				}
+				break
+			}
+		}
+		if last == nil {
+			pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Until(deadline), time.Second)))
+			last = probe(pctx, ports)
+			cancel()
+			if last == nil {
+				return nil
+			}
+			var mis *misconfigured
+			if errors.As(last, &mis) {
+				return &NotReadyError{Server: c.server, Detail: last.Error(), LogTail: tailFileOr(c.logPath, 50)}
+			}
+		}
+		if time.Now().After(deadline) {
+			return &NotReadyError{Server: c.server, Detail: fmt.Sprintf("not ready after %s: %v", timeout, last), LogTail: tailFileOr(c.logPath, 50)}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stack: %s: %w", c.server, ctx.Err())
+		case <-c.done:
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
+
+func (s *processStack) Down(ctx context.Context) error {
+	s.mu.Lock()
+	if s.down {
+		err := s.downErr
+		s.mu.Unlock()
+		return err
+	}
+	s.down = true
+	ownsDir := s.ownsDir
+	kids := make([]*child, 0, len(s.children))
+	for _, n := range s.order {
+		kids = append(kids, s.children[n])
+	}
+	s.mu.Unlock()
+
+	grace := s.cfg.grace
+	if dl, ok := ctx.Deadline(); ok {
+		grace = min(grace, max(time.Until(dl), 0))
+	}
+	errs := make([]error, len(kids))
+	var wg sync.WaitGroup
+	for i, c := range kids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = stopGroup(c.pid, grace, func() bool { d, _ := c.exited(); return d })
+		}()
+	}
+	wg.Wait()
+	if ownsDir { // never remove a directory Up did not create
+		if err := os.RemoveAll(s.dir); err != nil {
+			errs = append(errs, fmt.Errorf("stack: remove %s: %w", s.dir, err))
+		}
+	}
+	err := errors.Join(errs...)
+	s.mu.Lock()
+	s.downErr = err
+	s.mu.Unlock()
+	if len(kids) > 0 {
+		s.progressf("down")
+	}
+	return err
+}
+
+func (s *processStack) Check(ctx context.Context) error {
+	s.mu.Lock()
+	if s.down {
+		s.mu.Unlock()
+		return ErrNotRunning
+	}
+	kids := make([]*child, 0, len(s.order))
+	for _, n := range s.order {
+		kids = append(kids, s.children[n])
+	}
+	s.mu.Unlock()
+	for _, c := range kids {
+		if dead, detail := c.exited(); dead {
+			return c.diedError(detail)
+		}
+	}
+	return ctx.Err()
+}
