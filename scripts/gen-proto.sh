@@ -9,6 +9,8 @@
 #   protoc          Debian's protobuf-compiler (installed with apt-get only if protoc is absent)
 #   protoc-gen-go   go install google.golang.org/protobuf/cmd/protoc-gen-go at the version of
 #                   google.golang.org/protobuf in go.mod, into the project-local bin/ (gitignored)
+#   protoc-gen-go-grpc  go install google.golang.org/grpc/cmd/protoc-gen-go-grpc at GRPC_GEN_VERSION,
+#                   for the internal gRPC services (files with a `service` block)
 #
 # Generated files record the protoc version in their header, so regeneration must use the same
 # protoc release as the committed files (PROTOC_VERSION below); a different one is refused
@@ -16,6 +18,7 @@
 set -euo pipefail
 
 PROTOC_VERSION="3.21.12" # Debian bookworm/trixie protobuf-compiler
+GRPC_GEN_VERSION="v1.6.2" # generated *_grpc.pb.go record it; pinned like protoc
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 proto_dir="$repo/proto"
@@ -71,6 +74,18 @@ if [[ "$have" != "$gen_go_version" ]]; then
 fi
 log "using $gen_go ($("$gen_go" --version))"
 
+gen_grpc="$bin_dir/protoc-gen-go-grpc"
+have_grpc=""
+if [[ -x "$gen_grpc" ]]; then
+  have_grpc="v$("$gen_grpc" --version 2>/dev/null | awk '{print $2}')"
+fi
+if [[ "$have_grpc" != "$GRPC_GEN_VERSION" ]]; then
+  log "installing protoc-gen-go-grpc $GRPC_GEN_VERSION into $bin_dir${have_grpc:+ (found $have_grpc)}"
+  mkdir -p "$bin_dir"
+  (cd "$repo" && GOBIN="$bin_dir" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$GRPC_GEN_VERSION")
+fi
+log "using $gen_grpc ($("$gen_grpc" --version))"
+
 # --- generate -------------------------------------------------------------------------------
 mapfile -t protos < <(cd "$proto_dir" && find . -name '*.proto' -type f | sed 's|^\./||' | LC_ALL=C sort)
 ((${#protos[@]} > 0)) || die "no .proto files under $proto_dir"
@@ -91,14 +106,15 @@ generate() {
       --proto_path=. \
       --plugin=protoc-gen-go="$gen_go" \
       --go_out="$out" --go_opt=paths=source_relative \
+      --plugin=protoc-gen-go-grpc="$gen_grpc" \
+      --go-grpc_out="$out" --go-grpc_opt=paths=source_relative \
       "${files[@]}")
   done < <(printf '%s\n' "${protos[@]}" | xargs -n1 dirname | LC_ALL=C sort -u)
 }
 
-# list_generated DIR: the protoc-gen-go outputs (*.pb.go, not *_grpc.pb.go) under DIR,
-# relative, sorted.
+# list_generated DIR: the generated outputs (*.pb.go and *_grpc.pb.go) under DIR, relative, sorted.
 list_generated() {
-  (cd "$1" && find . -name '*.pb.go' ! -name '*_grpc.pb.go' -type f | sed 's|^\./||' | LC_ALL=C sort)
+  (cd "$1" && find . -name '*.pb.go' -type f | sed 's|^\./||' | LC_ALL=C sort)
 }
 
 tmp="$(mktemp -d)"
