@@ -73,6 +73,7 @@ func Constants() []Constant {
 		{"domain_user_bucket", DomainUserBucket, true, ""},
 		{"domain_commit_bucket", DomainCommitBucket, true, ""},
 		{"domain_client_message_id", DomainClientMessageID, true, ""},
+		{"domain_send_identity", DomainSendIdentity, true, "36-byte idempotency identity of a SEND"},
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/qim-dev/qim/contract"
-	internalv1 "github.com/qim-dev/qim/proto/internal/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 )
 
@@ -139,7 +139,7 @@ func TestNoProtoEnums(t *testing.T) {
 		qimv1.File_qim_v1_history_proto,
 		qimv1.File_qim_v1_group_proto,
 		qimv1.File_qim_v1_room_proto,
-		internalv1.File_internal_v1_records_proto,
+		internalv1.File_qiminternal_v1_records_proto,
 	} {
 		if n := fd.Enums().Len(); n != 0 {
 			t.Errorf("%s declares %d top-level enums", fd.Path(), n)

@@ -2,7 +2,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: internal/v1/writer.proto
+// source: qiminternal/v1/writer.proto
 
 // Internal RPC between the gateway (ConnectionNode) and the ConversationWriter.
 
@@ -43,7 +43,7 @@ type AuthenticatedSend struct {
 
 func (x *AuthenticatedSend) Reset() {
 	*x = AuthenticatedSend{}
-	mi := &file_internal_v1_writer_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +55,7 @@ func (x *AuthenticatedSend) String() string {
 func (*AuthenticatedSend) ProtoMessage() {}
 
 func (x *AuthenticatedSend) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_writer_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +68,7 @@ func (x *AuthenticatedSend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedSend.ProtoReflect.Descriptor instead.
 func (*AuthenticatedSend) Descriptor() ([]byte, []int) {
-	return file_internal_v1_writer_proto_rawDescGZIP(), []int{0}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *AuthenticatedSend) GetCallId() uint64 {
@@ -120,7 +120,7 @@ type SendOutcome struct {
 
 func (x *SendOutcome) Reset() {
 	*x = SendOutcome{}
-	mi := &file_internal_v1_writer_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +132,7 @@ func (x *SendOutcome) String() string {
 func (*SendOutcome) ProtoMessage() {}
 
 func (x *SendOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_writer_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +145,7 @@ func (x *SendOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendOutcome.ProtoReflect.Descriptor instead.
 func (*SendOutcome) Descriptor() ([]byte, []int) {
-	return file_internal_v1_writer_proto_rawDescGZIP(), []int{1}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *SendOutcome) GetCallId() uint64 {
@@ -188,7 +188,7 @@ type AuthenticatedPullHistory struct {
 
 func (x *AuthenticatedPullHistory) Reset() {
 	*x = AuthenticatedPullHistory{}
-	mi := &file_internal_v1_writer_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -200,7 +200,7 @@ func (x *AuthenticatedPullHistory) String() string {
 func (*AuthenticatedPullHistory) ProtoMessage() {}
 
 func (x *AuthenticatedPullHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_writer_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -213,7 +213,7 @@ func (x *AuthenticatedPullHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedPullHistory.ProtoReflect.Descriptor instead.
 func (*AuthenticatedPullHistory) Descriptor() ([]byte, []int) {
-	return file_internal_v1_writer_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AuthenticatedPullHistory) GetTenantId() []byte {
@@ -248,7 +248,7 @@ type PullHistoryOutcome struct {
 
 func (x *PullHistoryOutcome) Reset() {
 	*x = PullHistoryOutcome{}
-	mi := &file_internal_v1_writer_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -260,7 +260,7 @@ func (x *PullHistoryOutcome) String() string {
 func (*PullHistoryOutcome) ProtoMessage() {}
 
 func (x *PullHistoryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_writer_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -273,7 +273,7 @@ func (x *PullHistoryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullHistoryOutcome.ProtoReflect.Descriptor instead.
 func (*PullHistoryOutcome) Descriptor() ([]byte, []int) {
-	return file_internal_v1_writer_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PullHistoryOutcome) GetBatch() *v1.HistoryBatch {
@@ -297,11 +297,11 @@ func (x *PullHistoryOutcome) GetErrorMessage() string {
 	return ""
 }
 
-var File_internal_v1_writer_proto protoreflect.FileDescriptor
+var File_qiminternal_v1_writer_proto protoreflect.FileDescriptor
 
-const file_internal_v1_writer_proto_rawDesc = "" +
+const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"\n" +
-	"\x18internal/v1/writer.proto\x12\x0fqim.internal.v1\x1a\x11qim/v1/send.proto\x1a\x14qim/v1/history.proto\"\xbc\x01\n" +
+	"\x1bqiminternal/v1/writer.proto\x12\x0fqim.internal.v1\x1a\x11qim/v1/send.proto\x1a\x14qim/v1/history.proto\"\xbc\x01\n" +
 	"\x11AuthenticatedSend\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\fR\btenantId\x12$\n" +
@@ -327,22 +327,22 @@ const file_internal_v1_writer_proto_rawDesc = "" +
 	"\n" +
 	"SendStream\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome(\x010\x01\x12O\n" +
 	"\vSendMessage\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome\x12]\n" +
-	"\vPullHistory\x12).qim.internal.v1.AuthenticatedPullHistory\x1a#.qim.internal.v1.PullHistoryOutcomeB5Z3github.com/qim-dev/qim/proto/internal/v1;internalv1b\x06proto3"
+	"\vPullHistory\x12).qim.internal.v1.AuthenticatedPullHistory\x1a#.qim.internal.v1.PullHistoryOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
-	file_internal_v1_writer_proto_rawDescOnce sync.Once
-	file_internal_v1_writer_proto_rawDescData []byte
+	file_qiminternal_v1_writer_proto_rawDescOnce sync.Once
+	file_qiminternal_v1_writer_proto_rawDescData []byte
 )
 
-func file_internal_v1_writer_proto_rawDescGZIP() []byte {
-	file_internal_v1_writer_proto_rawDescOnce.Do(func() {
-		file_internal_v1_writer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_v1_writer_proto_rawDesc), len(file_internal_v1_writer_proto_rawDesc)))
+func file_qiminternal_v1_writer_proto_rawDescGZIP() []byte {
+	file_qiminternal_v1_writer_proto_rawDescOnce.Do(func() {
+		file_qiminternal_v1_writer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_qiminternal_v1_writer_proto_rawDesc), len(file_qiminternal_v1_writer_proto_rawDesc)))
 	})
-	return file_internal_v1_writer_proto_rawDescData
+	return file_qiminternal_v1_writer_proto_rawDescData
 }
 
-var file_internal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
-var file_internal_v1_writer_proto_goTypes = []any{
+var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_qiminternal_v1_writer_proto_goTypes = []any{
 	(*AuthenticatedSend)(nil),        // 0: qim.internal.v1.AuthenticatedSend
 	(*SendOutcome)(nil),              // 1: qim.internal.v1.SendOutcome
 	(*AuthenticatedPullHistory)(nil), // 2: qim.internal.v1.AuthenticatedPullHistory
@@ -350,7 +350,7 @@ var file_internal_v1_writer_proto_goTypes = []any{
 	(*v1.SendAck)(nil),               // 4: qim.v1.SendAck
 	(*v1.HistoryBatch)(nil),          // 5: qim.v1.HistoryBatch
 }
-var file_internal_v1_writer_proto_depIdxs = []int32{
+var file_qiminternal_v1_writer_proto_depIdxs = []int32{
 	4, // 0: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
 	5, // 1: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
 	0, // 2: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
@@ -366,26 +366,26 @@ var file_internal_v1_writer_proto_depIdxs = []int32{
 	0, // [0:2] is the sub-list for field type_name
 }
 
-func init() { file_internal_v1_writer_proto_init() }
-func file_internal_v1_writer_proto_init() {
-	if File_internal_v1_writer_proto != nil {
+func init() { file_qiminternal_v1_writer_proto_init() }
+func file_qiminternal_v1_writer_proto_init() {
+	if File_qiminternal_v1_writer_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_v1_writer_proto_rawDesc), len(file_internal_v1_writer_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_writer_proto_rawDesc), len(file_qiminternal_v1_writer_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_internal_v1_writer_proto_goTypes,
-		DependencyIndexes: file_internal_v1_writer_proto_depIdxs,
-		MessageInfos:      file_internal_v1_writer_proto_msgTypes,
+		GoTypes:           file_qiminternal_v1_writer_proto_goTypes,
+		DependencyIndexes: file_qiminternal_v1_writer_proto_depIdxs,
+		MessageInfos:      file_qiminternal_v1_writer_proto_msgTypes,
 	}.Build()
-	File_internal_v1_writer_proto = out.File
-	file_internal_v1_writer_proto_goTypes = nil
-	file_internal_v1_writer_proto_depIdxs = nil
+	File_qiminternal_v1_writer_proto = out.File
+	file_qiminternal_v1_writer_proto_goTypes = nil
+	file_qiminternal_v1_writer_proto_depIdxs = nil
 }

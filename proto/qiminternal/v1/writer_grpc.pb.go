@@ -2,7 +2,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             v3.21.12
-// source: internal/v1/writer.proto
+// source: qiminternal/v1/writer.proto
 
 // Internal RPC between the gateway (ConnectionNode) and the ConversationWriter.
 
@@ -204,5 +204,5 @@ var Writer_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "internal/v1/writer.proto",
+	Metadata: "qiminternal/v1/writer.proto",
 }

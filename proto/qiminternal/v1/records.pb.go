@@ -18,7 +18,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: internal/v1/records.proto
+// source: qiminternal/v1/records.proto
 
 package internalv1
 
@@ -86,13 +86,18 @@ type MessageRecord struct {
 	// GROUP: the membership version the message was committed under, which defines its
 	// audience. 0 for DIRECT.
 	MembershipVersion uint64 `protobuf:"varint,17,opt,name=membership_version,json=membershipVersion,proto3" json:"membership_version,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// DIRECT: the other participant (the sender's peer). A direct conversation id is a hash of
+	// the pair and cannot be inverted, so the record names both participants: the recovery loop
+	// rebuilds the frozen audience from it, and history reads authorise the reader against it.
+	// 0 for GROUP and ROOM.
+	DirectPeerUserId uint64 `protobuf:"varint,18,opt,name=direct_peer_user_id,json=directPeerUserId,proto3" json:"direct_peer_user_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *MessageRecord) Reset() {
 	*x = MessageRecord{}
-	mi := &file_internal_v1_records_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -104,7 +109,7 @@ func (x *MessageRecord) String() string {
 func (*MessageRecord) ProtoMessage() {}
 
 func (x *MessageRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -117,7 +122,7 @@ func (x *MessageRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageRecord.ProtoReflect.Descriptor instead.
 func (*MessageRecord) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{0}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *MessageRecord) GetTenantId() []byte {
@@ -239,6 +244,13 @@ func (x *MessageRecord) GetMembershipVersion() uint64 {
 	return 0
 }
 
+func (x *MessageRecord) GetDirectPeerUserId() uint64 {
+	if x != nil {
+		return x.DirectPeerUserId
+	}
+	return 0
+}
+
 // FrozenAudience is the set of recipients fixed at commit time, so that a later membership
 // change can never add or remove recipients of an already committed message.
 type FrozenAudience struct {
@@ -254,7 +266,7 @@ type FrozenAudience struct {
 
 func (x *FrozenAudience) Reset() {
 	*x = FrozenAudience{}
-	mi := &file_internal_v1_records_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -266,7 +278,7 @@ func (x *FrozenAudience) String() string {
 func (*FrozenAudience) ProtoMessage() {}
 
 func (x *FrozenAudience) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -279,7 +291,7 @@ func (x *FrozenAudience) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrozenAudience.ProtoReflect.Descriptor instead.
 func (*FrozenAudience) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{1}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *FrozenAudience) GetAudience() isFrozenAudience_Audience {
@@ -335,7 +347,7 @@ type DirectAudience struct {
 
 func (x *DirectAudience) Reset() {
 	*x = DirectAudience{}
-	mi := &file_internal_v1_records_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -347,7 +359,7 @@ func (x *DirectAudience) String() string {
 func (*DirectAudience) ProtoMessage() {}
 
 func (x *DirectAudience) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -360,7 +372,7 @@ func (x *DirectAudience) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectAudience.ProtoReflect.Descriptor instead.
 func (*DirectAudience) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DirectAudience) GetRecipientUserIds() []uint64 {
@@ -391,7 +403,7 @@ type GroupAudience struct {
 
 func (x *GroupAudience) Reset() {
 	*x = GroupAudience{}
-	mi := &file_internal_v1_records_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +415,7 @@ func (x *GroupAudience) String() string {
 func (*GroupAudience) ProtoMessage() {}
 
 func (x *GroupAudience) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +428,7 @@ func (x *GroupAudience) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupAudience.ProtoReflect.Descriptor instead.
 func (*GroupAudience) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GroupAudience) GetGroupId() []byte {
@@ -466,7 +478,7 @@ type CommittedEnvelope struct {
 
 func (x *CommittedEnvelope) Reset() {
 	*x = CommittedEnvelope{}
-	mi := &file_internal_v1_records_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +490,7 @@ func (x *CommittedEnvelope) String() string {
 func (*CommittedEnvelope) ProtoMessage() {}
 
 func (x *CommittedEnvelope) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +503,7 @@ func (x *CommittedEnvelope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommittedEnvelope.ProtoReflect.Descriptor instead.
 func (*CommittedEnvelope) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{4}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CommittedEnvelope) GetSchemaVersion() uint32 {
@@ -592,7 +604,7 @@ type GroupDispatch struct {
 
 func (x *GroupDispatch) Reset() {
 	*x = GroupDispatch{}
-	mi := &file_internal_v1_records_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +616,7 @@ func (x *GroupDispatch) String() string {
 func (*GroupDispatch) ProtoMessage() {}
 
 func (x *GroupDispatch) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +629,7 @@ func (x *GroupDispatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupDispatch.ProtoReflect.Descriptor instead.
 func (*GroupDispatch) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{5}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GroupDispatch) GetSchemaVersion() uint32 {
@@ -795,7 +807,7 @@ type MailboxEntry struct {
 
 func (x *MailboxEntry) Reset() {
 	*x = MailboxEntry{}
-	mi := &file_internal_v1_records_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +819,7 @@ func (x *MailboxEntry) String() string {
 func (*MailboxEntry) ProtoMessage() {}
 
 func (x *MailboxEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_v1_records_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_records_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +832,7 @@ func (x *MailboxEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MailboxEntry.ProtoReflect.Descriptor instead.
 func (*MailboxEntry) Descriptor() ([]byte, []int) {
-	return file_internal_v1_records_proto_rawDescGZIP(), []int{6}
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MailboxEntry) GetEventType() uint32 {
@@ -907,11 +919,11 @@ func (x *MailboxEntry) GetCreatedAtMs() int64 {
 	return 0
 }
 
-var File_internal_v1_records_proto protoreflect.FileDescriptor
+var File_qiminternal_v1_records_proto protoreflect.FileDescriptor
 
-const file_internal_v1_records_proto_rawDesc = "" +
+const file_qiminternal_v1_records_proto_rawDesc = "" +
 	"\n" +
-	"\x19internal/v1/records.proto\x12\x0fqim.internal.v1\"\xe9\x04\n" +
+	"\x1cqiminternal/v1/records.proto\x12\x0fqim.internal.v1\"\x98\x05\n" +
 	"\rMessageRecord\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12'\n" +
 	"\x0fconversation_id\x18\x02 \x01(\fR\x0econversationId\x12+\n" +
@@ -932,7 +944,8 @@ const file_internal_v1_records_proto_rawDesc = "" +
 	"\x0fretention_class\x18\x0e \x01(\rR\x0eretentionClass\x12\x19\n" +
 	"\btrace_id\x18\x0f \x01(\fR\atraceId\x12\x14\n" +
 	"\x05flags\x18\x10 \x01(\rR\x05flags\x12-\n" +
-	"\x12membership_version\x18\x11 \x01(\x04R\x11membershipVersion\"\x8f\x01\n" +
+	"\x12membership_version\x18\x11 \x01(\x04R\x11membershipVersion\x12-\n" +
+	"\x13direct_peer_user_id\x18\x12 \x01(\x04R\x10directPeerUserId\"\x8f\x01\n" +
 	"\x0eFrozenAudience\x129\n" +
 	"\x06direct\x18\x01 \x01(\v2\x1f.qim.internal.v1.DirectAudienceH\x00R\x06direct\x126\n" +
 	"\x05group\x18\x02 \x01(\v2\x1e.qim.internal.v1.GroupAudienceH\x00R\x05groupB\n" +
@@ -996,22 +1009,22 @@ const file_internal_v1_records_proto_rawDesc = "" +
 	"\vdispatch_id\x18\v \x01(\fR\n" +
 	"dispatchId\x12\"\n" +
 	"\rcreated_at_ms\x18\f \x01(\x03R\vcreatedAtMsB\a\n" +
-	"\x05_bodyB5Z3github.com/qim-dev/qim/proto/internal/v1;internalv1b\x06proto3"
+	"\x05_bodyB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
-	file_internal_v1_records_proto_rawDescOnce sync.Once
-	file_internal_v1_records_proto_rawDescData []byte
+	file_qiminternal_v1_records_proto_rawDescOnce sync.Once
+	file_qiminternal_v1_records_proto_rawDescData []byte
 )
 
-func file_internal_v1_records_proto_rawDescGZIP() []byte {
-	file_internal_v1_records_proto_rawDescOnce.Do(func() {
-		file_internal_v1_records_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_v1_records_proto_rawDesc), len(file_internal_v1_records_proto_rawDesc)))
+func file_qiminternal_v1_records_proto_rawDescGZIP() []byte {
+	file_qiminternal_v1_records_proto_rawDescOnce.Do(func() {
+		file_qiminternal_v1_records_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_qiminternal_v1_records_proto_rawDesc), len(file_qiminternal_v1_records_proto_rawDesc)))
 	})
-	return file_internal_v1_records_proto_rawDescData
+	return file_qiminternal_v1_records_proto_rawDescData
 }
 
-var file_internal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
-var file_internal_v1_records_proto_goTypes = []any{
+var file_qiminternal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_qiminternal_v1_records_proto_goTypes = []any{
 	(*MessageRecord)(nil),     // 0: qim.internal.v1.MessageRecord
 	(*FrozenAudience)(nil),    // 1: qim.internal.v1.FrozenAudience
 	(*DirectAudience)(nil),    // 2: qim.internal.v1.DirectAudience
@@ -1020,7 +1033,7 @@ var file_internal_v1_records_proto_goTypes = []any{
 	(*GroupDispatch)(nil),     // 5: qim.internal.v1.GroupDispatch
 	(*MailboxEntry)(nil),      // 6: qim.internal.v1.MailboxEntry
 }
-var file_internal_v1_records_proto_depIdxs = []int32{
+var file_qiminternal_v1_records_proto_depIdxs = []int32{
 	2, // 0: qim.internal.v1.FrozenAudience.direct:type_name -> qim.internal.v1.DirectAudience
 	3, // 1: qim.internal.v1.FrozenAudience.group:type_name -> qim.internal.v1.GroupAudience
 	0, // 2: qim.internal.v1.CommittedEnvelope.record:type_name -> qim.internal.v1.MessageRecord
@@ -1032,32 +1045,32 @@ var file_internal_v1_records_proto_depIdxs = []int32{
 	0, // [0:4] is the sub-list for field type_name
 }
 
-func init() { file_internal_v1_records_proto_init() }
-func file_internal_v1_records_proto_init() {
-	if File_internal_v1_records_proto != nil {
+func init() { file_qiminternal_v1_records_proto_init() }
+func file_qiminternal_v1_records_proto_init() {
+	if File_qiminternal_v1_records_proto != nil {
 		return
 	}
-	file_internal_v1_records_proto_msgTypes[1].OneofWrappers = []any{
+	file_qiminternal_v1_records_proto_msgTypes[1].OneofWrappers = []any{
 		(*FrozenAudience_Direct)(nil),
 		(*FrozenAudience_Group)(nil),
 	}
-	file_internal_v1_records_proto_msgTypes[5].OneofWrappers = []any{}
-	file_internal_v1_records_proto_msgTypes[6].OneofWrappers = []any{}
+	file_qiminternal_v1_records_proto_msgTypes[5].OneofWrappers = []any{}
+	file_qiminternal_v1_records_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_v1_records_proto_rawDesc), len(file_internal_v1_records_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_records_proto_rawDesc), len(file_qiminternal_v1_records_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_internal_v1_records_proto_goTypes,
-		DependencyIndexes: file_internal_v1_records_proto_depIdxs,
-		MessageInfos:      file_internal_v1_records_proto_msgTypes,
+		GoTypes:           file_qiminternal_v1_records_proto_goTypes,
+		DependencyIndexes: file_qiminternal_v1_records_proto_depIdxs,
+		MessageInfos:      file_qiminternal_v1_records_proto_msgTypes,
 	}.Build()
-	File_internal_v1_records_proto = out.File
-	file_internal_v1_records_proto_goTypes = nil
-	file_internal_v1_records_proto_depIdxs = nil
+	File_qiminternal_v1_records_proto = out.File
+	file_qiminternal_v1_records_proto_goTypes = nil
+	file_qiminternal_v1_records_proto_depIdxs = nil
 }
