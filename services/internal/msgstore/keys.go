@@ -1,0 +1,128 @@
+package msgstore
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// Storage key prefixes. They are storage names of this package, not contract constants: nothing
+// outside msgstore reads these keys directly.
+const (
+	commitPrefix  = "qim:cmt:"
+	seqPrefix     = "qim:cseq:"
+	hidxPrefix    = "qim:hidx:"
+	hrecPrefix    = "qim:hrec:"
+	pendingKey    = "qim:cmtpending"
+	hexIDLen      = 32 // 16 bytes as lowercase hex
+	maxKeyScratch = 128
+)
+
+// keyTags holds the 256 commit-bucket hash tags, computed once from contract.CommitBucket.KeyTag
+// so the hot path never formats a tag and the tag format has one source of truth.
+var keyTags = func() (t [contract.CommitBucketCount]string) {
+	for i := range t {
+		t[i] = contract.CommitBucket(i).KeyTag()
+	}
+	return t
+}()
+
+// tagOf is the hash tag of a conversation's commit bucket.
+func tagOf(tenant contract.TenantID, conv contract.ConversationID) string {
+	return keyTags[contract.ConversationCommitBucket(tenant, conv)]
+}
+
+// appendHex16 appends the 32-digit lowercase hex form of a u128 id.
+func appendHex16(dst []byte, u contract.U128) []byte {
+	b := u.Bytes()
+	return hex.AppendEncode(dst, b[:])
+}
+
+// commitKey is the commit hash key of k. The conversation is not part of the key (the
+// idempotency key is (tenant, sender, client_message_id)); it only chooses the hash tag.
+func commitKey(k CommitKey) string { return commitKeyTagged(k, tagOf(k.Tenant, k.Conversation)) }
+
+// commitKeyTagged is commitKey with the tag already derived (one BLAKE3 per intent, not two).
+func commitKeyTagged(k CommitKey, tag string) string {
+	b := make([]byte, 0, maxKeyScratch)
+	b = append(b, commitPrefix...)
+	b = append(b, tag...)
+	b = append(b, ':')
+	b = appendHex16(b, k.Tenant)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(k.Sender), 10)
+	b = append(b, ':')
+	b = appendHex16(b, contract.U128(k.ClientMessageID))
+	return string(b)
+}
+
+// convKeys are the per-conversation key names a script or a history read needs. The record and
+// index keys end in ':' and get the seq or bucket appended (in Lua or by appendSeqKey).
+type convKeys struct {
+	seq  string // qim:cseq:{tag}:<tenant>:<cid>
+	hrec string // qim:hrec:{tag}:<tenant>:<cid>:
+	hidx string // qim:hidx:{tag}:<tenant>:<cid>:
+}
+
+func newConvKeys(tenant contract.TenantID, conv contract.ConversationID) convKeys {
+	return convKeysTagged(tenant, conv, tagOf(tenant, conv))
+}
+
+func convKeysTagged(tenant contract.TenantID, conv contract.ConversationID, tag string) convKeys {
+	// The suffix "{tag}:<tenant>:<cid>" is built once and shared by the three keys.
+	b := make([]byte, 0, maxKeyScratch)
+	b = append(b, tag...)
+	b = append(b, ':')
+	b = appendHex16(b, tenant)
+	b = append(b, ':')
+	b = appendHex16(b, contract.U128(conv))
+	suffix := string(b)
+	return convKeys{
+		seq:  seqPrefix + suffix,
+		hrec: hrecPrefix + suffix + ":",
+		hidx: hidxPrefix + suffix + ":",
+	}
+}
+
+// appendNumKey appends a decimal number to a prefix from convKeys (a record or bucket key).
+func appendNumKey(dst []byte, prefix string, n uint64) []byte {
+	dst = append(dst, prefix...)
+	return strconv.AppendUint(dst, n, 10)
+}
+
+// parsedCommitKey is what a commit key name says by itself; the conversation lives in the hash.
+type parsedCommitKey struct {
+	tag    string
+	tenant contract.TenantID
+	sender contract.UserID
+	cmid   contract.ClientMessageID
+}
+
+// parseCommitKey reverses commitKey. The recovery loop depends on it, so every part is checked.
+func parseCommitKey(s string) (parsedCommitKey, error) {
+	rest, ok := strings.CutPrefix(s, commitPrefix)
+	if !ok {
+		return parsedCommitKey{}, fmt.Errorf("msgstore: commit key %q lacks prefix %q", s, commitPrefix)
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) != 4 || len(parts[1]) != hexIDLen || len(parts[3]) != hexIDLen {
+		return parsedCommitKey{}, fmt.Errorf("msgstore: commit key %q is not tag:tenant:sender:cmid", s)
+	}
+	tenant, err := contract.ParseU128(parts[1])
+	if err != nil {
+		return parsedCommitKey{}, fmt.Errorf("msgstore: commit key tenant: %w", err)
+	}
+	sender, err := strconv.ParseUint(parts[2], 10, 64)
+	if err != nil {
+		return parsedCommitKey{}, fmt.Errorf("msgstore: commit key sender: %w", err)
+	}
+	cmid, err := contract.ParseU128(parts[3])
+	if err != nil {
+		return parsedCommitKey{}, fmt.Errorf("msgstore: commit key client_message_id: %w", err)
+	}
+	return parsedCommitKey{tag: parts[0], tenant: tenant, sender: contract.UserID(sender),
+		cmid: contract.ClientMessageID(cmid)}, nil
+}

@@ -1,0 +1,148 @@
+-- prelude.lua: helpers shared by the msgstore scripts. Go prepends this file to every script
+-- before the SHA is computed (once per process), so each script is still one EVALSHA.
+--
+-- Reply of every script that returns a commit (positions are read by commit.go):
+--   {kind, st, mid, seq, rec, rat, cat, cid, idn}
+--   kind: 'F' fresh (this call created it), 'E' existing, 'X' identity conflict.
+--   Absent fields are ''. Numbers are decimal strings.
+-- Errors are error replies whose first word names the class (mapped to Go errors):
+--   QIMINVAL bad argument, QIMCORRUPT stored state disagrees, QIMNOTREC not recorded yet,
+--   QIMNOTFOUND no commit, QIMSEQ sequence space exhausted.
+
+-- Lua numbers are doubles: integers are exact below 2^53, so sequences and times are kept there.
+local MAX_EXACT = 9007199254740991 -- 2^53 - 1
+
+local function fail(class, msg)
+  return redis.error_reply(class .. ' ' .. msg)
+end
+
+-- Strict positive decimal integer below 2^53 (rejects '1e3', ' 1', '-1', '01', '').
+local function posint(s)
+  if type(s) ~= 'string' or #s == 0 or #s > 16 or not string.match(s, '^[1-9]%d*$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n > MAX_EXACT then return nil end
+  return n
+end
+
+local function dec(n)
+  return string.format('%.0f', n)
+end
+
+local function is_zero16(s)
+  return s == string.rep('\0', 16)
+end
+
+-- Protobuf varint of a non-negative integer below 2^53.
+local function varint(n)
+  local out = {}
+  while n >= 128 do
+    out[#out + 1] = string.char(n % 128 + 128)
+    n = math.floor(n / 128)
+  end
+  out[#out + 1] = string.char(n)
+  return table.concat(out)
+end
+
+-- Field 4 (conversation_seq, wire type 0): tag byte 0x20 then the varint. Appending it makes the
+-- caller's record complete, because protobuf keeps the last occurrence of a scalar field.
+local function seq_field(seq)
+  return '\32' .. varint(seq)
+end
+
+-- The commit reply, from HMGET st mid seq rec rat cat cid idn.
+local function commit_reply(kind, h)
+  return {kind, h[1], h[2] or '', h[3] or '', h[4] or '', h[5] or '', h[6] or '', h[7] or '', h[8] or ''}
+end
+
+local COMMIT_FIELDS = {'st', 'mid', 'seq', 'rec', 'rat', 'cat', 'cid', 'idn'}
+
+local function load_commit(key)
+  return redis.call('HMGET', key, unpack(COMMIT_FIELDS))
+end
+
+-- Writes the history record and its bucket index entry. An existing record with the same bytes
+-- is a retry and fine; different bytes mean the seq was reused (for example a counter that went
+-- back after data loss) and must never overwrite history.
+local function write_history(hrec_prefix, hidx_prefix, width, seq, seqs, full)
+  local hkey = hrec_prefix .. seqs
+  if not redis.call('SET', hkey, full, 'NX') then
+    if redis.call('GET', hkey) ~= full then
+      return fail('QIMCORRUPT', 'history record at seq ' .. seqs .. ' differs from the commit record')
+    end
+  end
+  redis.call('ZADD', hidx_prefix .. dec(math.floor(seq / width)), seq, seqs)
+  return nil
+end
+
+-- Shared argument check of the two reserve scripts; returns an error reply or nil.
+-- ARGV: 1 idn, 2 mid, 3 cid, 4 record without seq, 5 now_ms, 6 hrec prefix, 7 hidx prefix,
+--       8 bucket width, 9 max record bytes
+local function check_intent()
+  if #ARGV ~= 9 then return fail('QIMINVAL', 'want 9 arguments') end
+  if #ARGV[1] ~= 36 then return fail('QIMINVAL', 'identity must be 36 bytes') end
+  if #ARGV[2] ~= 16 or is_zero16(ARGV[2]) then
+    return fail('QIMINVAL', 'message_id must be 16 non-zero bytes')
+  end
+  if #ARGV[3] ~= 16 or is_zero16(ARGV[3]) then
+    return fail('QIMINVAL', 'conversation_id must be 16 non-zero bytes')
+  end
+  local maxrec = posint(ARGV[9])
+  if not maxrec or #ARGV[4] == 0 or #ARGV[4] > maxrec then
+    return fail('QIMINVAL', 'record must be 1..max bytes')
+  end
+  if not posint(ARGV[5]) then return fail('QIMINVAL', 'now_ms must be a positive integer') end
+  if not posint(ARGV[8]) then return fail('QIMINVAL', 'bucket width must be a positive integer') end
+  if #ARGV[6] == 0 or #ARGV[7] == 0 then return fail('QIMINVAL', 'empty key prefix') end
+  return nil
+end
+
+-- Existing commit under the idempotency key: same identity (and conversation) → 'E', anything
+-- else → 'X'; nil if none.
+local function existing(key, idn, cid)
+  local h = load_commit(key)
+  if not h[1] then
+    for i = 2, #h do -- a hash without its state field is damage, not a fresh key
+      if h[i] then return fail('QIMCORRUPT', 'commit hash without state') end
+    end
+    return nil
+  end
+  if h[8] ~= idn or h[7] ~= cid then return commit_reply('X', h) end
+  return commit_reply('E', h)
+end
+
+-- Allocates the next conversation_seq; refuses (without writing) once it would reach 2^53.
+local function next_seq(seq_key)
+  local cur = redis.call('GET', seq_key)
+  if cur and not (cur == '0' or posint(cur)) then
+    return nil, fail('QIMCORRUPT', 'sequence counter is not a decimal integer')
+  end
+  if cur and tonumber(cur) >= MAX_EXACT then
+    return nil, fail('QIMSEQ', 'conversation_seq would reach 2^53')
+  end
+  return redis.call('INCR', seq_key), nil
+end
+
+-- Fresh commit: allocate the seq, complete the record, store the hash (state st) and register
+-- it in the recovery index. with_history also writes the history record (the fused path).
+-- KEYS: 1 commit hash, 2 seq counter, 3 recovery index.
+local function reserve_fresh(st, with_history)
+  local bad = check_intent()
+  if bad then return bad end
+  local idn, mid, cid, rec, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+  local ex = existing(KEYS[1], idn, cid)
+  if ex then return ex end
+  local seq, err = next_seq(KEYS[2])
+  if err then return err end
+  local seqs = dec(seq)
+  local full = rec .. seq_field(seq)
+  if with_history then
+    err = write_history(ARGV[6], ARGV[7], tonumber(ARGV[8]), seq, seqs, full)
+    if err then return err end
+  end
+  redis.call('HSET', KEYS[1], 'st', st, 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid,
+    'rec', full, 'rat', now)
+  redis.call('ZADD', KEYS[3], tonumber(now), KEYS[1])
+  return {'F', st, mid, seqs, full, now, '', cid, idn}
+end
