@@ -101,5 +101,6 @@ const (
 	DomainUserBucket         = "qim.user-bucket.v1\x00"
 	DomainCommitBucket       = "qim.commit-bucket.v1\x00"
 	DomainClientMessageID    = "qim.client-message-id.v1\x00"
-	DomainSendIdentity       = "qim.send-identity.v1\x00" // idempotency identity digest of a SEND
+	DomainSendIdentity       = "qim.send-identity.v1\x00"   // idempotency identity digest of a SEND
+	DomainDispatchDigest     = "qim.dispatch-digest.v1\x00" // payload_digest of a GroupDispatch
 )

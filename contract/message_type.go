@@ -53,3 +53,12 @@ const (
 	KickBanned      KickReason = 3
 	KickServerDrain KickReason = 4
 )
+
+// EventType is the kind of a mailbox event. At most one event of each type exists per
+// (user, mailbox_seq), which with the 8-entry cap bounds an event group.
+type EventType uint32
+
+const (
+	EventUnspecified EventType = 0
+	EventMessage     EventType = 1 // a message reference (body inline when small)
+)

@@ -74,6 +74,7 @@ func Constants() []Constant {
 		{"domain_commit_bucket", DomainCommitBucket, true, ""},
 		{"domain_client_message_id", DomainClientMessageID, true, ""},
 		{"domain_send_identity", DomainSendIdentity, true, "36-byte idempotency identity of a SEND"},
+		{"domain_dispatch_digest", DomainDispatchDigest, true, "payload_digest of a GroupDispatch"},
 	}
 }
 
