@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/qim-dev/qim/contract"
-	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
 // Every row of the opcode table names a message of package qim.v1; the codec resolves frames

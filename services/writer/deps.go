@@ -1,0 +1,33 @@
+package writer
+
+import (
+	"context"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/msgstore"
+)
+
+// The writer's dependencies, declared where they are consumed. Production wires the Redis
+// MessageStore, the franz-go Outbox producer and the lease-backed HLC issuer; tests wire the same
+// real implementations against the real stack.
+
+type commitStore interface {
+	ReserveAndRecord(ctx context.Context, intents []msgstore.Intent) ([]msgstore.Commit, []error)
+	Reserve(ctx context.Context, in msgstore.Intent) (msgstore.Commit, error)
+	Record(ctx context.Context, k msgstore.CommitKey) (msgstore.Commit, error)
+	MarkCommitted(ctx context.Context, reqs []msgstore.MarkRequest) []error
+	LoadCommit(ctx context.Context, k msgstore.CommitKey) (msgstore.Commit, bool, error)
+	PendingCommits(ctx context.Context, reservedBeforeMs int64, limit int) ([]msgstore.CommitKey, error)
+	HistoryPage(ctx context.Context, q msgstore.HistoryQuery) (msgstore.HistoryPage, error)
+}
+
+type outboxProducer interface {
+	// Produce enqueues one record; done runs once, on the producer's goroutine, after the broker
+	// acknowledged it (acks=all) or it failed.
+	Produce(ctx context.Context, key, value []byte, done func(offset int64, err error))
+	Ready(ctx context.Context) error
+}
+
+type idIssuer interface {
+	Next() (contract.MessageID, error)
+}

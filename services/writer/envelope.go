@@ -1,0 +1,79 @@
+package writer
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/msgstore"
+)
+
+// envelopeSchemaVersion is CommittedEnvelope.schema_version written by this build.
+const envelopeSchemaVersion = 1
+
+// Field numbers of CommittedEnvelope and FrozenAudience/DirectAudience (records.proto). The
+// envelope is assembled from the stored record bytes as they are, so the Outbox carries exactly
+// the canonical record the commit holds; decoding and re-encoding it could drop unknown fields.
+const (
+	envFieldSchema    = 1
+	envFieldRecord    = 2
+	envFieldAudience  = 3
+	envFieldCommitted = 4
+	audFieldDirect    = 1
+	dirFieldRecipient = 1
+)
+
+// envelope builds the Outbox value: the complete canonical record plus the audience frozen at
+// commit. A direct message's audience is both participants — each gets a mailbox entry, the
+// sender's own copy being the reconciliation anchor for its other devices — in ascending order.
+// committed_at_ms is the reservation time, so every replay of one commit produces identical bytes.
+func envelope(record []byte, sender, peer contract.UserID, reservedAtMs int64) ([]byte, error) {
+	if len(record) == 0 {
+		return nil, fmt.Errorf("writer: commit has no stored record")
+	}
+	a, b := sender, peer
+	if a > b {
+		a, b = b, a
+	}
+	var recips []byte
+	recips = protowire.AppendTag(recips, dirFieldRecipient, protowire.BytesType)
+	packed := protowire.AppendVarint(nil, uint64(a))
+	if b != a {
+		packed = protowire.AppendVarint(packed, uint64(b))
+	}
+	recips = protowire.AppendBytes(recips, packed)
+	aud := protowire.AppendTag(nil, audFieldDirect, protowire.BytesType)
+	aud = protowire.AppendBytes(aud, recips)
+
+	out := make([]byte, 0, len(record)+len(aud)+32)
+	out = protowire.AppendTag(out, envFieldSchema, protowire.VarintType)
+	out = protowire.AppendVarint(out, envelopeSchemaVersion)
+	out = protowire.AppendTag(out, envFieldRecord, protowire.BytesType)
+	out = protowire.AppendBytes(out, record)
+	out = protowire.AppendTag(out, envFieldAudience, protowire.BytesType)
+	out = protowire.AppendBytes(out, aud)
+	out = protowire.AppendTag(out, envFieldCommitted, protowire.VarintType)
+	out = protowire.AppendVarint(out, uint64(reservedAtMs))
+	return out, nil
+}
+
+// participants reads sender and direct peer back from a stored record; the recovery loop has no
+// client request to take them from.
+func participants(record []byte) (sender, peer contract.UserID, err error) {
+	var r internalv1.MessageRecord
+	if err := proto.Unmarshal(record, &r); err != nil {
+		return 0, 0, fmt.Errorf("writer: decode stored record: %w", err)
+	}
+	if r.GetSenderUserId() == 0 || r.GetDirectPeerUserId() == 0 {
+		return 0, 0, fmt.Errorf("writer: stored record lacks sender or direct peer")
+	}
+	return contract.UserID(r.GetSenderUserId()), contract.UserID(r.GetDirectPeerUserId()), nil
+}
+
+// key is the commit's idempotency key in the store.
+func (c *sendCmd) key() msgstore.CommitKey {
+	return msgstore.CommitKey{Tenant: c.tenant, Sender: c.sender, ClientMessageID: c.cmid, Conversation: c.conversation}
+}

@@ -1,0 +1,138 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+)
+
+// grpcServer adapts the Service to the generated Writer service.
+type grpcServer struct {
+	internalv1.UnimplementedWriterServer
+	s *Service
+}
+
+// SendStream serves one gateway connection's sends.
+//
+// Invariant: at most InflightPerConn sends of this stream are between Recv and their answer. The
+// permit is taken BEFORE Recv, so at the limit the writer simply stops reading; HTTP/2 flow
+// control then stops the gateway, which stops reading its clients (TCP back-pressure). Nothing
+// queues where no metric can see it. Answers go to a channel with room for every permit, written
+// by one goroutine that owns stream.Send, so an answer never blocks the commit pipeline.
+func (g grpcServer) SendStream(stream internalv1.Writer_SendStreamServer) error {
+	s := g.s
+	limit := s.cfg.InflightPerConn
+	permits := make(chan struct{}, limit)
+	answers := make(chan *internalv1.SendOutcome, limit)
+	var sendErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for o := range answers {
+			if sendErr == nil {
+				sendErr = stream.Send(o)
+			}
+		}
+	}()
+	recvErr := g.readLoop(stream, permits, answers)
+	for i := 0; i < limit; i++ { // wait until every answered send released its permit
+		select {
+		case permits <- struct{}{}:
+		case <-s.done: // the pipeline is gone; unanswered sends stay in the recovery index
+			i = limit
+		}
+	}
+	close(answers)
+	wg.Wait()
+	if recvErr != nil {
+		return recvErr
+	}
+	return sendErr
+}
+
+func (g grpcServer) readLoop(stream internalv1.Writer_SendStreamServer, permits chan struct{}, answers chan *internalv1.SendOutcome) error {
+	s, ctx := g.s, stream.Context()
+	for {
+		waitStart := time.Now()
+		select {
+		case permits <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		s.m.permitWait.Observe(time.Since(waitStart).Seconds())
+		in, err := stream.Recv()
+		if err != nil {
+			<-permits
+			return endOfStream(ctx, err)
+		}
+		s.m.inflight.Inc()
+		callID := in.GetCallId()
+		s.send(ctx, in, func(ack *qimv1.SendAck, err error) {
+			answers <- outcome(callID, ack, err)
+			s.m.inflight.Dec()
+			<-permits
+		})
+	}
+}
+
+// endOfStream treats the gateway closing its side, or the stream's context ending, as a normal
+// end of the stream rather than an error of the writer.
+func endOfStream(ctx context.Context, err error) error {
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// SendMessage is the unary form: one send, same pipeline.
+func (g grpcServer) SendMessage(ctx context.Context, in *internalv1.AuthenticatedSend) (*internalv1.SendOutcome, error) {
+	res := make(chan *internalv1.SendOutcome, 1)
+	g.s.send(ctx, in, func(ack *qimv1.SendAck, err error) { res <- outcome(in.GetCallId(), ack, err) })
+	select {
+	case o := <-res:
+		return o, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// PullHistory serves one history page.
+func (g grpcServer) PullHistory(ctx context.Context, in *internalv1.AuthenticatedPullHistory) (*internalv1.PullHistoryOutcome, error) {
+	batch, err := g.s.pullHistory(ctx, in)
+	if err != nil {
+		return &internalv1.PullHistoryOutcome{ErrorCode: uint32(CodeOf(err)), ErrorMessage: err.Error()}, nil
+	}
+	return &internalv1.PullHistoryOutcome{Batch: batch}, nil
+}
+
+func outcome(callID uint64, ack *qimv1.SendAck, err error) *internalv1.SendOutcome {
+	if err != nil {
+		return &internalv1.SendOutcome{CallId: callID, ErrorCode: uint32(CodeOf(err)), ErrorMessage: err.Error()}
+	}
+	return &internalv1.SendOutcome{CallId: callID, Ack: ack}
+}
+
+// send validates and submits one send; done is called exactly once.
+func (s *Service) send(ctx context.Context, in *internalv1.AuthenticatedSend, done func(*qimv1.SendAck, error)) {
+	if s.stopped() {
+		done(nil, reqErr(contract.ErrCodeUnavailable, "writer is not committing (lease lost or shutting down)"))
+		return
+	}
+	cmd, err := parseSend(in, s.cfg.MaxBodyBytes)
+	if err != nil {
+		s.m.failures.WithLabelValues("validate", CodeOf(err).String()).Inc()
+		done(nil, err)
+		return
+	}
+	cl := &call{cmd: cmd, ident: cmd.identity(), start: time.Now(), done: done}
+	if err := s.committer.submit(ctx, cl); err != nil {
+		done(nil, reqErr(contract.ErrCodeUnavailable, "send abandoned: %v", err))
+	}
+}
