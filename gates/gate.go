@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/svc"
 )
 
 // Check is one piece of evidence a gate recorded.
@@ -74,6 +75,9 @@ type Env struct {
 	// Stack returns the run's stack, starting it on first use; gates that need no servers never
 	// pay for one. Every run gets a fresh qim-it-* stack, torn down when the run ends.
 	Stack func(ctx context.Context) (stack.Stack, error)
+	// Deployment returns every service started on the run's stack, building and starting them on
+	// first use; gates share one deployment per run.
+	Deployment func(ctx context.Context) (*svc.Set, error)
 }
 
 // Progressf writes one progress line.

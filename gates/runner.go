@@ -46,12 +46,15 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	if o.Progress == nil {
 		o.Progress = os.Stderr
 	}
-	if o.Heartbeat == 0 {
+	if o.Heartbeat <= 0 {
 		o.Heartbeat = 30 * time.Second
 	}
 	lazy := &lazyStack{newStack: o.NewStack}
 	defer lazy.down(o.Progress)
 	env := &Env{Root: o.Root, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get}
+	deploy := &lazyDeployment{env: env}
+	defer deploy.stop(o.Progress) // runs before the stack goes down
+	env.Deployment = deploy.get
 
 	sum := Summary{Passed: len(gs) > 0}
 	for i, g := range gs {

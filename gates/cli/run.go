@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ type runOptions struct {
 	reportDir string
 	root      string
 	withCQL   bool
+	jsonPath  string
 }
 
 // ErrGatesFailed is returned (exit status 1) when any gate failed.
@@ -42,6 +44,7 @@ Examples:
 	f.StringVar(&o.reportDir, "report-dir", "", "report directory (default out/gates/<UTC timestamp>)")
 	f.StringVar(&o.root, "root", ".", "repository root")
 	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack")
+	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
 	return cmd
 }
 
@@ -85,8 +88,24 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.jsonPath != "" {
+		if err := writeSummary(o.jsonPath, sum); err != nil {
+			return err
+		}
+	}
 	if !sum.Passed {
 		return ErrGatesFailed
+	}
+	return nil
+}
+
+func writeSummary(path string, sum gates.Summary) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return fmt.Errorf("qim-gate: encode summary: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("qim-gate: write %s: %w", path, err)
 	}
 	return nil
 }

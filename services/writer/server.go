@@ -86,7 +86,7 @@ func (g grpcServer) readLoop(stream internalv1.Writer_SendStreamServer, permits 
 // end of the stream rather than an error of the writer.
 func endOfStream(ctx context.Context, err error) error {
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
-		return nil
+		return nil //nolint:nilerr // EOF or our own cancellation is the normal end of a stream
 	}
 	return err
 }

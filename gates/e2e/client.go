@@ -1,0 +1,199 @@
+// Package e2e holds the functional end-to-end scenarios of gate 4 and the small frame-level
+// client they are written against. The client speaks the wire protocol directly, so a scenario
+// sees exactly what a device sees (frames, request ids, pushes, kicks), independent of the SDK.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/wire"
+)
+
+// ErrClosed is returned for requests on a connection the server closed.
+var ErrClosed = errors.New("e2e: connection closed")
+
+// ServerError is an ERROR frame answering a request.
+type ServerError struct {
+	Code contract.ErrorCode
+	Msg  string
+}
+
+func (e *ServerError) Error() string { return fmt.Sprintf("e2e: server error %s: %s", e.Code, e.Msg) }
+
+// Client is one frame-level device connection.
+type Client struct {
+	conn    net.Conn
+	w       *wire.Writer
+	nextID  atomic.Uint32
+	mu      sync.Mutex
+	waiting map[uint32]chan wire.Message
+	pushes  chan *qimv1.PushEvents
+	kicked  chan *qimv1.Kicked
+	closed  chan struct{}
+	readErr error
+}
+
+// Dial connects to a gateway's TCP listener.
+func Dial(ctx context.Context, addr string) (*Client, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)
+	}
+	c := &Client{conn: conn, w: wire.NewWriter(conn), waiting: map[uint32]chan wire.Message{},
+		pushes: make(chan *qimv1.PushEvents, 1024), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{})}
+	go c.readLoop()
+	return c, nil
+}
+
+func (c *Client) readLoop() {
+	defer close(c.closed)
+	r := wire.NewReader(c.conn)
+	for {
+		m, err := r.ReadMessage()
+		if err != nil {
+			c.readErr = err
+			return
+		}
+		switch m.Opcode {
+		case contract.OpPushEvents:
+			var p qimv1.PushEvents
+			if proto.Unmarshal(m.Payload, &p) == nil {
+				select {
+				case c.pushes <- &p:
+				default: // a scenario that ignores pushes must not stall the connection
+				}
+			}
+			continue
+		case contract.OpKicked:
+			var k qimv1.Kicked
+			_ = proto.Unmarshal(m.Payload, &k)
+			select {
+			case c.kicked <- &k:
+			default:
+			}
+			continue
+		}
+		c.mu.Lock()
+		ch := c.waiting[m.RequestID]
+		delete(c.waiting, m.RequestID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+// Call sends a request and waits for the frame answering its request id. An ERROR answer is
+// returned as *ServerError; out receives any other answer's payload when its opcode matches.
+func (c *Client) Call(ctx context.Context, op contract.Opcode, req proto.Message, wantOp contract.Opcode, out proto.Message) error {
+	payload, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	id := c.nextID.Add(1)
+	ch := make(chan wire.Message, 1)
+	c.mu.Lock()
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	defer func() { c.mu.Lock(); delete(c.waiting, id); c.mu.Unlock() }()
+	if err := c.w.Send(ctx, wire.Message{Opcode: op, RequestID: id, Payload: payload}); err != nil {
+		return fmt.Errorf("e2e: send %s: %w", op, err)
+	}
+	select {
+	case m := <-ch:
+		return decodeAnswer(m, wantOp, out)
+	case <-c.closed:
+		return fmt.Errorf("%w (%v)", ErrClosed, c.readErr)
+	case <-ctx.Done():
+		return fmt.Errorf("e2e: waiting for %s answer: %w", wantOp, ctx.Err())
+	}
+}
+
+func decodeAnswer(m wire.Message, wantOp contract.Opcode, out proto.Message) error {
+	if m.Opcode == contract.OpError {
+		var e qimv1.ErrorFrame
+		_ = proto.Unmarshal(m.Payload, &e)
+		return &ServerError{Code: contract.ErrorCode(e.GetCode()), Msg: e.GetMessage()}
+	}
+	if m.Opcode != wantOp {
+		return fmt.Errorf("e2e: answer opcode %s, want %s", m.Opcode, wantOp)
+	}
+	if out == nil {
+		return nil
+	}
+	return proto.Unmarshal(m.Payload, out)
+}
+
+// Auth performs AUTH with a token and the device's mailbox cursor.
+func (c *Client) Auth(ctx context.Context, token, device string, cursor uint64) (*qimv1.AuthOk, error) {
+	var ok qimv1.AuthOk
+	req := &qimv1.AuthRequest{Token: token, DeviceId: device, LastMailboxCursor: &qimv1.MailboxCursor{MailboxSeq: cursor}}
+	if err := c.Call(ctx, contract.OpAuth, req, contract.OpAuthOK, &ok); err != nil {
+		return nil, err
+	}
+	return &ok, nil
+}
+
+// Send sends one direct message and waits for its SEND_ACK.
+func (c *Client) Send(ctx context.Context, peer contract.UserID, cmid []byte, body []byte) (*qimv1.SendAck, error) {
+	var ack qimv1.SendAck
+	req := &qimv1.SendRequest{ClientMessageId: cmid, Target: &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(peer)},
+		MessageType: uint32(contract.MessageText), Body: body}
+	if err := c.Call(ctx, contract.OpSend, req, contract.OpSendAck, &ack); err != nil {
+		return nil, err
+	}
+	return &ack, nil
+}
+
+// Pull performs one PULL_MAILBOX from cursor.
+func (c *Client) Pull(ctx context.Context, cursor uint64) (*qimv1.MailboxBatch, error) {
+	var b qimv1.MailboxBatch
+	req := &qimv1.PullMailbox{Cursor: &qimv1.MailboxCursor{MailboxSeq: cursor}}
+	if err := c.Call(ctx, contract.OpPullMailbox, req, contract.OpMailboxBatch, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// Ping sends PING and waits for PONG.
+func (c *Client) Ping(ctx context.Context) (*qimv1.Pong, error) {
+	var p qimv1.Pong
+	if err := c.Call(ctx, contract.OpPing, &qimv1.Ping{ClientTimeMs: time.Now().UnixMilli()}, contract.OpPong, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// WriteRaw writes bytes as they are (for malformed-frame scenarios).
+func (c *Client) WriteRaw(b []byte) error {
+	_, err := c.conn.Write(b)
+	return err
+}
+
+// Pushes delivers PUSH_EVENTS frames as they arrive.
+func (c *Client) Pushes() <-chan *qimv1.PushEvents { return c.pushes }
+
+// Kicked delivers a KICKED frame.
+func (c *Client) Kicked() <-chan *qimv1.Kicked { return c.kicked }
+
+// Closed is closed when the server closed the connection (or it failed).
+func (c *Client) Closed() <-chan struct{} { return c.closed }
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	_ = c.w.Close()
+	return c.conn.Close()
+}
+
+func marshal(m proto.Message) ([]byte, error) { return proto.Marshal(m) }

@@ -1,0 +1,54 @@
+package gates
+
+import (
+	"context"
+	"time"
+
+	"github.com/qim-dev/qim/gates/e2e"
+)
+
+// e2eGate is gate 4: the functional scenarios against the running deployment, through the real
+// gateway with a frame-level client.
+type e2eGate struct {
+	scenarios func() []e2e.Scenario
+}
+
+func (e2eGate) Name() string  { return "e2e" }
+func (e2eGate) Title() string { return "functional end-to-end scenarios through the real gateway" }
+
+func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
+	set, err := env.Deployment(ctx)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	st, err := env.Stack(ctx)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	ep := st.Endpoints()
+	e := e2e.NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
+	list := g.scenarios
+	if list == nil {
+		list = e2e.Scenarios
+	}
+	passed := 0
+	for _, sc := range list() {
+		sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		t := time.Now()
+		err := sc.Run(sctx, e)
+		cancel()
+		took := time.Since(t).Round(time.Millisecond)
+		if err != nil {
+			r.Check(sc.Name, false, "failed after %s: %v", took, err)
+			env.Progressf("FAIL %s (%s): %v", sc.Name, took, err)
+			continue
+		}
+		passed++
+		r.Check(sc.Name, true, "passed in %s", took)
+		env.Progressf("pass %s (%s)", sc.Name, took)
+	}
+	r.Metric("scenarios_passed", float64(passed))
+	r.Metric("scenarios_total", float64(len(list())))
+}
