@@ -10,16 +10,15 @@ import (
 
 // clockStep is one operation on a Clock and what it must produce.
 type clockStep struct {
-	op      string // install, next, renew (NeedsRenewal), advance, remaining, force (set last pair)
-	now     int64  // wall clock of next/renew/advance/remaining
-	w       Window // install
-	t       uint64 // next: expected time_ms; force: last time
-	l       uint32 // next: expected logical; force: last logical
-	err     error  // install/next: expected error (errors.Is), nil for success
-	want    bool   // renew
-	dur     time.Duration
-	exhEnd  uint64 // next with ErrWindowExhausted: expected WindowEnd
-	comment string
+	op     string // install, next, renew (NeedsRenewal), advance, remaining, force (set last pair)
+	now    int64  // wall clock of next/renew/advance/remaining
+	w      Window // install
+	t      uint64 // next: expected time_ms; force: last time
+	l      uint32 // next: expected logical; force: last logical
+	err    error  // install/next: expected error (errors.Is), nil for success
+	want   bool   // renew
+	dur    time.Duration
+	exhEnd uint64 // next with ErrWindowExhausted: expected WindowEnd
 }
 
 func TestClockTable(t *testing.T) {

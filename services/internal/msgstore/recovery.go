@@ -2,6 +2,7 @@ package msgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -60,7 +61,7 @@ func pendingEntry(member string, cidCmd *redis.StringCmd) (CommitKey, error) {
 	}
 	cidRaw, err := cidCmd.Result()
 	if err != nil {
-		if err == redis.Nil {
+		if errors.Is(err, redis.Nil) {
 			return CommitKey{}, &CorruptError{Tenant: p.tenant, Reason: "recovery index entry without its commit hash"}
 		}
 		return CommitKey{}, err
