@@ -19,7 +19,7 @@ func reserveCall(sc *script, in Intent) call {
 	cid := in.Key.Conversation.Bytes()
 	return call{
 		sc:   sc,
-		keys: []string{commitKeyTagged(in.Key, tag), ck.seq, pendingKey},
+		keys: []string{commitKeyTagged(in.Key, tag), ck.seq, pendingKey, ownerKey(in.Key)},
 		args: []any{in.Identity[:], mid[:], cid[:], in.Record, in.NowMs,
 			ck.hrec, ck.hidx, contract.MessageSeqBucketWidth, maxRecordBytes},
 	}
@@ -120,7 +120,7 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
 			continue
 		}
-		calls = append(calls, call{sc: s.scripts.markCommitted, keys: []string{commitKey(r.Key), pendingKey},
+		calls = append(calls, call{sc: s.scripts.markCommitted, keys: []string{commitKey(r.Key), pendingKey, ownerKey(r.Key)},
 			args: []any{r.CommittedAtMs, window}})
 		idx = append(idx, i)
 	}

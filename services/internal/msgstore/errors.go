@@ -79,6 +79,8 @@ func scriptError(op string, k CommitKey, err error) error {
 		return fmt.Errorf("%w: %s", ErrNotRecorded, op)
 	case "QIMNOTFOUND":
 		return fmt.Errorf("%w: %s", ErrNotFound, op)
+	case "QIMCONFLICT":
+		return fmt.Errorf("%w: %s: %s", ErrIdentityConflict, op, detail)
 	case "QIMSEQ":
 		return fmt.Errorf("%w: %s", ErrSeqExhausted, op)
 	}

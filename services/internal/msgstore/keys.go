@@ -17,6 +17,7 @@ const (
 	hidxPrefix    = "qim:hidx:"
 	hrecPrefix    = "qim:hrec:"
 	pendingKey    = "qim:cmtpending"
+	ownerPrefix   = "qim:cmidown:"
 	hexIDLen      = 32 // 16 bytes as lowercase hex
 	maxKeyScratch = 128
 )
@@ -125,4 +126,19 @@ func parseCommitKey(s string) (parsedCommitKey, error) {
 	}
 	return parsedCommitKey{tag: parts[0], tenant: tenant, sender: contract.UserID(sender),
 		cmid: contract.ClientMessageID(cmid)}, nil
+}
+
+// ownerKey names the owner of (tenant, sender, client_message_id) independent of the conversation:
+// its value is the commit hash key that holds the cmid, and it expires with that commit. With
+// several core instances it lives on the conversation's instance, so cross-conversation reuse is
+// only detected within one instance (phase one runs one).
+func ownerKey(k CommitKey) string {
+	b := make([]byte, 0, maxKeyScratch)
+	b = append(b, ownerPrefix...)
+	b = appendHex16(b, k.Tenant)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(k.Sender), 10)
+	b = append(b, ':')
+	b = appendHex16(b, contract.U128(k.ClientMessageID))
+	return string(b)
 }

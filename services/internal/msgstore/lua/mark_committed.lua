@@ -1,5 +1,5 @@
 -- mark_committed.lua: RECORDED → COMMITTED, after the Outbox produce was acknowledged.
--- KEYS: 1 commit hash, 2 recovery index (qim:cmtpending)
+-- KEYS: 1 commit hash, 2 recovery index (qim:cmtpending), 3 client_message_id owner key
 -- ARGV: 1 committed_at_ms, 2 idempotency window ms
 -- On D: rebuild the hash with only what an ACK replay needs (st idn mid seq cid cat) — DEL and
 -- HSET rather than HDEL, because a hash never converts back from hashtable to listpack once the
@@ -21,5 +21,6 @@ end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', ARGV[1])
 redis.call('PEXPIREAT', KEYS[1], dec(cat + win))
+redis.call('SET', KEYS[3], KEYS[1], 'PXAT', dec(cat + win))
 redis.call('ZREM', KEYS[2], KEYS[1])
 return {'C', ARGV[1]}

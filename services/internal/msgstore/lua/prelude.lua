@@ -133,6 +133,13 @@ local function reserve_fresh(st, with_history)
   local idn, mid, cid, rec, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
   local ex = existing(KEYS[1], idn, cid)
   if ex then return ex end
+  -- KEYS[4] owns (tenant, sender, client_message_id) across conversations: the commit hash is
+  -- tagged by conversation, so without it a cmid reused in another conversation would commit a
+  -- second message under one idempotency key.
+  local owner = redis.call('GET', KEYS[4])
+  if owner and owner ~= KEYS[1] then
+    return redis.error_reply('QIMCONFLICT client_message_id already used in another conversation')
+  end
   local seq, err = next_seq(KEYS[2])
   if err then return err end
   local seqs = dec(seq)
@@ -144,5 +151,6 @@ local function reserve_fresh(st, with_history)
   redis.call('HSET', KEYS[1], 'st', st, 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid,
     'rec', full, 'rat', now)
   redis.call('ZADD', KEYS[3], tonumber(now), KEYS[1])
+  redis.call('SET', KEYS[4], KEYS[1])
   return {'F', st, mid, seqs, full, now, '', cid, idn}
 end

@@ -1,5 +1,6 @@
 -- reserve_and_record.lua: the fused hot path, RESERVED and RECORDED in one round trip.
--- KEYS: 1 commit hash, 2 conversation_seq counter, 3 recovery index (qim:cmtpending)
+-- KEYS: 1 commit hash, 2 conversation_seq counter, 3 recovery index (qim:cmtpending),
+--       4 client_message_id owner key (cross-conversation reuse is a conflict)
 -- ARGV: 1 identity (36 B), 2 message_id (16 B), 3 conversation_id (16 B),
 --       4 canonical MessageRecord without field 4, 5 now_ms, 6 history record key prefix,
 --       7 history index key prefix, 8 seq bucket width, 9 max record bytes
