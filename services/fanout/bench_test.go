@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 )
 
 // BenchmarkFanout measures envelopes/s through the FanoutCoordinator on the real stack: b.N
@@ -47,7 +46,7 @@ func histMeanMs(b *testing.B, svc *Service, name string) float64 {
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			var h *dto.Histogram = mf.GetMetric()[0].GetHistogram()
+			h := mf.GetMetric()[0].GetHistogram()
 			if h.GetSampleCount() == 0 {
 				return 0
 			}

@@ -72,7 +72,7 @@ func (c *coordinator) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		polled, perr := c.src.Poll(ctx, c.cfg.BatchSize)
 		if ctx.Err() != nil {
-			return nil // an unfinished batch is replayed by the next start
+			return nil //nolint:nilerr // shutdown: an unfinished batch is replayed by the next start
 		}
 		if len(polled) > 0 {
 			b, err := c.planner.plan(polled, c.next.Load())
