@@ -15,4 +15,7 @@ const (
 	WriterBeforeAck    = "writer-before-ack"    // COMMITTED, SEND_ACK not sent
 
 	FanoutBeforeOffsetCommit = "fanout-before-offset-commit" // every dispatch of the batch acked, source offset not committed
+
+	MailboxBeforeMaterialize = "mailbox-before-materialize" // dispatch records polled and checked, nothing written
+	MailboxAfterMaterialize  = "mailbox-after-materialize"  // entries and watermark durable, push not sent
 )

@@ -1,0 +1,56 @@
+package mailbox
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/qim-dev/qim/services/internal/obs"
+)
+
+// metrics are the MailboxNode's instruments. No label carries a user, device or message id; the
+// shard label has at most QIM_MAILBOX_SHARD_COUNT values.
+type metrics struct {
+	paused       prometheus.Counter
+	resumed      prometheus.Counter
+	conflicts    prometheus.Counter // invariant
+	rejected     prometheus.Counter // invariant
+	fenced       prometheus.Counter // invariant
+	materialized *prometheus.CounterVec
+	batchSize    prometheus.Histogram
+	materialize  prometheus.Histogram
+	watermark    *prometheus.GaugeVec
+	pushDropped  *prometheus.CounterVec
+	pushed       prometheus.Counter
+	pulls        *prometheus.CounterVec
+	pullLatency  prometheus.Histogram
+}
+
+func newMetrics(reg *obs.Registry) *metrics {
+	return &metrics{
+		paused: reg.Counter("qim_mailbox_dispatch_partition_paused_total",
+			"Times a dispatch partition was paused because its shard FIFO was full (the saturation signal)."),
+		resumed: reg.Counter("qim_mailbox_dispatch_partition_resumed_total",
+			"Times a paused dispatch partition was resumed after its shard FIFO drained."),
+		conflicts: reg.Invariant("qim_mailbox_dispatch_conflicts_total",
+			"dispatch_id seen again with a different payload_digest; the node stopped."),
+		rejected: reg.Invariant("qim_mailbox_dispatch_rejected_total",
+			"dispatch record that does not decode, verify or belong to its partition; the node stopped."),
+		fenced: reg.Invariant("qim_mailbox_watermark_fenced_total",
+			"shard epoch or watermark moved under this node (a second owner); the node stopped."),
+		materialized: reg.CounterVec("qim_mailbox_dispatches_materialized_total",
+			"Dispatch records applied, by result: fresh (entries written) or duplicate (first mailbox_seq reused).", "result"),
+		batchSize: reg.Histogram("qim_mailbox_materialize_batch_records",
+			"Dispatch records per Redis pipeline of one shard worker.", prometheus.ExponentialBuckets(1, 2, 8)),
+		materialize: reg.Histogram("qim_mailbox_materialize_latency_us",
+			"Latency of one materialization pipeline (µs).", obs.LatencyBucketsMicros),
+		watermark: reg.GaugeVec("qim_mailbox_watermark_offset",
+			"Materialized watermark (log offset) of each owned shard.", "shard"),
+		pushDropped: reg.CounterVec("qim_mailbox_push_dropped_total",
+			"Push targets not delivered, by reason: queue_full (never blocks materialization), rpc_error, gateway (offline or full).", "reason"),
+		pushed: reg.Counter("qim_mailbox_push_delivered_total",
+			"Push targets the gateway queued to a live connection."),
+		pulls: reg.CounterVec("qim_mailbox_pulls_total",
+			"PULL_MAILBOX requests by result: ok, expired (CURSOR_EXPIRED), invalid, error.", "result"),
+		pullLatency: reg.Histogram("qim_mailbox_pull_latency_us",
+			"Latency of PULL_MAILBOX (µs).", obs.LatencyBucketsMicros),
+	}
+}

@@ -1,0 +1,134 @@
+package mailbox
+
+// Mailbox pull: why it is the only cursor advance.
+//
+// A device cursor says "everything up to this mailbox_seq is durably applied on the device". Only
+// the device can know that, so only the device moves it: PULL_MAILBOX carries the cursor of what
+// the device applied from the previous MAILBOX_BATCH, and this node records exactly that value
+// (forward only) before answering with the entries after it. PUSH_EVENTS never moves a cursor:
+// a push is best effort, may be dropped, duplicated or overtaken, and a cursor advanced by a push
+// the device never stored would skip entries for good.
+//
+// The answer is bounded by the shard watermark (entries are only ever written together with it,
+// so nothing half-materialized is visible), split only on mailbox_seq boundaries (an event group
+// is never torn), and starts BELOW log offset 0 for the zero cursor (the first record of every
+// dispatch partition was once invisible to offline pulls). A cursor behind the user's trim mark
+// is answered with cursor_expired and the cursor to resume from: the device REBUILDs instead of
+// silently skipping what retention deleted.
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/mailboxstore"
+)
+
+// Pull bounds. Defaults serve a phone catching up after a day offline in a few round trips; the
+// byte cap keeps a MAILBOX_BATCH inside one frame (contract.MaxFramePayload).
+const (
+	pullLimitDefault    = 100
+	pullLimitMax        = 1000
+	pullMaxBytesDefault = 1 << 20
+	pullMaxBytesMax     = contract.MaxFramePayload
+	deviceIDMaxBytes    = 64
+	pullTimeout         = 5 * time.Second
+)
+
+type pullRequest struct {
+	tenant   contract.TenantID
+	user     contract.UserID
+	device   string
+	cursor   contract.MailboxSeq
+	limit    int
+	maxBytes int
+}
+
+func parsePull(in *internalv1.AuthenticatedPullMailbox) (pullRequest, error) {
+	tenant, err := contract.U128FromBytes(in.GetTenantId())
+	if err != nil {
+		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+	}
+	dev := in.GetDeviceId()
+	if dev == "" || len(dev) > deviceIDMaxBytes || !utf8.ValidString(dev) {
+		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "device_id must be 1..%d bytes of UTF-8", deviceIDMaxBytes)
+	}
+	var req qimv1.PullMailbox
+	if err := proto.Unmarshal(in.GetPullMailbox(), &req); err != nil {
+		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "PULL_MAILBOX payload: %v", err)
+	}
+	cursor, err := contract.NewMailboxSeq(req.GetCursor().GetMailboxSeq())
+	if err != nil {
+		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "cursor: %v", err)
+	}
+	return pullRequest{tenant: tenant, user: contract.UserID(in.GetUserId()), device: dev, cursor: cursor,
+		limit:    clamp(int(req.GetLimit()), pullLimitDefault, pullLimitMax),
+		maxBytes: clamp(int(req.GetMaxBytes()), pullMaxBytesDefault, pullMaxBytesMax)}, nil
+}
+
+func clamp(v, def, max int) int {
+	switch {
+	case v <= 0:
+		return def
+	case v > max:
+		return max
+	}
+	return v
+}
+
+// pull serves PULL_MAILBOX: records the request's cursor as the device's cursor and returns the
+// entries after it.
+func (s *Service) pull(ctx context.Context, in *internalv1.AuthenticatedPullMailbox) (*qimv1.MailboxBatch, error) {
+	q, err := parsePull(in)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
+	defer cancel()
+	res, err := s.store.Pull(ctx, mailboxstore.PullQuery{Tenant: q.tenant, User: q.user, Device: q.device,
+		Cursor: q.cursor, Limit: q.limit, MaxBytes: q.maxBytes, StoreCursor: true})
+	if err != nil {
+		return nil, reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", err)
+	}
+	batch := &qimv1.MailboxBatch{NextCursor: &qimv1.MailboxCursor{MailboxSeq: uint64(res.Next)},
+		HasMore: res.HasMore, CursorExpired: res.Expired}
+	batch.Entries = make([]*qimv1.MailboxEvent, 0, len(res.Entries))
+	for _, se := range res.Entries {
+		var e internalv1.MailboxEntry
+		if err := proto.Unmarshal(se.Value, &e); err != nil || e.GetMailboxSeq() != uint64(se.Seq) {
+			return nil, fmt.Errorf("mailbox: stored entry at seq %d does not decode to its own seq", se.Seq)
+		}
+		batch.Entries = append(batch.Entries, eventOf(&e))
+	}
+	if n := proto.Size(batch); n > contract.MaxFramePayload {
+		return nil, fmt.Errorf("mailbox: batch of %d bytes exceeds the frame limit", n)
+	}
+	return batch, nil
+}
+
+// hasOffline answers AUTH_OK.has_offline_data: an entry above the cursor, or an expired cursor
+// (the device must REBUILD, which is offline data too). It does not record the cursor.
+func (s *Service) hasOffline(ctx context.Context, in *internalv1.OfflineQuery) (bool, error) {
+	tenant, err := contract.U128FromBytes(in.GetTenantId())
+	if err != nil {
+		return false, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+	}
+	cursor, err := contract.NewMailboxSeq(in.GetCursor())
+	if err != nil {
+		return false, reqErr(contract.ErrCodeInvalidArgument, "cursor: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
+	defer cancel()
+	res, err := s.store.Pull(ctx, mailboxstore.PullQuery{Tenant: tenant, User: contract.UserID(in.GetUserId()),
+		Cursor: cursor, Limit: 1, MaxBytes: 1})
+	if err != nil {
+		return false, reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", err)
+	}
+	return res.Expired || len(res.Entries) > 0, nil
+}

@@ -1,0 +1,110 @@
+package mailbox
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+)
+
+// fakeGateway is a Push server that records what it receives.
+type fakeGateway struct {
+	internalv1.UnimplementedPushServer
+	mu      sync.Mutex
+	targets []*internalv1.PushTarget
+}
+
+func (g *fakeGateway) PushBatch(_ context.Context, in *internalv1.PushBatchRequest) (*internalv1.PushBatchResult, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.targets = append(g.targets, in.GetTargets()...)
+	return &internalv1.PushBatchResult{Delivered: uint32(len(in.GetTargets()))}, nil
+}
+
+func (g *fakeGateway) received() []*internalv1.PushTarget {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]*internalv1.PushTarget(nil), g.targets...)
+}
+
+func startFakeGateway(t *testing.T) (*fakeGateway, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &fakeGateway{}
+	gs := grpc.NewServer()
+	internalv1.RegisterPushServer(gs, g)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	return g, lis.Addr().String()
+}
+
+// After the record is durable, each recipient's event is pushed to the gateway with its
+// mailbox_seq; the sender's copy carries the anchor; the push does not touch any device cursor.
+func TestPushReachesGateway(t *testing.T) {
+	e := newEnv(t)
+	s := e.claimShard()
+	gw, addr := startFakeGateway(t)
+	cfg := e.config(s)
+	cfg.GatewayPushAddr = addr
+	n := e.start(cfg)
+	sender, peer := e.user(s), e.user(s)
+	cmid, ds := e.message(sender, peer, []byte("ping"))
+	off := e.produce(ds...)[0]
+	deadline := time.Now().Add(20 * time.Second)
+	for len(gw.received()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway got %d targets, want 2", len(gw.received()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb := e.tenant.Bytes()
+	for _, tg := range gw.received() {
+		evs := tg.GetEvents()
+		if !bytes.Equal(tg.GetTenantId(), tb[:]) || len(evs) != 1 || evs[0].GetMailboxSeq() != uint64(seqAt(t, off)) {
+			t.Fatalf("push target %v", tg)
+		}
+		anchored := bytes.Equal(evs[0].GetClientMessageId(), cmid)
+		if (tg.GetUserId() == uint64(sender)) != anchored || (!anchored && len(evs[0].GetClientMessageId()) != 0) {
+			t.Fatalf("anchor on the wrong copy: user %d, cmid %x", tg.GetUserId(), evs[0].GetClientMessageId())
+		}
+	}
+	for _, u := range []uint64{uint64(sender), uint64(peer)} {
+		for _, dev := range []string{"d", "phone"} {
+			if _, ok, _ := e.store.DeviceCursor(e.ctx, e.tenant, contract.UserID(u), dev); ok {
+				t.Fatal("a push stored a device cursor")
+			}
+		}
+	}
+	if v := counterValue(t, n.svc, "qim_mailbox_push_delivered_total", ""); v != 2 {
+		t.Fatalf("delivered pushes counted %v", v)
+	}
+}
+
+// A full push queue drops (counted) instead of blocking the caller.
+func TestPushQueueFullDropsWithoutBlocking(t *testing.T) {
+	m := newMetrics(newTestRegistry())
+	p := newPusher(nil, 2, m, discardLog())
+	done := make(chan struct{})
+	go func() {
+		p.enqueue(make([]*internalv1.PushTarget, 5))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("enqueue blocked on a full queue")
+	}
+	if got := testCounter(t, m.pushDropped.WithLabelValues("queue_full")); got != 3 {
+		t.Fatalf("dropped %v, want 3", got)
+	}
+}

@@ -1,0 +1,128 @@
+package mailbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/mailboxstore"
+)
+
+// Router tuning: not contract values.
+const (
+	pollMax       = 1024                  // records per poll; bounds a paused lane's spill
+	pausedPollCap = 10 * time.Millisecond // poll bound while a lane is paused
+)
+
+// start performs the fail-closed start-up checks and builds the pipeline: mailbox Redis fitness,
+// the qim.dispatch partition count, each owned shard's epoch and watermark against its log, then
+// one consumer from watermark + 1 of every owned partition.
+func (s *Service) start(ctx context.Context) error {
+	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: len(s.cfg.OwnedShards) + 16, MinIdleConns: 2})
+	if err := mailboxstore.CheckDurability(ctx, s.rdb); err != nil {
+		return fmt.Errorf("mailbox: refusing to start: %w", err)
+	}
+	if err := mailboxstore.LoadScripts(ctx, s.rdb); err != nil {
+		return fmt.Errorf("mailbox: %w", err)
+	}
+	s.store = mailboxstore.New(s.rdb, s.cfg.shards())
+	bounds, err := s.dispatchBounds(ctx)
+	if err != nil {
+		return err
+	}
+	states, err := s.store.OpenShards(ctx, s.cfg.OwnedShards)
+	if err != nil {
+		return fmt.Errorf("mailbox: open shards: %w", err)
+	}
+	starts := make(map[int32]int64, len(states))
+	for _, st := range states {
+		b := bounds[int32(st.Shard)]
+		start, err := commitlog.ValidateStart(st.Watermark+1, st.Watermark >= 0, b)
+		if err != nil {
+			return &StartError{Shard: st.Shard, Watermark: st.Watermark, Bounds: b, Err: err}
+		}
+		starts[int32(st.Shard)] = start
+		s.log.Debug("mailbox: shard start", "shard", st.Shard, "epoch", st.Epoch, "watermark", st.Watermark,
+			"start", start, "log_end", b.High)
+	}
+	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, contract.TopicDispatch, starts,
+		commitlog.WithClientID("qim-mailbox"))
+	if err != nil {
+		return fmt.Errorf("mailbox: dispatch consumer: %w", err)
+	}
+	if err := s.connectPush(); err != nil {
+		return err
+	}
+	s.buildPipeline(states, bounds)
+	return nil
+}
+
+// dispatchBounds lists every partition of qim.dispatch and checks their number is the shard
+// count: the partition IS the shard, so any other count routes users to shards nobody reads.
+func (s *Service) dispatchBounds(ctx context.Context) (map[int32]commitlog.Bounds, error) {
+	adm, err := commitlog.NewAdmin(s.cfg.KafkaBrokers)
+	if err != nil {
+		return nil, fmt.Errorf("mailbox: %w", err)
+	}
+	defer adm.Close()
+	bounds, err := adm.Watermarks(ctx, contract.TopicDispatch)
+	if err != nil {
+		return nil, fmt.Errorf("mailbox: refusing to start: %w", err)
+	}
+	if len(bounds) != s.cfg.ShardCount {
+		return nil, fmt.Errorf("mailbox: refusing to start: %w",
+			&commitlog.PartitionCountError{Topic: contract.TopicDispatch, Want: s.cfg.ShardCount, Got: len(bounds)})
+	}
+	return bounds, nil
+}
+
+func (s *Service) connectPush() error {
+	if s.cfg.GatewayPushAddr == "" {
+		return nil
+	}
+	conn, err := grpc.NewClient(s.cfg.GatewayPushAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("mailbox: gateway push client for %s: %w", s.cfg.GatewayPushAddr, err)
+	}
+	s.pushConn = conn
+	s.pusher = newPusher(internalv1.NewPushClient(conn), s.cfg.PushQueue, s.m, s.log)
+	s.reg.GaugeFunc("qim_mailbox_push_queue_depth", "Push targets waiting for the gateway.",
+		func() float64 { return float64(len(s.pusher.q)) })
+	return nil
+}
+
+// buildPipeline creates one lane and one worker per owned shard and the router over them.
+func (s *Service) buildPipeline(states []mailboxstore.ShardState, bounds map[int32]commitlog.Bounds) {
+	permits := make(chan struct{}, contract.MailboxMaterializePermits)
+	lanes := make([]*lane, 0, len(states))
+	var push func([]*internalv1.PushTarget)
+	if s.pusher != nil {
+		push = s.pusher.enqueue
+	}
+	for _, st := range states {
+		l := newLane(st.Shard, contract.MailboxShardFIFOCapacity)
+		w := &shardWorker{lane: l, epoch: st.Epoch, shards: s.cfg.shards(), store: s.store, permits: permits,
+			batchMax: s.cfg.MaterializeBatch, push: push, m: s.m, log: s.log, last: st.Watermark,
+			target: bounds[int32(st.Shard)].High, wmGauge: s.m.watermark.WithLabelValues(shardLabel(st.Shard))}
+		w.applied.Store(st.Watermark)
+		w.wmGauge.Set(float64(st.Watermark))
+		lanes = append(lanes, l)
+		s.workers = append(s.workers, w)
+	}
+	s.router = newRouter(s.consumer, lanes, pollMax, pausedPollCap, s.m)
+	s.reg.GaugeFunc("qim_mailbox_fifo_depth", "Dispatch records waiting in shard FIFOs (all owned shards).",
+		func() float64 {
+			n := 0
+			for _, l := range lanes {
+				n += l.depth()
+			}
+			return float64(n)
+		})
+}
