@@ -1,5 +1,6 @@
 // Command qim runs the Q-IM server processes. Each subcommand runs one service configured from
-// QIM_* environment variables (see each service's Config).
+// QIM_* environment variables (see each service's Config); `qim all` runs every service in one
+// process for demos, still against the real Redis and Kafka endpoints it is given.
 package main
 
 import (
@@ -10,8 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/qim-dev/qim/services/writer"
+	"golang.org/x/sync/errgroup"
 )
 
 func main() {
@@ -29,39 +29,49 @@ func newRootCmd() *cobra.Command {
 		Short:        "Q-IM server processes",
 		SilenceUsage: true,
 	}
-	root.AddCommand(newWriterCmd())
+	for _, s := range services() {
+		root.AddCommand(serviceCmd(s))
+	}
+	root.AddCommand(newAllCmd())
 	return root
 }
 
-func newLogger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+func newLogger(service string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", service)
 }
 
-func newWriterCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "writer",
-		Short: "Run the ConversationWriter (durable commit path, Outbox, history reads)",
-		Long: `Runs the ConversationWriter. Configuration comes from the environment:
+// service is one runnable service: configuration from the environment, then Run until ctx ends.
+type service struct {
+	name, short, long string
+	run               func(ctx context.Context, log *slog.Logger) error
+}
 
-  QIM_REDIS_ADDR      core Redis with commit facts (AOF, appendfsync always)   required
-  QIM_KAFKA_BROKERS   Kafka-protocol brokers hosting qim.outbox                required
-  QIM_WRITER_LISTEN   gRPC address (default 127.0.0.1:7101)
-  QIM_WRITER_METRICS  /metrics and /healthz address (default 127.0.0.1:9101)
-  QIM_REGION_ID, QIM_WRITER_ID, QIM_WRITER_REQUEST_INFLIGHT_LIMIT, QIM_WRITER_BATCH_MAX
+func serviceCmd(s service) *cobra.Command {
+	return &cobra.Command{
+		Use:   s.name,
+		Short: s.short,
+		Long:  s.long,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return s.run(cmd.Context(), newLogger(s.name)) },
+	}
+}
+
+func newAllCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "all",
+		Short: "Run every service in one process (demos; production runs one service per process)",
+		Long: `Runs the writer, mailbox, fanout and gateway in one process, each configured from the same
+environment as its own subcommand. Any service stopping stops them all.
 
 Example:
-  QIM_REDIS_ADDR=127.0.0.1:6380 QIM_KAFKA_BROKERS=127.0.0.1:9092 qim writer`,
+  eval "$(qim-gate stack up)"; QIM_TOKEN_SECRET=... qim all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := writer.FromEnv()
-			if err != nil {
-				return err
+			g, ctx := errgroup.WithContext(cmd.Context())
+			for _, s := range services() {
+				g.Go(func() error { return s.run(ctx, newLogger(s.name)) })
 			}
-			svc, err := writer.New(cfg, newLogger())
-			if err != nil {
-				return err
-			}
-			return svc.Run(cmd.Context())
+			return g.Wait()
 		},
 	}
 }

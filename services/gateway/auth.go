@@ -1,0 +1,178 @@
+package gateway
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/contract/devtoken"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/wire"
+)
+
+// authError is a refused AUTH: reason is the metric label, code and msg go to the client.
+type authError struct {
+	reason string
+	code   contract.ErrorCode
+	msg    string
+	kick   bool // answer KICKED{REPLACED} instead of ERROR: a newer login owns the device
+}
+
+func (e *authError) Error() string { return "gateway: auth refused (" + e.reason + "): " + e.msg }
+
+func unauthorized(reason, msg string) *authError {
+	return &authError{reason: reason, code: contract.ErrCodeUnauthorized, msg: msg}
+}
+
+// authenticate runs the AUTH handshake: the first frame, within AuthTimeout, must be a valid
+// AUTH. On success the session is registered (an older login of the device is kicked) and AUTH_OK
+// is written. Any failure answers ERROR and reports false: the connection closes, because an
+// unauthenticated socket has nothing else it may do.
+func (c *conn) authenticate() bool {
+	cfg := &c.s.cfg
+	_ = c.nc.SetReadDeadline(time.Now().Add(cfg.AuthTimeout))
+	m, err := c.r.ReadMessage()
+	if err != nil {
+		c.readFailed(err, true)
+		return false
+	}
+	ok, aerr := c.admit(m)
+	if aerr != nil {
+		c.s.m.authFailures.WithLabelValues(aerr.reason).Inc()
+		c.s.log.Debug("gateway: auth refused", "reason", aerr.reason, "transport", c.transport)
+		if aerr.kick {
+			c.finalKick(contract.KickReplaced, aerr.msg)
+		} else {
+			c.finalError(m.RequestID, m.Opcode, aerr.code, aerr.msg)
+		}
+		return false
+	}
+	if !c.reply(contract.OpAuthOK, m.RequestID, ok) {
+		return false
+	}
+	c.s.m.auths.Inc()
+	return true
+}
+
+// admit validates the AUTH frame, asks the mailbox about offline data, assigns the
+// session_epoch and registers the session.
+func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
+	if m.Opcode != contract.OpAuth {
+		return nil, unauthorized("not_auth", "the first frame must be AUTH")
+	}
+	var req qimv1.AuthRequest
+	if err := proto.Unmarshal(m.Payload, &req); err != nil {
+		return nil, unauthorized("malformed", "malformed AuthRequest")
+	}
+	claims, aerr := c.s.verifyToken(&req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.BackendTimeout)
+	defer cancel()
+	tenant := claims.Tenant.Bytes()
+	offline, err := c.s.mailbox.HasOffline(ctx, &internalv1.OfflineQuery{TenantId: tenant[:], UserId: uint64(claims.User),
+		DeviceId: claims.Device, Cursor: req.GetLastMailboxCursor().GetMailboxSeq()})
+	if err != nil {
+		// Never guess has_offline_data: a false "no" would leave the device without its backlog.
+		c.s.log.Warn("gateway: mailbox HasOffline failed", "err", err)
+		return nil, &authError{reason: "mailbox_unavailable", code: contract.ErrCodeUnavailable, msg: "mailbox unavailable; retry"}
+	}
+	epoch, err := c.s.nextSessionEpoch(ctx, claims)
+	if err != nil {
+		c.s.log.Warn("gateway: session_epoch INCR failed", "err", err)
+		return nil, &authError{reason: "redis_unavailable", code: contract.ErrCodeUnavailable, msg: "session store unavailable; retry"}
+	}
+	if aerr := c.register(claims, epoch); aerr != nil {
+		return nil, aerr
+	}
+	cfg := &c.s.cfg
+	return &qimv1.AuthOk{
+		UserId: uint64(claims.User), SessionEpoch: epoch, HeartbeatIntervalMs: uint32(cfg.HeartbeatInterval / time.Millisecond),
+		HasOfflineData: offline.GetHasOfflineData(), ServerTimeMs: time.Now().UnixMilli(),
+		HeartbeatTimeoutMs: uint32(cfg.HeartbeatTimeout / time.Millisecond),
+	}, nil
+}
+
+// verifyToken checks the dev token and that the request's tenant and device, when given, are
+// the token's: identity comes from the token, never from what the client asserts.
+func (s *Service) verifyToken(req *qimv1.AuthRequest) (devtoken.Claims, *authError) {
+	claims, err := devtoken.Verify(s.cfg.TokenSecret, req.GetToken(), time.Now().UnixMilli())
+	switch {
+	case errors.Is(err, devtoken.ErrExpired):
+		return claims, unauthorized("expired", "token expired")
+	case errors.Is(err, devtoken.ErrBadSignature):
+		s.log.Debug("gateway: token signature mismatch", "token", obs.SecretDigest(req.GetToken()))
+		return claims, unauthorized("bad_signature", "invalid token")
+	case err != nil:
+		return claims, unauthorized("malformed_token", "invalid token")
+	}
+	if t := req.GetTenantId(); len(t) != 0 {
+		if tenant, err := contract.U128FromBytes(t); err != nil || tenant != claims.Tenant {
+			return claims, unauthorized("tenant_mismatch", "tenant_id does not match the token")
+		}
+	}
+	if d := req.GetDeviceId(); d != "" && d != claims.Device {
+		return claims, unauthorized("device_mismatch", "device_id does not match the token")
+	}
+	return claims, nil
+}
+
+// register publishes the session. A login of the same device that is already live is replaced
+// (kicked); if that one holds a NEWER epoch, this login lost a race and is refused instead.
+func (c *conn) register(claims devtoken.Claims, epoch uint64) *authError {
+	tenant := claims.Tenant.Bytes()
+	c.tenantBytes = tenant[:]
+	c.pushQ = make(chan []byte, c.s.cfg.PushQueueDepth)
+	c.permits = make(chan struct{}, c.s.cfg.SendInflight)
+	sess := &session{key: userKey{claims.Tenant, claims.User}, device: claims.Device, epoch: epoch, conn: c}
+	old, err := c.s.registry.register(sess)
+	if err != nil {
+		c.s.m.kicks.WithLabelValues("replaced").Inc()
+		return &authError{reason: "superseded", msg: "a newer login of this device is active", kick: true}
+	}
+	c.sess = sess
+	if old != nil {
+		c.s.kickAsync(old.conn, contract.KickReplaced, "replaced by a newer login of this device", 0)
+	}
+	return nil
+}
+
+// sessionEpochKeyPrefix starts the core-Redis key of a device's session_epoch counter:
+// qim:sess:<tenant 32 hex>:<user decimal>:<device>. The device comes last, so a ':' inside a
+// device id cannot make two devices share a key.
+const sessionEpochKeyPrefix = "qim:sess:"
+
+// appendSessionEpochKey appends the counter key of (tenant, user, device) to dst.
+func appendSessionEpochKey(dst []byte, tenant contract.TenantID, user contract.UserID, device string) []byte {
+	b := tenant.Bytes()
+	dst = append(dst, sessionEpochKeyPrefix...)
+	dst = hex.AppendEncode(dst, b[:])
+	dst = append(dst, ':')
+	dst = strconv.AppendUint(dst, uint64(user), 10)
+	dst = append(dst, ':')
+	return append(dst, device...)
+}
+
+// nextSessionEpoch assigns the session_epoch of a new login: INCR of the device's counter, so
+// it only ever moves forward, across gateways and restarts. The key has no TTL on purpose: an
+// expiring counter would restart at 1 and let an old session's frames look newer than a live one.
+func (s *Service) nextSessionEpoch(ctx context.Context, claims devtoken.Claims) (uint64, error) {
+	key := appendSessionEpochKey(make([]byte, 0, 64+len(claims.Device)), claims.Tenant, claims.User, claims.Device)
+	n, err := s.rdb.Incr(ctx, string(key)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("gateway: session_epoch INCR: %w", err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("gateway: session_epoch counter is %d, not positive", n)
+	}
+	return uint64(n), nil
+}

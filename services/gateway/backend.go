@@ -1,0 +1,53 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// dialBackend creates the gRPC channel to a backend (writer or mailbox). Nothing is contacted
+// until first use; the channel reconnects on its own. Plaintext is accepted only because
+// Config.Validate restricts backend addresses to loopback until internal mTLS exists.
+//
+// The reconnect backoff is capped at 2 s (gRPC's default is 120 s): a backend restarted under
+// load must be found again well inside the contract's 7 s unavailability budget.
+func dialBackend(addr string, connectTimeout time.Duration) (*grpc.ClientConn, error) {
+	cc, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: connectTimeout,
+		}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: dial %s: %w", addr, err)
+	}
+	return cc, nil
+}
+
+// waitBackendReady reports nil once the channel is READY, driving it out of IDLE; it fails when
+// ctx ends first. Readiness is a real HTTP/2 handshake with the backend, not a lazily created
+// client object.
+func waitBackendReady(ctx context.Context, name string, cc *grpc.ClientConn) error {
+	for {
+		state := cc.GetState()
+		switch state {
+		case connectivity.Ready:
+			return nil
+		case connectivity.Idle:
+			cc.Connect()
+		case connectivity.Shutdown:
+			return fmt.Errorf("gateway: %s backend channel is shut down", name)
+		}
+		if !cc.WaitForStateChange(ctx, state) {
+			return fmt.Errorf("gateway: %s backend not ready (%s)", name, state)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+const (
+	// drainGrace bounds how long shutdown waits for connections to take their KICKED and go.
+	drainGrace = 10 * time.Second
+	// drainRetryAfterMs is the reconnect hint in KICKED{SERVER_DRAIN}: long enough for a load
+	// balancer to notice this instance left, short enough not to strand users.
+	drainRetryAfterMs = 1000
+	// drainWorkers bounds the kicks in progress at once, so a gateway with 100,000 clients does
+	// not start 100,000 goroutines to say goodbye.
+	drainWorkers = 64
+)
+
+// drain stops the gateway: no new clients or pushes, every connection gets
+// KICKED{SERVER_DRAIN} and closes; after drainGrace, stragglers are cut.
+func (s *Service) drain(lns *listeners, ws *http.Server, gs *grpc.Server) {
+	_ = lns.tcp.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = ws.Shutdown(ctx) // hijacked WebSocket connections are ours, not the server's
+	cancel()
+	stopGRPC(gs, 2*time.Second)
+
+	s.mu.Lock()
+	s.closing = true
+	live := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		live = append(live, c)
+	}
+	s.mu.Unlock()
+
+	// Kicks write to sockets, which a stuck client can hold for WriteTimeout each, so the whole
+	// drain — kicks included — is bounded by drainGrace; then sockets are closed hard, which
+	// fails the pending writes and lets every kick and connection finish.
+	kicked := make(chan struct{})
+	go func() {
+		defer close(kicked)
+		work := make(chan *conn)
+		var wg sync.WaitGroup
+		for range min(drainWorkers, len(live)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range work {
+					c.kick(contract.KickServerDrain, "gateway shutting down", drainRetryAfterMs)
+				}
+			}()
+		}
+		for _, c := range live {
+			work <- c
+		}
+		close(work)
+		wg.Wait()
+	}()
+	done := make(chan struct{})
+	go func() { <-kicked; s.connWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainGrace):
+		s.mu.Lock()
+		rest := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			rest = append(rest, c)
+		}
+		s.mu.Unlock()
+		s.log.Warn("gateway: drain grace over; closing remaining connections", "connections", len(rest))
+		for _, c := range rest {
+			_ = c.hardClose()
+		}
+		<-done
+	}
+}
+
+// stopGRPC drains in-flight RPCs for up to grace, then cuts them.
+func stopGRPC(gs *grpc.Server, grace time.Duration) {
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		gs.Stop()
+		<-done
+	}
+}

@@ -1,0 +1,64 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/qim-dev/qim/services/internal/obs"
+)
+
+// metrics are the gateway's instruments. No label carries a user, device, message or token; the
+// opcode and error-code labels come from the contract's finite tables.
+type metrics struct {
+	connections     *prometheus.GaugeVec   // transport
+	connRejected    *prometheus.CounterVec // reason
+	auths           prometheus.Counter
+	authFailures    *prometheus.CounterVec // reason
+	framesRejected  *prometheus.CounterVec // reason
+	kicks           *prometheus.CounterVec // reason
+	heartbeatClosed prometheus.Counter
+	sendRoundTrip   prometheus.Histogram
+	sendBlocked     prometheus.Counter
+	backendDepth    *prometheus.GaugeVec   // backend
+	writerDepth     prometheus.Gauge       // backendDepth{backend="writer"}, resolved once: per-SEND path
+	requestErrors   *prometheus.CounterVec // opcode, code
+	pushes          *prometheus.CounterVec // outcome
+	pushDropped     prometheus.Counter
+	orphanOutcomes  prometheus.Counter // invariant
+}
+
+// latencyBuckets span 200 µs to 5 s; the SLO line (150 ms SEND_ACK P99) falls mid-range.
+var latencyBuckets = prometheus.ExponentialBucketsRange(0.0002, 5, 20)
+
+func newMetrics(reg *obs.Registry) *metrics {
+	m := &metrics{
+		connections: reg.GaugeVec("qim_gateway_connections",
+			"Live client connections (authenticated or not), by transport.", "transport"),
+		connRejected: reg.CounterVec("qim_gateway_connections_rejected_total",
+			"Connections closed at accept, by reason (max_conns).", "reason"),
+		auths: reg.Counter("qim_gateway_auths_total", "Successful AUTH handshakes."),
+		authFailures: reg.CounterVec("qim_gateway_auth_failures_total",
+			"Failed AUTH handshakes, by reason.", "reason"),
+		framesRejected: reg.CounterVec("qim_gateway_frames_rejected_total",
+			"Connections closed for a malformed frame, by wire error (bad_magic, bad_crc, oversize, ...).", "reason"),
+		kicks: reg.CounterVec("qim_gateway_kicks_total",
+			"KICKED frames sent, by reason (replaced, server_drain).", "reason"),
+		heartbeatClosed: reg.Counter("qim_gateway_heartbeat_timeouts_total",
+			"Connections closed because they were silent longer than the heartbeat timeout."),
+		sendRoundTrip: reg.Histogram("qim_gateway_send_round_trip_seconds",
+			"From reading a SEND frame to its SEND_ACK or ERROR handed to the socket.", latencyBuckets),
+		sendBlocked: reg.Counter("qim_gateway_send_blocked_total",
+			"Times a connection hit its SEND in-flight limit and stopped reading its socket."),
+		backendDepth: reg.GaugeVec("qim_gateway_backend_queue_depth",
+			"Requests handed to a backend and not yet answered (writer: SENDs in flight; mailbox, history: queued pulls).", "backend"),
+		requestErrors: reg.CounterVec("qim_gateway_request_errors_total",
+			"ERROR frames answered to client requests, by request opcode and contract error code.", "opcode", "code"),
+		pushes: reg.CounterVec("qim_gateway_push_targets_total",
+			"PushBatch targets by outcome: queued, offline (no live connection), queue_full (dropped), invalid.", "outcome"),
+		pushDropped: reg.Counter("qim_gateway_push_frames_dropped_total",
+			"PUSH_EVENTS frames dropped because a connection's push queue was full (recovered by PULL_MAILBOX)."),
+		orphanOutcomes: reg.Invariant("qim_gateway_send_outcome_orphaned_total",
+			"SendOutcomes from the writer whose call_id matched no SEND in flight on that stream."),
+	}
+	m.writerDepth = m.backendDepth.WithLabelValues("writer")
+	return m
+}

@@ -1,0 +1,103 @@
+package gateway
+
+// This file is the gateway's push path, and it must NEVER advance, store or even look at a
+// mailbox cursor. A push is a latency shortcut taken after the MailboxNode has durably
+// materialized the events: it may be dropped (offline, full queue, dead socket), duplicated or
+// overtaken by a pull, so it can only be safe if nothing depends on it. If a push moved a cursor,
+// a push lost after that move would skip the device past an event it never stored — a silent
+// loss that no retry could repair, because the device would no longer ask for it. Cursors
+// therefore move only through PULL_MAILBOX / MAILBOX_BATCH (cursor.go), and PUSH_EVENTS carries
+// events only; the client dedups by message_id and pulls to advance.
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/wire"
+)
+
+// pushServer serves internalv1.Push to the MailboxNode.
+type pushServer struct {
+	internalv1.UnimplementedPushServer
+	s *Service
+}
+
+// PushBatch queues one PUSH_EVENTS frame per target to each live connection of the target user.
+// It never blocks on a client: a full connection queue drops the push (counted) and the device
+// catches up by pulling. delivered counts targets queued to at least one connection.
+func (p pushServer) PushBatch(_ context.Context, req *internalv1.PushBatchRequest) (*internalv1.PushBatchResult, error) {
+	var res internalv1.PushBatchResult
+	var buf [8]*conn
+	for _, t := range req.GetTargets() {
+		outcome := p.s.pushTarget(t, buf[:0])
+		p.s.m.pushes.WithLabelValues(outcome).Inc()
+		if outcome == "queued" {
+			res.Delivered++
+		} else {
+			res.Dropped++
+		}
+	}
+	return &res, nil
+}
+
+// pushTarget routes one target and reports its outcome label.
+func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
+	tenant, err := contract.U128FromBytes(t.GetTenantId())
+	if err != nil || t.GetUserId() == 0 || len(t.GetEvents()) == 0 {
+		return "invalid"
+	}
+	conns = s.registry.appendConns(conns, userKey{tenant, contract.UserID(t.GetUserId())})
+	if len(conns) == 0 {
+		return "offline"
+	}
+	// Encoded once per target, shared read-only by every connection of the user.
+	payload, err := proto.Marshal(&qimv1.PushEvents{Events: t.GetEvents()})
+	if err != nil || len(payload) > wire.MaxPayload {
+		return "invalid"
+	}
+	queued := false
+	for _, c := range conns {
+		if c.offerPush(payload) {
+			queued = true
+		} else {
+			s.m.pushDropped.Inc()
+		}
+	}
+	if !queued {
+		return "queue_full"
+	}
+	return "queued"
+}
+
+// offerPush queues a PUSH_EVENTS payload without blocking.
+func (c *conn) offerPush(payload []byte) bool {
+	select {
+	case c.pushQ <- payload:
+		return true
+	default:
+		return false
+	}
+}
+
+// pumpPushes writes queued pushes to the socket. It starts after AUTH_OK is written, so a push
+// never reaches a client before its AUTH_OK.
+func (c *conn) pumpPushes() {
+	defer c.wg.Done()
+	for {
+		select {
+		case payload := <-c.pushQ:
+			err := c.w.Send(c.ctx, wire.Message{Opcode: contract.OpPushEvents, Payload: payload})
+			if err != nil && !errors.Is(err, wire.ErrOversize) {
+				c.interrupt()
+				return
+			}
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}

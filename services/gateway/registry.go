@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// userKey identifies a user; push routes by it (every live device of the user gets the events).
+type userKey struct {
+	tenant contract.TenantID
+	user   contract.UserID
+}
+
+// session is what the registry knows about one authenticated connection.
+type session struct {
+	key    userKey
+	device string
+	epoch  uint64 // session_epoch assigned at AUTH
+	conn   *conn
+}
+
+// errStaleSession: a newer session of the same (tenant, user, device) is already registered, so
+// this one lost a race between two concurrent logins and must not take over.
+var errStaleSession = errors.New("gateway: a newer session of this device is live")
+
+const registryShards = 64
+
+// registry is the table of live authenticated sessions on this gateway.
+//
+// Invariants: at most one session per (tenant, user, device); when two logins of one device
+// race, the one with the higher session_epoch wins regardless of which registers first, so the
+// surviving connection is always the newest login; a connection removes only its own entry.
+//
+// How: 64 shards by user, each a mutex around map[userKey][]*session (a user has a handful of
+// devices, so a slice beats a nested map). Push takes a shard's read lock to copy the user's
+// connections out, then queues to them with no lock held.
+//
+// Rejected: one global sync.Map keyed by device. Push needs all devices of a user, which a
+// device-keyed map can only answer by a scan, and a single lock would serialise every AUTH and
+// every PushBatch target on a busy gateway.
+type registry struct {
+	shards [registryShards]registryShard
+}
+
+type registryShard struct {
+	mu    sync.RWMutex
+	users map[userKey][]*session
+}
+
+func newRegistry() *registry {
+	r := &registry{}
+	for i := range r.shards {
+		r.shards[i].users = make(map[userKey][]*session)
+	}
+	return r
+}
+
+func (r *registry) shard(k userKey) *registryShard {
+	h := k.tenant.Hi ^ k.tenant.Lo ^ uint64(k.user)*0x9E3779B97F4A7C15
+	return &r.shards[h>>58]
+}
+
+// register installs s and returns the session it replaced, if any. It returns errStaleSession
+// (and changes nothing) when a session with a higher epoch already holds the device.
+func (r *registry) register(s *session) (*session, error) {
+	sh := r.shard(s.key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	list := sh.users[s.key]
+	for i, old := range list {
+		if old.device != s.device {
+			continue
+		}
+		if old.epoch > s.epoch {
+			return nil, errStaleSession
+		}
+		list[i] = s
+		return old, nil
+	}
+	sh.users[s.key] = append(list, s)
+	return nil, nil
+}
+
+// unregister removes s if it is still the registered session of its device.
+func (r *registry) unregister(s *session) {
+	sh := r.shard(s.key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	list := sh.users[s.key]
+	for i, cur := range list {
+		if cur != s {
+			continue
+		}
+		list = append(list[:i], list[i+1:]...)
+		if len(list) == 0 {
+			delete(sh.users, s.key)
+		} else {
+			sh.users[s.key] = list
+		}
+		return
+	}
+}
+
+// appendConns appends the live connections of k to dst.
+func (r *registry) appendConns(dst []*conn, k userKey) []*conn {
+	sh := r.shard(k)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	for _, s := range sh.users[k] {
+		dst = append(dst, s.conn)
+	}
+	return dst
+}

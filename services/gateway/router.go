@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/wire"
+)
+
+// requestMaxBytes bounds every uplink request except SEND, whose body may use the whole frame.
+// AUTH, PING and pull requests are a few dozen bytes; a larger one is either a bug or an attempt
+// to make the gateway buffer and forward megabytes, and is answered PAYLOAD_TOO_LARGE.
+const requestMaxBytes = contract.StreamWriteChunkBytes
+
+// readLoop reads and dispatches frames of an authenticated connection until the client leaves,
+// falls silent for longer than the heartbeat timeout, breaks the framing, or we close it.
+func (c *conn) readLoop() {
+	timeout := c.s.cfg.HeartbeatTimeout
+	for {
+		// Any frame counts as liveness, so the deadline is renewed before every read. The
+		// cancellation check after it closes the race with interrupt (see there).
+		_ = c.nc.SetReadDeadline(time.Now().Add(timeout))
+		if c.ctx.Err() != nil {
+			return
+		}
+		m, err := c.r.ReadMessage()
+		if err != nil {
+			c.readFailed(err, false)
+			return
+		}
+		if c.ctx.Err() != nil || !c.handle(m, time.Now()) {
+			return
+		}
+	}
+}
+
+// handle dispatches one request. It returns false when the connection must close.
+func (c *conn) handle(m wire.Message, received time.Time) bool {
+	if m.Opcode != contract.OpSend && len(m.Payload) > requestMaxBytes {
+		return c.sendError(m.RequestID, m.Opcode, contract.ErrCodePayloadTooLarge, "request above 64 KiB")
+	}
+	switch m.Opcode {
+	case contract.OpPing:
+		return c.onPing(m)
+	case contract.OpPong:
+		return true // the answer to a server probe: liveness only, already counted by the read
+	case contract.OpSend:
+		return c.onSend(m, received)
+	case contract.OpPullMailbox, contract.OpPullHistory:
+		return c.enqueuePull(m)
+	case contract.OpLogout:
+		return false // the close is the acknowledgement
+	case contract.OpAuth:
+		return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeInvalidArgument, "connection is already authenticated")
+	}
+	// READ_SYNC, session, group and room opcodes, downlink opcodes and unknown values: the
+	// connection stays usable, the client learns this server does not serve the request.
+	return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeUnimplemented, "opcode not served by this gateway")
+}
