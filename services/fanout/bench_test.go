@@ -3,7 +3,6 @@ package fanout
 import (
 	"testing"
 	"time"
-
 )
 
 // BenchmarkFanout measures envelopes/s through the FanoutCoordinator on the real stack: b.N
