@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"strings"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
