@@ -156,5 +156,5 @@ func (s *Store) materializeCall(m *Materialization) (call, contract.MailboxSeq, 
 		member = binary.BigEndian.AppendUint32(append(member, seqb...), uint32(e.EventType))
 		args = append(args, append(member, e.Value...))
 	}
-	return call{sc: scripts.materialize, keys: keys, args: args}, seq, nil
+	return call{Script: scripts.materialize, Keys: keys, Args: args}, seq, nil
 }

@@ -73,9 +73,9 @@ func (s *Store) Pull(ctx context.Context, q PullQuery) (PullResult, error) {
 	if q.StoreCursor {
 		store = "1"
 	}
-	c := call{sc: scripts.pull,
-		keys: []string{epochKey(shard), watermarkKey(shard), uk.index, cursorKey(shard, q.Tenant, q.User, q.Device)},
-		args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}
+	c := call{Script: scripts.pull,
+		Keys: []string{epochKey(shard), watermarkKey(shard), uk.index, cursorKey(shard, q.Tenant, q.User, q.Device)},
+		Args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}
 	cmds, err := runCalls(ctx, s.rdb, []call{c})
 	if err != nil {
 		return PullResult{}, fmt.Errorf("mailboxstore: pull on shard %d: %w", shard, err)

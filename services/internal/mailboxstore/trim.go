@@ -20,8 +20,8 @@ func (s *Store) TrimBefore(ctx context.Context, tenant contract.TenantID, user c
 	}
 	shard := s.shards.UserShard(tenant, user)
 	uk := newUserKeys(shard, tenant, user)
-	cmds, err := runCalls(ctx, s.rdb, []call{{sc: scripts.trim, keys: []string{uk.index},
-		args: []any{uk.bucket, beforeDay, cursorTTL}}})
+	cmds, err := runCalls(ctx, s.rdb, []call{{Script: scripts.trim, Keys: []string{uk.index},
+		Args: []any{uk.bucket, beforeDay, cursorTTL}}})
 	if err != nil {
 		return 0, fmt.Errorf("mailboxstore: trim on shard %d: %w", shard, err)
 	}

@@ -1,0 +1,150 @@
+// Package luascript runs the Redis Lua scripts of the stores: each script's SHA is computed once
+// per process, calls go out as EVALSHA in one pipeline per batch, and a NOSCRIPT reply (the
+// server restarted or SCRIPT FLUSH ran) loads the script and re-sends.
+//
+// EVAL of the full source per call was rejected: it ships the script on every message and makes
+// Redis hash it each time (the seed measured a third of a MailboxNode's CPU in per-call script
+// hashing). Every script run through this package must be idempotent — answer a retry with its
+// original result — because a re-send after NOSCRIPT, or a caller's retry after a transport
+// error, may run a call that already ran.
+package luascript
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Script is one Lua script with its SHA computed at construction.
+type Script struct {
+	name string
+	s    *redis.Script
+}
+
+// Name is the script's file name, for errors.
+func (s *Script) Name() string { return s.name }
+
+// MustLoad reads lua/<name> from fsys, prefixed by lua/<prelude> when prelude is non-empty, so
+// every script stays one self-contained EVALSHA. A missing file is a build defect and panics.
+func MustLoad(fsys fs.FS, prelude, name string) *Script {
+	src := mustRead(fsys, name)
+	if prelude != "" {
+		src = mustRead(fsys, prelude) + "\n" + src
+	}
+	return &Script{name: name, s: redis.NewScript(src)}
+}
+
+func mustRead(fsys fs.FS, name string) string {
+	b, err := fs.ReadFile(fsys, "lua/"+name)
+	if err != nil {
+		panic("luascript: embedded script missing: " + name)
+	}
+	return string(b)
+}
+
+// Call is one queued script invocation.
+type Call struct {
+	Script *Script
+	Keys   []string
+	Args   []any
+}
+
+// Resend says which calls a NOSCRIPT reply re-sends after loading the script.
+type Resend int
+
+const (
+	// RefusedOnly re-sends exactly the calls that got NOSCRIPT (they did not run).
+	RefusedOnly Resend = iota
+	// FromFirstRefused re-sends every call from the first refused one on, for batches whose later
+	// calls depend on earlier ones (a watermark CAS) and may have failed only because of them.
+	FromFirstRefused
+)
+
+// Run sends calls as EVALSHA in one pipeline and returns one *redis.Cmd per call. Per-call error
+// replies stay on their Cmd; a transport or context error is returned as err, and then no
+// outcome can be trusted (the server may or may not have run each script).
+func Run(ctx context.Context, rdb redis.Cmdable, calls []Call, resend Resend) ([]*redis.Cmd, error) {
+	cmds, err := pipeline(ctx, rdb, calls)
+	if err != nil {
+		return nil, err
+	}
+	retry := refused(cmds, resend)
+	if len(retry) == 0 {
+		return cmds, nil
+	}
+	again := make([]Call, len(retry))
+	loaded := map[*Script]bool{}
+	for j, i := range retry {
+		again[j] = calls[i]
+		if sc := calls[i].Script; !loaded[sc] {
+			if err := sc.s.Load(ctx, rdb).Err(); err != nil {
+				return nil, fmt.Errorf("luascript: SCRIPT LOAD %s: %w", sc.name, err)
+			}
+			loaded[sc] = true
+		}
+	}
+	second, err := pipeline(ctx, rdb, again)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range retry {
+		cmds[i] = second[j]
+	}
+	return cmds, nil
+}
+
+// refused lists the indices to re-send.
+func refused(cmds []*redis.Cmd, resend Resend) []int {
+	var out []int
+	for i, c := range cmds {
+		switch {
+		case len(out) > 0 && resend == FromFirstRefused:
+			out = append(out, i)
+		case isNoScript(c.Err()):
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Preload loads scripts into rdb so the first batch after start-up pays no NOSCRIPT round trip.
+func Preload(ctx context.Context, rdb redis.Cmdable, scripts ...*Script) error {
+	for _, sc := range scripts {
+		if err := sc.s.Load(ctx, rdb).Err(); err != nil {
+			return fmt.Errorf("luascript: SCRIPT LOAD %s: %w", sc.name, err)
+		}
+	}
+	return nil
+}
+
+func pipeline(ctx context.Context, rdb redis.Cmdable, calls []Call) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, 0, len(calls))
+	// Pipelined's own error is only the first failed command's; each command is inspected below.
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, c := range calls {
+			cmds = append(cmds, c.Script.s.EvalSha(ctx, p, c.Keys, c.Args...))
+		}
+		return nil
+	})
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && !IsReply(err) {
+			return nil, fmt.Errorf("luascript: redis pipeline of %d calls: %w", len(calls), err)
+		}
+	}
+	return cmds, nil
+}
+
+// IsReply reports an error that is a reply from Redis (an error reply or nil), as opposed to a
+// transport or context failure after which the command's outcome is unknown.
+func IsReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+func isNoScript(err error) bool {
+	return err != nil && IsReply(err) && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
