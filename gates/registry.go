@@ -23,7 +23,7 @@ func Registry() []Gate {
 		servicesGate{},
 		e2eGate{},
 		plannedGate{"perf", "180 s arrival-rate / SLO run", "loadgen issue"},
-		plannedGate{"theavy", "T-HEAVY: 5,000-conversation session list first screen", "session issue"},
+		theavyGate{},
 		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "writer/mailbox issues"},
 		plannedGate{"invariants", "always-zero counters and /healthz evidence", "delivery-chain issue"},
 		plannedGate{"orphan-audit", "every committed Outbox record has its dispatches and vice versa", "audit issue"},

@@ -7,6 +7,7 @@ import (
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/mailbox"
+	"github.com/qim-dev/qim/services/session"
 	"github.com/qim-dev/qim/services/writer"
 )
 
@@ -57,9 +58,24 @@ QIM_FANOUT_BATCH_SIZE (512), QIM_FANOUT_METRICS.`,
 				}
 				return s.Run(ctx)
 			}},
+		{"session", "Run the SessionProjection (session lists, unread, MARK_READ)",
+			`Runs the SessionProjection. Required: QIM_REDIS_ADDR (AOF, appendfsync always),
+QIM_KAFKA_BROKERS. Optional: QIM_MAILBOX_SHARD_COUNT (64), QIM_SESSION_LISTEN (127.0.0.1:7104),
+QIM_SESSION_METRICS (127.0.0.1:9104), QIM_SESSION_PAGE_SIZE, QIM_SESSION_SNAPSHOT_USERS.`,
+			func(ctx context.Context, log *slog.Logger) error {
+				cfg, err := session.FromEnv()
+				if err != nil {
+					return err
+				}
+				s, err := session.New(cfg, log)
+				if err != nil {
+					return err
+				}
+				return s.Run(ctx)
+			}},
 		{"gateway", "Run the ConnectionNode (client TCP/TLS and WebSocket listeners, push)",
-			`Runs the ConnectionNode. Required: QIM_WRITER_ADDR, QIM_MAILBOX_ADDR, QIM_REDIS_ADDR,
-QIM_TOKEN_SECRET (never logged). Optional: QIM_GATEWAY_LISTEN (127.0.0.1:7000),
+			`Runs the ConnectionNode. Required: QIM_WRITER_ADDR, QIM_MAILBOX_ADDR, QIM_SESSION_ADDR,
+QIM_REDIS_ADDR, QIM_TOKEN_SECRET (never logged). Optional: QIM_GATEWAY_LISTEN (127.0.0.1:7000),
 QIM_GATEWAY_WS_LISTEN (127.0.0.1:7080), QIM_GATEWAY_PUSH_LISTEN, QIM_GATEWAY_METRICS,
 QIM_GATEWAY_TLS_CERT/KEY.`,
 			func(ctx context.Context, log *slog.Logger) error {

@@ -27,16 +27,17 @@ const (
 	Writer  = "writer"
 	Mailbox = "mailbox"
 	Fanout  = "fanout"
+	Session = "session"
 	Gateway = "gateway"
 )
 
 // Order is the start order of a full deployment.
-var Order = []string{Writer, Mailbox, Fanout, Gateway}
+var Order = []string{Writer, Mailbox, Fanout, Session, Gateway}
 
 // Addrs are the loopback addresses the services of one Set listen on.
 type Addrs struct {
 	GatewayTCP, GatewayWS, GatewayPush string
-	Writer, Mailbox                    string
+	Writer, Mailbox, Session           string
 	Metrics                            map[string]string
 	TokenSecret                        string
 }
@@ -80,12 +81,14 @@ func New(bin string, ep stack.Endpoints, extraEnv ...string) (*Set, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
-	ports, err := freePorts(9)
+	ports, err := freePorts(11)
 	if err != nil {
 		return nil, err
 	}
 	a := Addrs{GatewayTCP: ports[0], GatewayWS: ports[1], GatewayPush: ports[2], Writer: ports[3], Mailbox: ports[4],
-		Metrics:     map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8]},
+		Session: ports[9],
+		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
+			Session: ports[10]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
 	return &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv}, nil
 }
@@ -118,11 +121,13 @@ func (s *Set) Env(name string) []string {
 		fmt.Sprintf("QIM_MAILBOX_SHARD_COUNT=%d", s.ep.DispatchShards),
 		"QIM_WRITER_LISTEN=" + a.Writer, "QIM_WRITER_ADDR=" + a.Writer,
 		"QIM_MAILBOX_LISTEN=" + a.Mailbox, "QIM_MAILBOX_ADDR=" + a.Mailbox,
+		"QIM_SESSION_LISTEN=" + a.Session, "QIM_SESSION_ADDR=" + a.Session,
 		"QIM_GATEWAY_LISTEN=" + a.GatewayTCP, "QIM_GATEWAY_WS_LISTEN=" + a.GatewayWS,
 		"QIM_GATEWAY_PUSH_LISTEN=" + a.GatewayPush, "QIM_GATEWAY_PUSH_ADDR=" + a.GatewayPush,
 		"QIM_TOKEN_SECRET=" + a.TokenSecret,
 		"QIM_WRITER_METRICS=" + a.Metrics[Writer], "QIM_MAILBOX_METRICS=" + a.Metrics[Mailbox],
 		"QIM_FANOUT_METRICS=" + a.Metrics[Fanout], "QIM_GATEWAY_METRICS=" + a.Metrics[Gateway],
+		"QIM_SESSION_METRICS=" + a.Metrics[Session],
 	}
 	return append(env, s.extra...)
 }
@@ -234,6 +239,20 @@ func (s *Set) Running(name string) bool {
 	default:
 		return true
 	}
+}
+
+// Pid returns the process id of a running service, or 0 when it is not running (loadgen reads
+// its CPU time from /proc/<pid>/stat).
+func (s *Set) Pid(name string) int {
+	if !s.Running(name) {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.procs[name]; p != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
 }
 
 // LogTail returns the last n lines of a service's log.

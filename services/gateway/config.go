@@ -40,6 +40,9 @@ type Config struct {
 	WriterAddr string
 	// MailboxAddr (QIM_MAILBOX_ADDR) is the MailboxNode's gRPC address. Required, loopback.
 	MailboxAddr string
+	// SessionAddr (QIM_SESSION_ADDR) is the SessionProjection's gRPC address (PULL_SESSION_LIST,
+	// MARK_READ). Required, loopback.
+	SessionAddr string
 	// RedisAddr (QIM_REDIS_ADDR) is the core Redis holding session_epoch counters. Required.
 	RedisAddr string
 	// AllowRelaxedRedis (QIM_DEV_ALLOW_RELAXED_REDIS=1) accepts appendfsync everysec on a
@@ -61,8 +64,9 @@ type Config struct {
 	// descriptor and a goroutine until then.
 	AuthTimeout time.Duration
 	// BackendTimeout (QIM_GATEWAY_BACKEND_TIMEOUT_MS) bounds one unary backend call (HasOffline,
-	// PullMailbox, PullHistory) and a backend connection attempt. Default 5 s, below
-	// contract.UnavailableDetectMax so a client learns of an outage within the contract's 7 s.
+	// PullMailbox, PullHistory, PullSessionList, MarkRead) and a backend connection attempt.
+	// Default 5 s, below contract.UnavailableDetectMax so a client learns of an outage within the
+	// contract's 7 s.
 	BackendTimeout time.Duration
 	// WriteTimeout (QIM_GATEWAY_WRITE_TIMEOUT_MS) is how long one socket write may block. Default
 	// 10 s. A client that stops reading for longer is closed rather than allowed to pin buffers.
@@ -76,8 +80,9 @@ type Config struct {
 	// connection. Default 64. A full queue drops the push (counted); the client recovers it
 	// with PULL_MAILBOX, so depth only trades memory against pull round trips for slow readers.
 	PushQueueDepth int
-	// PullQueueDepth (QIM_GATEWAY_PULL_QUEUE) bounds PULL_MAILBOX/PULL_HISTORY requests waiting
-	// per connection; at the limit the socket is not read. Default 8 (SDKs single-flight pulls).
+	// PullQueueDepth (QIM_GATEWAY_PULL_QUEUE) bounds PULL_MAILBOX, PULL_HISTORY,
+	// PULL_SESSION_LIST and MARK_READ requests waiting per connection; at the limit the socket is
+	// not read. Default 8 (SDKs single-flight pulls).
 	PullQueueDepth int
 	// MaxConns (QIM_GATEWAY_MAX_CONNS) caps live client connections; more are closed at accept
 	// (counted). Default 100,000. Each connection costs a few goroutines and ~40 KiB of buffers.
@@ -90,7 +95,8 @@ var ErrConfig = errors.New("gateway: invalid config")
 // Validate rejects bad values and fills the documented defaults.
 func (c *Config) Validate() error {
 	for _, r := range []struct{ name, val string }{
-		{"QIM_WRITER_ADDR", c.WriterAddr}, {"QIM_MAILBOX_ADDR", c.MailboxAddr}, {"QIM_REDIS_ADDR", c.RedisAddr},
+		{"QIM_WRITER_ADDR", c.WriterAddr}, {"QIM_MAILBOX_ADDR", c.MailboxAddr}, {"QIM_SESSION_ADDR", c.SessionAddr},
+		{"QIM_REDIS_ADDR", c.RedisAddr},
 	} {
 		if r.val == "" {
 			return fmt.Errorf("%w: %s is required", ErrConfig, r.name)
@@ -106,13 +112,14 @@ func (c *Config) Validate() error {
 	setDefault(&c.WSListenAddr, "127.0.0.1:7080")
 	setDefault(&c.PushListenAddr, "127.0.0.1:7103")
 	setDefault(&c.MetricsAddr, "127.0.0.1:9100")
-	for _, a := range []string{c.ListenAddr, c.WSListenAddr, c.PushListenAddr, c.MetricsAddr, c.WriterAddr, c.MailboxAddr, c.RedisAddr} {
+	for _, a := range []string{c.ListenAddr, c.WSListenAddr, c.PushListenAddr, c.MetricsAddr, c.WriterAddr, c.MailboxAddr,
+		c.SessionAddr, c.RedisAddr} {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return fmt.Errorf("%w: address %q: %v", ErrConfig, a, err)
 		}
 	}
 	// Internal RPC is plaintext until mTLS lands; refuse to expose it beyond loopback.
-	for _, a := range []string{c.PushListenAddr, c.WriterAddr, c.MailboxAddr} {
+	for _, a := range []string{c.PushListenAddr, c.WriterAddr, c.MailboxAddr, c.SessionAddr} {
 		if !isLoopback(a) {
 			return fmt.Errorf("%w: internal gRPC address %q is not loopback; internal RPC has no mTLS yet", ErrConfig, a)
 		}
@@ -198,8 +205,8 @@ func FromEnv() (Config, error) {
 		TLSCertFile: os.Getenv("QIM_GATEWAY_TLS_CERT"), TLSKeyFile: os.Getenv("QIM_GATEWAY_TLS_KEY"),
 		PushListenAddr: os.Getenv("QIM_GATEWAY_PUSH_LISTEN"), MetricsAddr: os.Getenv("QIM_GATEWAY_METRICS"),
 		WriterAddr: os.Getenv("QIM_WRITER_ADDR"), MailboxAddr: os.Getenv("QIM_MAILBOX_ADDR"),
-		RedisAddr: os.Getenv("QIM_REDIS_ADDR"), TokenSecret: Secret(os.Getenv("QIM_TOKEN_SECRET")),
-		AllowRelaxedRedis: os.Getenv("QIM_DEV_ALLOW_RELAXED_REDIS") == "1",
+		SessionAddr: os.Getenv("QIM_SESSION_ADDR"), RedisAddr: os.Getenv("QIM_REDIS_ADDR"),
+		TokenSecret: Secret(os.Getenv("QIM_TOKEN_SECRET")), AllowRelaxedRedis: os.Getenv("QIM_DEV_ALLOW_RELAXED_REDIS") == "1",
 	}
 	if v := os.Getenv("QIM_GATEWAY_WS_ORIGINS"); v != "" {
 		for _, o := range strings.Split(v, ",") {

@@ -18,7 +18,8 @@ import (
 	"github.com/qim-dev/qim/wire"
 )
 
-// pullJob is a PULL_MAILBOX or PULL_HISTORY waiting for the connection's pull worker.
+// pullJob is a PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST or MARK_READ waiting for the
+// connection's pull worker.
 type pullJob struct {
 	op        contract.Opcode
 	requestID uint32
@@ -26,8 +27,11 @@ type pullJob struct {
 }
 
 func backendOf(op contract.Opcode) string {
-	if op == contract.OpPullHistory {
+	switch op {
+	case contract.OpPullHistory:
 		return "history"
+	case contract.OpPullSessionList, contract.OpMarkRead:
+		return "session"
 	}
 	return "mailbox"
 }
@@ -84,8 +88,13 @@ func (c *conn) drainPulls() {
 func (c *conn) pull(j pullJob) bool {
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.BackendTimeout)
 	defer cancel()
-	if j.op == contract.OpPullHistory {
+	switch j.op {
+	case contract.OpPullHistory:
 		return c.pullHistory(ctx, j)
+	case contract.OpPullSessionList:
+		return c.pullSessionList(ctx, j)
+	case contract.OpMarkRead:
+		return c.markRead(ctx, j)
 	}
 	return c.pullMailbox(ctx, j)
 }

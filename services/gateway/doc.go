@@ -1,8 +1,8 @@
 // Package gateway is the ConnectionNode: it terminates client connections (TCP, TLS 1.3 on the
 // same port when a certificate is configured, and WebSocket binary messages carrying the same
 // frames), authenticates them, keeps them alive, and routes their requests to the
-// ConversationWriter and the MailboxNode over gRPC. It also serves the Push endpoint the
-// MailboxNode calls to put freshly materialized events onto live connections.
+// ConversationWriter, the MailboxNode and the SessionProjection over gRPC. It also serves the
+// Push endpoint the MailboxNode calls to put freshly materialized events onto live connections.
 //
 // It owns, per connection: the AUTH handshake (dev token, session_epoch, has_offline_data), the
 // heartbeat, the eviction of a replaced login (KICKED{REPLACED}), the bounded in-flight window of
@@ -11,9 +11,9 @@
 // of live sessions keyed by (tenant, user, device).
 //
 // It must never:
-//   - re-serialise a client's uplink message: SEND, PULL_MAILBOX and PULL_HISTORY payloads are
-//     forwarded byte for byte, so fields added by newer SDKs survive (the gateway only peeks at
-//     the fields it must validate);
+//   - re-serialise a client's uplink message: SEND, PULL_MAILBOX, PULL_HISTORY,
+//     PULL_SESSION_LIST and MARK_READ payloads are forwarded byte for byte, so fields added by
+//     newer SDKs survive (the gateway only peeks at the fields it must validate);
 //   - advance or invent a mailbox cursor: PULL_MAILBOX is the only cursor path and the MailboxNode
 //     owns it; PUSH_EVENTS is best effort and never moves a cursor (push.go, cursor.go);
 //   - answer SEND_ACK itself or report a SEND as failed when its outcome is unknown: a lost writer

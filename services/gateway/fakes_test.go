@@ -16,7 +16,8 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
-// The fakes implement the generated server interfaces of the writer and the mailbox. They stand
+// The fakes implement the generated server interfaces of the writer, the mailbox and the session
+// service. They stand
 // in for services (which the gateway talks to over gRPC), never for Redis or Kafka: the
 // gateway's own store, the session_epoch Redis, is the real one from itest.
 
@@ -144,6 +145,31 @@ func (f *fakeMailbox) PullMailbox(_ context.Context, in *internalv1.Authenticate
 		return f.pull(in), nil
 	}
 	return &internalv1.PullMailboxOutcome{Batch: &qimv1.MailboxBatch{}}, nil
+}
+
+// fakeSession answers PullSessionList and MarkRead from functions (default: an empty batch / an
+// ack echoing the request).
+type fakeSession struct {
+	internalv1.UnimplementedSessionServer
+	list func(*internalv1.AuthenticatedPullSessionList) *internalv1.PullSessionListOutcome
+	mark func(*internalv1.AuthenticatedMarkRead) *internalv1.MarkReadOutcome
+}
+
+func (f *fakeSession) PullSessionList(_ context.Context, in *internalv1.AuthenticatedPullSessionList) (*internalv1.PullSessionListOutcome, error) {
+	if f.list != nil {
+		return f.list(in), nil
+	}
+	return &internalv1.PullSessionListOutcome{Batch: &qimv1.SessionListBatch{}}, nil
+}
+
+func (f *fakeSession) MarkRead(_ context.Context, in *internalv1.AuthenticatedMarkRead) (*internalv1.MarkReadOutcome, error) {
+	if f.mark != nil {
+		return f.mark(in), nil
+	}
+	var req qimv1.MarkRead
+	_ = proto.Unmarshal(in.GetMarkRead(), &req)
+	return &internalv1.MarkReadOutcome{Ack: &qimv1.MarkReadAck{ConversationId: req.GetConversationId(),
+		ReadConversationSeq: req.GetReadConversationSeq()}}, nil
 }
 
 // serveGRPC starts a gRPC server with register on a loopback port and returns its address.

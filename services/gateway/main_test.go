@@ -23,20 +23,22 @@ func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
 
 const testSecret = "gateway-test-secret-0123456789"
 
-// harness is a gateway under test: real core Redis (session_epoch), fake writer and mailbox
-// behind real gRPC.
+// harness is a gateway under test: real core Redis (session_epoch), fake writer, mailbox and
+// session service behind real gRPC.
 type harness struct {
 	t       testing.TB
 	svc     *Service
 	addrs   Addrs
 	writer  *fakeWriter
 	mailbox *fakeMailbox
+	session *fakeSession
 	stop    func() error
 }
 
 type harnessOpts struct {
 	writer  *fakeWriter
 	mailbox *fakeMailbox
+	session *fakeSession
 	mutate  func(*Config)
 }
 
@@ -49,10 +51,15 @@ func startGateway(t testing.TB, o harnessOpts) *harness {
 	if o.mailbox == nil {
 		o.mailbox = &fakeMailbox{}
 	}
+	if o.session == nil {
+		o.session = &fakeSession{}
+	}
 	writerAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterWriterServer(gs, o.writer) })
 	mailboxAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterMailboxServer(gs, o.mailbox) })
+	sessionAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterSessionServer(gs, o.session) })
 	cfg := Config{ListenAddr: "127.0.0.1:0", WSListenAddr: "127.0.0.1:0", PushListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		WriterAddr: writerAddr, MailboxAddr: mailboxAddr, RedisAddr: ep.RedisCore, TokenSecret: Secret(testSecret)}
+		WriterAddr: writerAddr, MailboxAddr: mailboxAddr, SessionAddr: sessionAddr, RedisAddr: ep.RedisCore,
+		TokenSecret: Secret(testSecret)}
 	if o.mutate != nil {
 		o.mutate(&cfg)
 	}
@@ -72,7 +79,7 @@ func startGateway(t testing.TB, o harnessOpts) *harness {
 		cancel()
 		t.Fatal("gateway did not start within 30 s")
 	}
-	h := &harness{t: t, svc: svc, addrs: svc.Addrs(), writer: o.writer, mailbox: o.mailbox}
+	h := &harness{t: t, svc: svc, addrs: svc.Addrs(), writer: o.writer, mailbox: o.mailbox, session: o.session}
 	stopped := false
 	h.stop = func() error {
 		if stopped {

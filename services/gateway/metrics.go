@@ -49,7 +49,7 @@ func newMetrics(reg *obs.Registry) *metrics {
 		sendBlocked: reg.Counter("qim_gateway_send_blocked_total",
 			"Times a connection hit its SEND in-flight limit and stopped reading its socket."),
 		backendDepth: reg.GaugeVec("qim_gateway_backend_queue_depth",
-			"Requests handed to a backend and not yet answered (writer: SENDs in flight; mailbox, history: queued pulls).", "backend"),
+			"Requests handed to a backend and not yet answered (writer: SENDs in flight; mailbox, history, session: queued requests).", "backend"),
 		requestErrors: reg.CounterVec("qim_gateway_request_errors_total",
 			"ERROR frames answered to client requests, by request opcode and contract error code.", "opcode", "code"),
 		pushes: reg.CounterVec("qim_gateway_push_targets_total",

@@ -31,13 +31,13 @@ type Addrs struct {
 // Invariants: every connection is admitted under mu and counted in connWG before its goroutine
 // starts, and none is admitted once closing is set, so drain's Wait sees every connection; the
 // number of live connections never exceeds MaxConns; Ready is closed only after every listener is
-// bound, and /healthz is green only while Redis and both backend channels are really reachable.
+// bound, and /healthz is green only while Redis and every backend channel are really reachable.
 //
 // How: Run checks Redis (reachable and durable), dials the backends, binds TCP (optionally TLS),
 // WebSocket, Push gRPC and the obs server, then runs the accept loops in an errgroup; when ctx
 // ends, drain stops the listeners, kicks every connection with SERVER_DRAIN and waits, bounded.
 //
-// Rejected: starting the client listeners only once both backends answer. A gateway that starts
+// Rejected: starting the client listeners only once the backends answer. A gateway that starts
 // first in an all-in-one process would then depend on start order; instead it starts, /healthz
 // stays 503 until the backends are up, and requests in between get UNAVAILABLE, never a guess.
 type Service struct {
@@ -51,8 +51,10 @@ type Service struct {
 	rdb       *redis.Client
 	writerCC  *grpc.ClientConn
 	mailboxCC *grpc.ClientConn
+	sessionCC *grpc.ClientConn
 	writer    internalv1.WriterClient
 	mailbox   internalv1.MailboxClient
+	session   internalv1.SessionClient
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -158,18 +160,26 @@ func (s *Service) connect(ctx context.Context) error {
 		_ = s.writerCC.Close()
 		return err
 	}
+	if s.sessionCC, err = dialBackend(s.cfg.SessionAddr, to); err != nil {
+		_ = s.rdb.Close()
+		_ = s.writerCC.Close()
+		_ = s.mailboxCC.Close()
+		return err
+	}
 	s.writer = internalv1.NewWriterClient(s.writerCC)
 	s.mailbox = internalv1.NewMailboxClient(s.mailboxCC)
+	s.session = internalv1.NewSessionClient(s.sessionCC)
 	return nil
 }
 
 func (s *Service) disconnect() {
 	_ = s.writerCC.Close()
 	_ = s.mailboxCC.Close()
+	_ = s.sessionCC.Close()
 	_ = s.rdb.Close()
 }
 
-// readiness is /healthz: the session_epoch Redis answers and both backends hold a READY
+// readiness is /healthz: the session_epoch Redis answers and every backend holds a READY
 // channel. A gateway that cannot authenticate or forward must leave the load balancer's rotation.
 func (s *Service) readiness(ctx context.Context) error {
 	s.mu.Lock()
@@ -186,7 +196,10 @@ func (s *Service) readiness(ctx context.Context) error {
 	if err := waitBackendReady(ctx, "writer", s.writerCC); err != nil {
 		return err
 	}
-	return waitBackendReady(ctx, "mailbox", s.mailboxCC)
+	if err := waitBackendReady(ctx, "mailbox", s.mailboxCC); err != nil {
+		return err
+	}
+	return waitBackendReady(ctx, "session", s.sessionCC)
 }
 
 // admitConn registers a new client connection, or closes it when the gateway is draining or

@@ -13,7 +13,7 @@ import (
 )
 
 func validConfig() Config {
-	return Config{WriterAddr: "127.0.0.1:7101", MailboxAddr: "127.0.0.1:7102", RedisAddr: "127.0.0.1:6379",
+	return Config{WriterAddr: "127.0.0.1:7101", MailboxAddr: "127.0.0.1:7102", SessionAddr: "127.0.0.1:7104", RedisAddr: "127.0.0.1:6379",
 		TokenSecret: Secret("unit-test-secret-0123456789")}
 }
 
@@ -33,6 +33,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"no writer", func(c *Config) { c.WriterAddr = "" }},
 		{"no mailbox", func(c *Config) { c.MailboxAddr = "" }},
+		{"no session", func(c *Config) { c.SessionAddr = "" }},
+		{"session not loopback", func(c *Config) { c.SessionAddr = "10.0.0.1:7104" }},
 		{"no redis", func(c *Config) { c.RedisAddr = "" }},
 		{"short secret", func(c *Config) { c.TokenSecret = Secret("fifteen-bytes..") }},
 		{"cert without key", func(c *Config) { c.TLSCertFile = "c.pem" }},
@@ -58,6 +60,7 @@ func TestConfigValidate(t *testing.T) {
 func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_WRITER_ADDR", "127.0.0.1:1")
 	t.Setenv("QIM_MAILBOX_ADDR", "localhost:2")
+	t.Setenv("QIM_SESSION_ADDR", "localhost:4")
 	t.Setenv("QIM_REDIS_ADDR", "127.0.0.1:3")
 	t.Setenv("QIM_TOKEN_SECRET", "env-secret-0123456789")
 	t.Setenv("QIM_HEARTBEAT_MS", "30000")

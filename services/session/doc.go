@@ -1,0 +1,35 @@
+// Package session is the SessionProjection: it keeps every user's session list (the set of
+// conversations the user takes part in, ordered by last activity) and the user-level read
+// watermarks, and serves PULL_SESSION_LIST and MARK_READ to the gateway.
+//
+// It owns:
+//   - its own static consumer of qim.dispatch (every partition, no consumer group) and one
+//     checkpoint per partition in the core Redis, bound to the Kafka cluster id, the topic id
+//     (KIP-516) and the partition count, advanced by compare-and-set in the same script that
+//     writes every recipient of the record (projector.go, binding.go);
+//   - the per-user conversation set `qim:sess:list:<tenant>:<user>`, updated with ZADD GT so
+//     arrival order never moves a conversation back (store.go);
+//   - the per-user read watermark `qim:read:<tenant>:<user>` (conversation → read seq, shared by
+//     all the user's devices), which only moves forward; the sender's own copy of a message moves
+//     it to that message ("sending marks it read");
+//   - the in-process snapshot of each recently active user's list with dirty markers, so a heavy
+//     user's list is not rebuilt per message (snapshot.go);
+//   - the session-list row: the head (the latest canonical MessageRecord, read from the writer's
+//     hot history, never a second copy) and the unread count by definition (unread.go).
+//
+// It must never:
+//   - advance a checkpoint past a record whose recipients are not all written, skip a record, or
+//     start from a position it cannot justify (a recreated topic, another cluster, another
+//     partition count, an offset outside the log): it stops and says why;
+//   - compute unread as latest − read (conversation_seq has holes and a user's own messages
+//     advance it too) or count the user's own messages, CONTROL messages or recalled/deleted ones;
+//   - return a partial page: a missing or corrupt history record, or a failed snapshot refresh,
+//     fails the whole request;
+//   - move a read watermark backwards, or write history (the writer owns it);
+//   - log message bodies, keys or tokens.
+//
+// Phase-one limits: one session instance serves every user (snapshots and dirty markers are
+// process-local; several instances need sticky routing by user); a MARK_READ is not pushed to the
+// user's other devices as SESSION_DELTA (they see it on their next PULL_SESSION_LIST); group
+// membership intervals do not yet hide rows or heads (groups are not served by the writer yet).
+package session

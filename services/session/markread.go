@@ -1,0 +1,82 @@
+package session
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+)
+
+// markRead serves MARK_READ: the user-level watermark becomes max(stored, min(requested,
+// latest)), the user's snapshot gets a dirty marker (so the next first page re-reads the row),
+// and the answer carries the absolute stored watermark and the unread count after it.
+//
+// The other devices of the user are not pushed a SESSION_DELTA (phase one has no gateway push
+// for it): they learn the watermark from their next PULL_SESSION_LIST; the value is per user, so
+// every device reads the same one.
+func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMarkRead) (*qimv1.MarkReadAck, error) {
+	k, err := identityOf(in.GetTenantId(), in.GetUserId())
+	if err != nil {
+		return nil, err
+	}
+	var req qimv1.MarkRead
+	if err := proto.Unmarshal(in.GetMarkRead(), &req); err != nil {
+		return nil, reqErr(contract.ErrCodeInvalidArgument, "malformed MarkRead: %v", err)
+	}
+	conv, err := contract.ParseConversationID(req.GetConversationId())
+	if err != nil {
+		return nil, reqErr(contract.ErrCodeInvalidArgument, "%v", err)
+	}
+	want, err := contract.NewConversationSeq(req.GetReadConversationSeq())
+	if err != nil {
+		return nil, reqErr(contract.ErrCodeInvalidArgument, "%v", err)
+	}
+	latest, err := s.authorize(ctx, k, conv)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := s.st.markRead(ctx, k, conv, min(uint64(want), latest))
+	if err != nil {
+		return nil, err
+	}
+	s.cache.mark(k, conv)
+	ws, err := s.src.windows(ctx, k, []contract.ConversationID{conv}, []uint64{stored})
+	if err != nil {
+		return nil, err
+	}
+	unread, exact := countUnread(ws[0])
+	return &qimv1.MarkReadAck{ConversationId: req.GetConversationId(), ReadConversationSeq: stored,
+		UnreadCount: unread, UnreadExact: exact}, nil
+}
+
+// authorize admits a conversation in the user's list, or a direct conversation whose newest
+// record names the user (the projection may lag the message the client read). It returns the
+// conversation's seq counter, the clamp of the watermark.
+func (s *Service) authorize(ctx context.Context, k userKey, conv contract.ConversationID) (uint64, error) {
+	in, err := s.st.inList(ctx, k, conv)
+	if err != nil {
+		return 0, err
+	}
+	latest, err := s.src.hist.LatestSeqs(ctx, k.tenant, []contract.ConversationID{conv})
+	if err != nil {
+		return 0, err
+	}
+	if in {
+		return latest[0], nil
+	}
+	if conv.Kind() == contract.KindDirect {
+		ws, err := s.src.windows(ctx, k, []contract.ConversationID{conv}, latest)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range ws[0].recs[:min(1, len(ws[0].recs))] {
+			if contract.UserID(r.GetSenderUserId()) == k.user || contract.UserID(r.GetDirectPeerUserId()) == k.user {
+				return latest[0], nil
+			}
+		}
+	}
+	return 0, reqErr(contract.ErrCodeNotMember, "not a participant of this conversation")
+}

@@ -1,0 +1,133 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/commitlog"
+)
+
+// logConsumer is what the projector needs of commitlog.PartitionConsumer.
+type logConsumer interface {
+	Poll(ctx context.Context, max int) ([]commitlog.Record, error)
+}
+
+// projector applies the dispatch log to the session lists.
+//
+// Invariants: records of a partition are applied in log order, each in one script that writes
+// every recipient and moves the partition's checkpoint from the value this process left it at
+// to offset + 1 — so a checkpoint never passes a record with a recipient missing, and a second
+// process projecting the same partition is fenced (QIMFENCED) instead of interleaving; any
+// record that cannot be applied (bad record, fencing, Redis error) stops the projector, and the
+// restart resumes from the checkpoints, which the scripts make safe (ZADD GT and max() are
+// idempotent, a retry of an applied record is answered "already applied"). Dirty markers are
+// set only after the script returned, so a snapshot that read Redis after a marker covers it.
+//
+// How: one PartitionConsumer statically assigned every partition; each poll (up to PollMax
+// records) becomes one Redis pipeline of one EVALSHA per record, in poll order (which keeps each
+// partition's order).
+//
+// Rejected: a FIFO and a worker per partition as in the MailboxNode. A record here costs one
+// small script with no push behind it, so one pipeline per poll keeps up with the log without 64
+// goroutines; and a consumer group (rebalances would hand a partition to another process
+// mid-batch, and positions belong next to the lists they describe).
+type projector struct {
+	c       logConsumer
+	st      *store
+	topicID string
+	pollMax int
+	prev    []string // checkpoint value this process left per partition ("" = none); run only
+	next    []int64  // next offset per partition; run only
+	target  []int64  // log end seen at start-up
+	caught  atomic.Bool
+	mark    func(userKey, contract.ConversationID)
+	m       *metrics
+	log     *slog.Logger
+}
+
+// run polls and applies until ctx ends (nil) or the projection must stop (an error naming the
+// partition and offset).
+func (p *projector) run(ctx context.Context) error {
+	p.checkCaughtUp()
+	for ctx.Err() == nil {
+		recs, perr := p.c.Poll(ctx, p.pollMax)
+		if ctx.Err() != nil {
+			return nil //nolint:nilerr // shutdown; unapplied records replay from the checkpoints
+		}
+		if len(recs) > 0 {
+			if err := p.apply(ctx, recs); err != nil {
+				if ctx.Err() != nil {
+					return nil //nolint:nilerr // cancelled mid-pipeline; checkpoints say where to resume
+				}
+				p.log.Error("session: projection stopped", "err", err)
+				return err
+			}
+		}
+		if perr != nil {
+			return fmt.Errorf("session: dispatch log: %w", perr)
+		}
+		p.checkCaughtUp()
+	}
+	return nil
+}
+
+func (p *projector) checkCaughtUp() {
+	if p.caught.Load() {
+		return
+	}
+	for i, t := range p.target {
+		if p.next[i] < t {
+			return
+		}
+	}
+	p.caught.Store(true)
+}
+
+// apply validates every record of a poll, then writes them in one pipeline.
+func (p *projector) apply(ctx context.Context, recs []commitlog.Record) error {
+	calls := make([]applyCall, 0, len(recs))
+	for _, r := range recs {
+		if r.Partition < 0 || int(r.Partition) >= len(p.prev) {
+			return &RecordError{Partition: r.Partition, Offset: r.Offset, Err: fmt.Errorf("%w: partition not consumed", ErrBadDispatch)}
+		}
+		pr, err := decodeDispatch(r)
+		if err != nil {
+			p.m.rejected.Inc()
+			return &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}
+		}
+		c := applyCall{part: r.Partition, offset: r.Offset, prev: p.prev[r.Partition],
+			next: strconv.FormatInt(r.Offset+1, 10), score: pr.activity.TimeMs(), conv: pr.conv, seq: pr.seq}
+		for _, u := range pr.recipients {
+			k := userKey{tenant: pr.tenant, user: contract.UserID(u)}
+			c.lists = append(c.lists, listKey(k))
+			c.touching = append(c.touching, k)
+			if k.user == pr.sender {
+				c.readKey = readKey(k) // sending a message marks the conversation read for the sender
+			}
+		}
+		p.prev[r.Partition] = c.next // the partition's next record expects this value
+		calls = append(calls, c)
+	}
+	start := time.Now()
+	n, err := p.st.apply(ctx, p.topicID, calls)
+	p.m.applyLatency.Observe(float64(time.Since(start).Microseconds()))
+	p.m.batch.Observe(float64(len(calls)))
+	p.m.applied.Add(float64(n))
+	for _, c := range calls[:n] {
+		for _, k := range c.touching {
+			p.mark(k, c.conv)
+		}
+		p.next[c.part] = c.offset + 1
+	}
+	var fe *FencedError
+	if errors.As(err, &fe) {
+		p.m.fenced.Inc()
+	}
+	return err
+}

@@ -1,0 +1,58 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+)
+
+// grpcServer adapts the Service to the generated Session service. Every outcome is either a
+// complete answer or an error code from the contract table; a Go error is returned to gRPC only
+// when the service is gone, so the gateway can tell "refused" from "unreachable".
+type grpcServer struct {
+	internalv1.UnimplementedSessionServer
+	s *Service
+}
+
+func (g grpcServer) PullSessionList(ctx context.Context, in *internalv1.AuthenticatedPullSessionList) (*internalv1.PullSessionListOutcome, error) {
+	start := time.Now()
+	b, err := g.s.pullSessionList(ctx, in)
+	if code, msg := g.s.outcome("pull_session_list", start, err); code != contract.ErrCodeUnspecified {
+		return &internalv1.PullSessionListOutcome{ErrorCode: uint32(code), ErrorMessage: msg}, nil
+	}
+	return &internalv1.PullSessionListOutcome{Batch: b}, nil
+}
+
+func (g grpcServer) MarkRead(ctx context.Context, in *internalv1.AuthenticatedMarkRead) (*internalv1.MarkReadOutcome, error) {
+	start := time.Now()
+	ack, err := g.s.markRead(ctx, in)
+	if code, msg := g.s.outcome("mark_read", start, err); code != contract.ErrCodeUnspecified {
+		return &internalv1.MarkReadOutcome{ErrorCode: uint32(code), ErrorMessage: msg}, nil
+	}
+	return &internalv1.MarkReadOutcome{Ack: ack}, nil
+}
+
+// outcome counts a request and turns its error into a client code and message. A refusal keeps
+// its message; other failures are logged here and answered with a generic message, so storage
+// details never reach a client.
+func (s *Service) outcome(op string, start time.Time, err error) (contract.ErrorCode, string) {
+	s.m.latency.WithLabelValues(op).Observe(float64(time.Since(start).Microseconds()))
+	if err == nil {
+		s.m.requests.WithLabelValues(op, contract.ErrCodeUnspecified.String()).Inc()
+		return contract.ErrCodeUnspecified, ""
+	}
+	code := CodeOf(err)
+	s.m.requests.WithLabelValues(op, code.String()).Inc()
+	var re *RequestError
+	if errors.As(err, &re) {
+		return code, re.Msg
+	}
+	s.log.Warn("session: request failed", "op", op, "code", code.String(), "err", err)
+	if code == contract.ErrCodeInternal {
+		return code, "session state unreadable (reported); the page was refused rather than shown incomplete"
+	}
+	return code, "session service dependency unavailable; retry"
+}

@@ -1,0 +1,94 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/msgstore"
+)
+
+// start performs the fail-closed start-up checks in order and builds the pipeline: core Redis
+// fitness, the topic's live identity, the checkpoint binding, each partition's checkpoint against
+// its log, then one consumer from the checkpoints.
+func (s *Service) start(ctx context.Context) error {
+	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 2})
+	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
+		return fmt.Errorf("session: refusing to start: %w", err)
+	}
+	if err := loadScripts(ctx, s.rdb); err != nil {
+		return err
+	}
+	s.st = newStore(s.rdb, s.cfg.Topic, s.cfg.ShardCount)
+	live, err := describeTopic(ctx, s.cfg.KafkaBrokers, s.cfg.Topic)
+	if err != nil {
+		return fmt.Errorf("session: refusing to start: %w", err)
+	}
+	if err := checkLive(s.cfg.Topic, live, s.cfg.ShardCount); err != nil {
+		return err
+	}
+	stored, fresh, err := s.st.bind(ctx, live)
+	if err != nil {
+		return fmt.Errorf("session: bind checkpoints: %w", err)
+	}
+	if err := compareBinding(s.cfg.Topic, stored, live); err != nil {
+		return err
+	}
+	cps, err := s.st.checkpoints(ctx)
+	if err != nil {
+		return err
+	}
+	bounds, err := s.bounds(ctx)
+	if err != nil {
+		return err
+	}
+	starts, err := startOffsets(cps, bounds)
+	if err != nil {
+		return fmt.Errorf("session: refusing to start: %w", err)
+	}
+	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.Topic, starts,
+		commitlog.WithClientID("qim-session"))
+	if err != nil {
+		return fmt.Errorf("session: dispatch consumer: %w", err)
+	}
+	s.build(live.topicID, cps, starts, bounds)
+	s.log.Info("session: checkpoints bound", "topic", s.cfg.Topic, "topic_id", live.topicID, "cluster", live.cluster,
+		"partitions", live.partitions, "fresh_binding", fresh)
+	return nil
+}
+
+func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error) {
+	adm, err := commitlog.NewAdmin(s.cfg.KafkaBrokers)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	defer adm.Close()
+	b, err := adm.Watermarks(ctx, s.cfg.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("session: refusing to start: %w", err)
+	}
+	return b, nil
+}
+
+// build wires the projector and the read side.
+func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bounds map[int32]commitlog.Bounds) {
+	n := len(cps)
+	p := &projector{c: s.consumer, st: s.st, topicID: topicID, pollMax: s.cfg.PollMax,
+		prev: make([]string, n), next: make([]int64, n), target: make([]int64, n), m: s.m, log: s.log}
+	for i, cp := range cps {
+		if cp >= 0 {
+			p.prev[i] = strconv.FormatInt(cp, 10)
+		}
+		p.next[i] = starts[int32(i)]
+		p.target[i] = bounds[int32(i)].High
+	}
+	s.src = redisSource{st: s.st, hist: msgstore.New(s.rdb), headBodyMax: s.cfg.HeadBodyMax}
+	s.cache = newCache(s.src, s.cfg.SnapshotUsers, s.m.rebuilt, s.m.refreshed, s.m.evicted)
+	p.mark = s.cache.mark
+	s.proj = p
+	s.reg.GaugeFunc("qim_session_snapshot_users", "Users whose session-list snapshot is cached.",
+		func() float64 { return float64(s.cache.users()) })
+}
