@@ -78,8 +78,8 @@ type binding struct {
 
 // bind stores live as the binding when none exists and returns what is stored.
 func (s *store) bind(ctx context.Context, live binding) (binding, bool, error) {
-	cmds, err := runCalls(ctx, s.rdb, []call{{sc: scripts.bind, keys: []string{s.ckpt},
-		args: []any{live.cluster, live.topicID, live.partitions}}})
+	cmds, err := runCalls(ctx, s.rdb, []call{{Script: scripts.bind, Keys: []string{s.ckpt},
+		Args: []any{live.cluster, live.topicID, live.partitions}}})
 	if err != nil {
 		return binding{}, false, err
 	}
@@ -150,7 +150,7 @@ func (s *store) apply(ctx context.Context, topicID string, cs []applyCall) (int,
 			keys = append(keys, c.readKey)
 			seq = strconv.FormatUint(c.seq, 10)
 		}
-		calls[i] = call{sc: scripts.apply, keys: keys, args: []any{topicID, s.fields[c.part], c.prev, c.next,
+		calls[i] = call{Script: scripts.apply, Keys: keys, Args: []any{topicID, s.fields[c.part], c.prev, c.next,
 			c.score, member(c.conv), len(c.lists), seq}}
 	}
 	cmds, err := runCalls(ctx, s.rdb, calls)
@@ -278,8 +278,8 @@ func (s *store) inList(ctx context.Context, k userKey, conv contract.Conversatio
 
 // markRead stores max(read, seq) and returns the stored watermark.
 func (s *store) markRead(ctx context.Context, k userKey, conv contract.ConversationID, seq uint64) (uint64, error) {
-	cmds, err := runCalls(ctx, s.rdb, []call{{sc: scripts.markRead, keys: []string{readKey(k)},
-		args: []any{member(conv), strconv.FormatUint(seq, 10)}}})
+	cmds, err := runCalls(ctx, s.rdb, []call{{Script: scripts.markRead, Keys: []string{readKey(k)},
+		Args: []any{member(conv), strconv.FormatUint(seq, 10)}}})
 	if err != nil {
 		return 0, err
 	}

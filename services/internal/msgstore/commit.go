@@ -18,9 +18,9 @@ func reserveCall(sc *script, in Intent) call {
 	mid := in.MessageID.Bytes()
 	cid := in.Key.Conversation.Bytes()
 	return call{
-		sc:   sc,
-		keys: []string{commitKeyTagged(in.Key, tag), ck.seq, pendingKey, ownerKey(in.Key)},
-		args: []any{in.Identity[:], mid[:], cid[:], in.Record, in.NowMs,
+		Script: sc,
+		Keys:   []string{commitKeyTagged(in.Key, tag), ck.seq, pendingKey, ownerKey(in.Key)},
+		Args: []any{in.Identity[:], mid[:], cid[:], in.Record, in.NowMs,
 			ck.hrec, ck.hidx, contract.MessageSeqBucketWidth, maxRecordBytes},
 	}
 }
@@ -96,8 +96,8 @@ func (s *Store) reserveBatch(ctx context.Context, sc *script, op string, intents
 func (s *Store) Record(ctx context.Context, k CommitKey) (Commit, error) {
 	ck := newConvKeys(k.Tenant, k.Conversation)
 	cid := k.Conversation.Bytes()
-	c := call{sc: s.scripts.record, keys: []string{commitKey(k)},
-		args: []any{cid[:], ck.hrec, ck.hidx, contract.MessageSeqBucketWidth}}
+	c := call{Script: s.scripts.record, Keys: []string{commitKey(k)},
+		Args: []any{cid[:], ck.hrec, ck.hidx, contract.MessageSeqBucketWidth}}
 	cmds, err := runCalls(ctx, s.rdb, []call{c})
 	if err != nil {
 		return Commit{}, fmt.Errorf("msgstore: record: %w", err)
@@ -120,8 +120,8 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
 			continue
 		}
-		calls = append(calls, call{sc: s.scripts.markCommitted, keys: []string{commitKey(r.Key), pendingKey, ownerKey(r.Key)},
-			args: []any{r.CommittedAtMs, window}})
+		calls = append(calls, call{Script: s.scripts.markCommitted, Keys: []string{commitKey(r.Key), pendingKey, ownerKey(r.Key)},
+			Args: []any{r.CommittedAtMs, window}})
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {

@@ -72,8 +72,8 @@ func TestScriptValidatesBeforeWriting(t *testing.T) {
 	good := reserveCall(s.scripts.reserveAndRecord, f.intent(t, 10))
 	mutate := func(i int, v any) call {
 		c := good
-		c.args = append([]any(nil), good.args...)
-		c.args[i] = v
+		c.Args = append([]any(nil), good.Args...)
+		c.Args[i] = v
 		return c
 	}
 	cases := map[string]call{
@@ -88,24 +88,24 @@ func TestScriptValidatesBeforeWriting(t *testing.T) {
 		"now_ms negative":     mutate(4, -5),
 		"now_ms not a number": mutate(4, "12abc"),
 		"now_ms exponent":     mutate(4, "1e12"),
-		"missing arguments":   {sc: good.sc, keys: good.keys, args: good.args[:8]},
+		"missing arguments":   {Script: good.Script, Keys: good.Keys, Args: good.Args[:8]},
 	}
 	for _, sc := range []*script{s.scripts.reserveAndRecord, s.scripts.reserve} {
 		for name, c := range cases {
-			c.sc = sc
+			c.Script = sc
 			cmds, err := runCalls(ctx, rdb, []call{c})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := commitResult("test", CommitKey{}, cmds[0]); !errors.Is(err, ErrInvalidArgument) {
-				t.Errorf("%s %s: err = %v, want ErrInvalidArgument", sc.name, name, err)
+				t.Errorf("%s %s: err = %v, want ErrInvalidArgument", sc.Name(), name, err)
 			}
 		}
 	}
 	if n := counter(t, rdb, f); n != 0 {
 		t.Fatalf("counter = %d after invalid input, want 0", n)
 	}
-	if n := rdb.Exists(ctx, good.keys[0]).Val(); n != 0 {
+	if n := rdb.Exists(ctx, good.Keys[0]).Val(); n != 0 {
 		t.Error("invalid input created the commit hash")
 	}
 	// The Go API refuses the same classes without a round trip.
