@@ -31,7 +31,9 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 	e := e2e.NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
 	list := g.scenarios
 	if list == nil {
-		list = func() []e2e.Scenario { return append(e2e.Scenarios(), e2e.SessionScenarios()...) }
+		list = func() []e2e.Scenario {
+			return append(append(e2e.Scenarios(), e2e.SessionScenarios()...), e2e.SDKScenarios()...)
+		}
 	}
 	passed := 0
 	for _, sc := range list() {

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/sdk"
+)
+
+// render prints one event; it reports true when the program must exit (a final kick).
+func render(c *sdk.Client, con *console, ev sdk.Event) bool {
+	switch e := ev.(type) {
+	case sdk.Online:
+		con.printf("[online] session %d", e.SessionEpoch)
+	case sdk.Offline:
+		switch {
+		case e.Retry:
+			con.printf("[offline] %v; retrying in %v", e.Err, e.RetryIn.Round(1e6))
+		case errors.Is(e.Err, sdk.ErrKicked):
+			// already reported by Kicked
+		default:
+			con.printf("[offline] %v", e.Err)
+		}
+	case sdk.MessagesAdded:
+		for _, m := range e.Messages {
+			con.printf("[msg] %s", describe(c, m))
+		}
+	case sdk.Committed:
+		con.printf("[delivered] %s as #%d", shortID(contract.U128(e.ClientMessageID)), e.Message.Seq)
+	case sdk.Failed:
+		con.printf("[failed] %s: %v", shortID(contract.U128(e.ClientMessageID)), e.Err)
+	case sdk.Kicked:
+		con.printf("[kicked] reason %d: %s", e.Reason, printable([]byte(e.Detail)))
+		return !e.Reconnect
+	case sdk.SyncProgress:
+		if e.Phase == sdk.SyncDone {
+			con.printf("[synced] %d new", e.Applied)
+		}
+	case sdk.LocalStoreReset:
+		con.printf("[rebuild] mailbox cursor expired; refetching (generation %d)", e.Generation)
+	}
+	return false
+}
+
+// describe renders a message as "from USER: TEXT".
+func describe(c *sdk.Client, m sdk.Message) string {
+	who := "from " + strconv.FormatUint(uint64(m.Sender), 10)
+	if m.Sender == c.User() {
+		who = "you"
+	}
+	switch {
+	case m.Flags&(sdk.FlagRecalled|sdk.FlagDeleted) != 0:
+		return who + ": <removed>"
+	case !m.HasBody:
+		return who + ": <large message; /history to fetch>"
+	case m.Type != contract.MessageText:
+		return who + ": <" + m.Type.String() + " " + printable([]byte(m.CustomType)) + ">"
+	}
+	return who + ": " + printable(m.Body)
+}
+
+// printable keeps a peer's text from driving the terminal: control characters (escape
+// sequences included) and invalid UTF-8 are replaced.
+func printable(b []byte) string {
+	return strings.Map(func(r rune) rune {
+		if r == unicode.ReplacementChar || unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, string(b))
+}
+
+func shortID(u contract.U128) string { return u.String()[:8] }

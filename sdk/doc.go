@@ -1,0 +1,31 @@
+// Package sdk is the Q-IM client core: the one state machine every client host uses (the
+// qim-desktop terminal client, the load generator's SDK lane, future GUI and mobile bindings). It
+// owns the device's side of the delivery contract: a local SQLite store at a stable path
+// (package store), the device's mailbox cursor, pending sends with durable client_message_ids,
+// reconciliation after every reconnect, and the events an app renders.
+//
+// How a client runs:
+//
+//	c, err := sdk.Open(cfg)              // opens the store; no network
+//	go render(c.Events())                // Online, MessagesAdded, Committed, Kicked, ...
+//	c.Connect(ctx)                       // on an explicit user action
+//	cmid, err := c.Send(ctx, peer, body, sdk.SendOptions{}) // pending at once, online or offline
+//	c.Close()
+//
+// After every (re)connect the client authenticates with its stored cursor, pulls the mailbox
+// until has_more is false — committing each batch to SQLite before moving the cursor and
+// resolving its own pending sends whose client_message_id appears in their own mailbox copy —
+// and only then resends what is still pending, with the same client_message_id, so a send whose
+// ACK was lost is neither lost nor duplicated. Pushes are stored at once for latency but never
+// move the cursor; each push asks for one coalesced pull.
+//
+// What it must never do:
+//   - move the cursor except by committing a MAILBOX_BATCH (never from a push, never backwards;
+//     a REBUILD resets it to zero under a new generation);
+//   - record an in-memory fact (dedup entry, resolved pending, event) before the SQLite commit it
+//     depends on;
+//   - run without a data directory outside tests, or reconnect by itself after KICKED{REPLACED}
+//     (two devices would evict each other forever);
+//   - block the connection goroutine on the app: Events is fed from an in-memory queue;
+//   - log a token or a message body, or put a token into a path.
+package sdk

@@ -1,0 +1,57 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+var (
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("sdk: client closed")
+	// ErrConnected is returned by Connect while a connection loop is already running.
+	ErrConnected = errors.New("sdk: already connected")
+	// ErrOffline is returned when a request needs the server and there is no reconciled
+	// connection (History falls back to the local store instead of returning it).
+	ErrOffline = errors.New("sdk: not connected")
+	// ErrUnauthorized ends the connection loop: the server refused the token. Reconnecting with
+	// the same credential cannot help; Connect again once the token source has a new one.
+	ErrUnauthorized = errors.New("sdk: credentials refused")
+	// ErrKicked ends the connection loop after KICKED{REPLACED, LOGGED_OUT, BANNED}: a replaced
+	// device must not reconnect on its own, or two devices would evict each other forever.
+	ErrKicked = errors.New("sdk: kicked by the server")
+	// ErrIdentity ends the connection loop when AUTH_OK names another user than the store's:
+	// applying that user's mailbox to this store would mix two accounts.
+	ErrIdentity = errors.New("sdk: server authenticated another user than the store's")
+	// ErrPendingExpired is the Failed.Err of a send that stayed pending for longer than
+	// contract.ClientPendingMaxAge; it is never sent again.
+	ErrPendingExpired = errors.New("sdk: pending send expired")
+	// ErrProtocol is wrapped by connection errors caused by a frame that breaks the protocol
+	// (a cursor that moves back, a malformed id); the connection is dropped and re-established.
+	ErrProtocol = errors.New("sdk: protocol violation")
+	// ErrInvalid is wrapped by errors about arguments.
+	ErrInvalid = errors.New("sdk: invalid argument")
+	// errDead is the connection error when a probe went unanswered.
+	errDead = fmt.Errorf("sdk: connection unresponsive for %s", contract.UnavailableDetectMax)
+)
+
+// ServerError is an ERROR frame answering one of this client's requests.
+type ServerError struct {
+	Op         contract.Opcode // the request's opcode
+	Code       contract.ErrorCode
+	Message    string
+	RetryAfter time.Duration // the server's hint; 0 = none
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("sdk: server answered %s with %s: %s", e.Op, e.Code, e.Message)
+}
+
+// Retryable reports whether sending the same request again can help. Unknown codes are not
+// retryable (qim.v1 ErrorFrame).
+func (e *ServerError) Retryable() bool {
+	info, ok := e.Code.Lookup()
+	return ok && info.Retryable
+}

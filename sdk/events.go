@@ -1,0 +1,144 @@
+package sdk
+
+import (
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/sdk/store"
+)
+
+// Event is one notification on Client.Events. The concrete types are below; switch on them.
+//
+// Ordering: events are delivered in the order the connection goroutine produced them, and only
+// after the change they report is committed to the local store. For one batch,
+// ConversationsUpdated (with absolute unread counts that already include the batch) comes before
+// MessagesAdded: an app must overwrite its counters from the former and never add to them on the
+// latter, or one message is counted twice.
+type Event interface{ isEvent() }
+
+// Online: AUTH_OK received; the client is now reconciling (SyncProgress follows).
+type Online struct {
+	SessionEpoch      uint64
+	HeartbeatInterval time.Duration
+}
+
+// Offline: the connection ended. Retry says whether the client reconnects by itself (after
+// RetryIn); when false the connection loop has stopped (Err says why) and only Connect restarts it.
+type Offline struct {
+	Err     error
+	Retry   bool
+	RetryIn time.Duration
+}
+
+// MessagesAdded: messages newly stored locally (pushed, pulled or backfilled after a REBUILD).
+// The user's own sends are reported by Committed instead, and pages the app asked for with
+// History are returned to it, not repeated here.
+type MessagesAdded struct {
+	Messages []Message
+	Source   store.Source
+}
+
+// ConversationsUpdated carries the complete, absolute state of every conversation a change
+// touched (unread, latest seq, read watermark, incompleteness).
+type ConversationsUpdated struct {
+	Conversations []Conversation
+}
+
+// Committed: a pending send is committed; Message is the stored message (seq, message_id).
+// Proof came from SEND_ACK or from the sender's own mailbox/history copy, whichever came first.
+type Committed struct {
+	ClientMessageID contract.ClientMessageID
+	Message         Message
+}
+
+// Failed: a pending send will never be committed (a definite server rejection, or it expired).
+type Failed struct {
+	ClientMessageID contract.ClientMessageID
+	Code            contract.ErrorCode // 0 when the client gave up on its own (Err)
+	Err             error
+}
+
+// Kicked: the server closed the connection on purpose. When Reconnect is false (REPLACED,
+// LOGGED_OUT, BANNED) the connection loop has stopped for good.
+type Kicked struct {
+	Reason    contract.KickReason
+	Detail    string
+	Reconnect bool
+}
+
+// SyncPhase names a step of the reconciliation after (re)connect.
+type SyncPhase uint8
+
+const (
+	SyncMailbox  SyncPhase = 1 // PULL_MAILBOX from the stored cursor
+	SyncRebuild  SyncPhase = 2 // after CURSOR_EXPIRED: PULL_MAILBOX from zero
+	SyncBackfill SyncPhase = 3 // after a REBUILD: PULL_HISTORY of possibly incomplete conversations
+	SyncDone     SyncPhase = 4 // reconciled; pending sends go out now
+)
+
+func (p SyncPhase) String() string {
+	switch p {
+	case SyncMailbox:
+		return "mailbox"
+	case SyncRebuild:
+		return "rebuild"
+	case SyncBackfill:
+		return "backfill"
+	case SyncDone:
+		return "done"
+	}
+	return "unknown"
+}
+
+// SyncProgress reports reconciliation progress. It is coalesced: an app that reads slowly sees
+// the latest progress, not every step.
+type SyncProgress struct {
+	Phase   SyncPhase
+	Applied int // messages newly stored during this reconciliation so far
+	Cursor  contract.MailboxSeq
+}
+
+// ResetReason says why the local store's cursor was reset.
+type ResetReason string
+
+// ResetCursorExpired: the mailbox no longer holds everything after the stored cursor (the device
+// was offline beyond contract.MailboxRetention); the client REBUILDs.
+const ResetCursorExpired ResetReason = "cursor_expired"
+
+// LocalStoreReset: the cursor was reset (REBUILD). Local messages are kept; conversations that may
+// miss messages are marked Incomplete until the history backfill has filled them.
+type LocalStoreReset struct {
+	Reason         ResetReason
+	Generation     uint64              // the new cursor generation
+	PreviousCursor contract.MailboxSeq // what the device had applied
+	ServerResume   contract.MailboxSeq // the server's resume cursor (informational; see store.ResetForRebuild)
+}
+
+func (Online) isEvent()               {}
+func (Offline) isEvent()              {}
+func (MessagesAdded) isEvent()        {}
+func (ConversationsUpdated) isEvent() {}
+func (Committed) isEvent()            {}
+func (Failed) isEvent()               {}
+func (Kicked) isEvent()               {}
+func (SyncProgress) isEvent()         {}
+func (LocalStoreReset) isEvent()      {}
+
+// The local data types are the store's; these aliases let apps import only package sdk.
+type (
+	Message      = store.Message
+	Conversation = store.Conversation
+	Pending      = store.Pending
+	CursorState  = store.CursorState
+	Direction    = store.Direction
+)
+
+// Paging directions of History, pending states and message flags (the store's values).
+const (
+	Older         = store.Older
+	Newer         = store.Newer
+	PendingQueued = store.PendingQueued
+	PendingFailed = store.PendingFailed
+	FlagRecalled  = store.FlagRecalled
+	FlagDeleted   = store.FlagDeleted
+)

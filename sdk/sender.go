@@ -1,0 +1,170 @@
+package sdk
+
+// Sending: local_pending → SEND → SEND_ACK.
+//
+// Send (client.go) only writes the pending row and wakes the connection goroutine, which sends
+// what is pending once the connection is reconciled (phaseReady), oldest first, at most
+// Config.MaxInflightSends at a time. Every retry reuses the pending row's client_message_id and
+// its exact content, so the server's idempotency (contract.IdempotencyWindow) turns a retry of a
+// committed send into the original ACK. A pending send leaves the table only together with its
+// committed message (ACK, or its own mailbox/history copy) or as a definite failure.
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/sdk/store"
+	"github.com/qim-dev/qim/wire"
+)
+
+// sendRetryMax caps the pause after repeated retryable SEND failures.
+const sendRetryMax = 30 * time.Second
+
+// flushPending sends queued sends that are not in flight, oldest first, up to the in-flight cap.
+func (e *engine) flushPending(now time.Time) {
+	if e.phase != phaseReady || e.end != nil || e.sink == nil {
+		return
+	}
+	if !e.holdUntil.IsZero() {
+		if now.Before(e.holdUntil) {
+			return
+		}
+		e.holdUntil = time.Time{}
+	}
+	for room := e.cfg.MaxInflightSends - len(e.inflight); room > 0; room = e.cfg.MaxInflightSends - len(e.inflight) {
+		rows, err := e.st.QueuedAfter(storeCtx, e.dispatched, min(room, 64))
+		if err != nil {
+			e.fail(fmt.Errorf("sdk: list pending sends: %w", err))
+			return
+		}
+		if len(rows) == 0 {
+			return
+		}
+		for _, p := range rows {
+			e.dispatched = int64(p.Ordinal)
+			if _, busy := e.inflight[p.ClientMessageID]; busy {
+				continue
+			}
+			if now.Sub(time.UnixMilli(p.CreatedAtMs)) > contract.ClientPendingMaxAge {
+				e.expire(p)
+				continue
+			}
+			if !e.sendPending(p, now) {
+				return
+			}
+		}
+	}
+}
+
+func (e *engine) sendPending(p store.Pending, now time.Time) bool {
+	cmid := contract.U128(p.ClientMessageID).Bytes()
+	mentions := make([]uint64, len(p.Mentions))
+	for i, u := range p.Mentions {
+		mentions[i] = uint64(u)
+	}
+	req := &qimv1.SendRequest{ClientMessageId: cmid[:], Target: &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(p.Peer)},
+		MessageType: uint32(p.Type), CustomType: p.CustomType, Body: p.Body, ClientTimeMs: p.CreatedAtMs, Mentions: mentions}
+	id := e.request(reqSend, contract.OpSend, req, now, &request{cmid: p.ClientMessageID, ordinal: p.Ordinal})
+	if id == 0 {
+		return false
+	}
+	e.inflight[p.ClientMessageID] = id
+	e.stats.sends.Add(1)
+	return true
+}
+
+func (e *engine) expire(p store.Pending) {
+	ok, err := e.st.FailPending(storeCtx, p.ClientMessageID, contract.ErrCodeUnspecified, ErrPendingExpired.Error())
+	if err != nil {
+		e.fail(fmt.Errorf("sdk: expire pending send: %w", err))
+		return
+	}
+	if ok {
+		e.emit(Failed{ClientMessageID: p.ClientMessageID, Err: ErrPendingExpired})
+	}
+}
+
+// onAck resolves the pending send a SEND_ACK answers, in one transaction with its message.
+func (e *engine) onAck(m wire.Message, now time.Time) {
+	r := e.take(m.RequestID, reqSend)
+	if r == nil {
+		e.log.Debug("sdk: SEND_ACK for no send in flight")
+		return
+	}
+	delete(e.inflight, r.cmid)
+	var ack qimv1.SendAck
+	if err := proto.Unmarshal(m.Payload, &ack); err != nil {
+		e.fail(fmt.Errorf("%w: SEND_ACK: %v", ErrProtocol, err))
+		return
+	}
+	a, err := ackOf(&ack, r.cmid)
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	applied, found, err := e.st.ResolveAck(storeCtx, a)
+	if err != nil {
+		// Still pending: the next connection resends it and gets the same ACK back.
+		e.fail(fmt.Errorf("sdk: store SEND_ACK: %w", err))
+		return
+	}
+	e.sendFails = 0
+	if found {
+		e.committed(applied, nil, store.SourceAck, false)
+	}
+	e.flushPending(now)
+}
+
+func ackOf(ack *qimv1.SendAck, want contract.ClientMessageID) (store.Ack, error) {
+	cmid, err := contract.ParseClientMessageID(ack.GetClientMessageId())
+	if err != nil || cmid != want {
+		return store.Ack{}, fmt.Errorf("%w: SEND_ACK echoes another client_message_id", ErrProtocol)
+	}
+	mid, err := contract.ParseMessageID(ack.GetMessageId())
+	if err != nil {
+		return store.Ack{}, fmt.Errorf("%w: SEND_ACK: %v", ErrProtocol, err)
+	}
+	conv, err := contract.ParseConversationID(ack.GetConversationId())
+	if err != nil {
+		return store.Ack{}, fmt.Errorf("%w: SEND_ACK: %v", ErrProtocol, err)
+	}
+	seq, err := contract.NewConversationSeq(ack.GetConversationSeq())
+	if err != nil {
+		return store.Ack{}, fmt.Errorf("%w: SEND_ACK: %v", ErrProtocol, err)
+	}
+	return store.Ack{ClientMessageID: cmid, MessageID: mid, Conversation: conv, Seq: seq,
+		CommittedAtMs: ack.GetCommittedAtMs()}, nil
+}
+
+// onSendError: a retryable code (outcome unknown or transient) keeps the send pending and pauses
+// sending for the hinted or a growing delay; a definite rejection fails it for good.
+func (e *engine) onSendError(r *request, se *ServerError, now time.Time) {
+	delete(e.inflight, r.cmid)
+	switch {
+	case se.Code == contract.ErrCodeUnauthorized:
+		// The credential expired mid-session: re-authenticate; the send stays pending.
+		e.fail(se)
+		return
+	case se.Retryable():
+		e.sendFails++
+		delay := se.RetryAfter
+		if delay <= 0 {
+			delay = min(e.cfg.ReconnectMin<<min(e.sendFails, 10), sendRetryMax)
+		}
+		e.holdUntil = now.Add(delay)
+		e.dispatched = min(e.dispatched, int64(r.ordinal)-1)
+		return
+	}
+	ok, err := e.st.FailPending(storeCtx, r.cmid, se.Code, se.Message)
+	if err != nil {
+		e.fail(fmt.Errorf("sdk: store send failure: %w", err))
+		return
+	}
+	if ok {
+		e.emit(Failed{ClientMessageID: r.cmid, Code: se.Code, Err: se})
+	}
+}

@@ -1,0 +1,200 @@
+package sdk
+
+import (
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+)
+
+func sendCmids(t *testing.T, fs []sentFrame) []contract.ClientMessageID {
+	t.Helper()
+	var out []contract.ClientMessageID
+	for _, f := range fs {
+		var req qimv1.SendRequest
+		if err := proto.Unmarshal(f.payload, &req); err != nil {
+			t.Fatal(err)
+		}
+		c, err := contract.ParseClientMessageID(req.GetClientMessageId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Pending resolution: what proves a commit, what is (re)sent when, and what fails for good.
+func TestPendingResolution(t *testing.T) {
+	tests := []struct {
+		name string
+		// run drives the engine after a pending send was recorded offline and the client connected
+		// (the initial pull is in flight). It returns the number of SEND frames expected in total
+		// and whether the send must still be pending at the end.
+		run          func(h *harness, p contractPending) (sends int, pending bool)
+		committed    int
+		failed       int
+		wantSameCmid bool
+	}{
+		{"nothing is sent before the mailbox is reconciled", func(h *harness, p contractPending) (int, bool) {
+			h.e.flushPending(h.now) // Send's wake-up during the sync
+			h.answerPull(true)
+			return 0, true
+		}, 0, 0, false},
+		{"sent after the last page, resolved by SEND_ACK", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			h.ack(h.lastSent(contract.OpSend), 5)
+			return 1, false
+		}, 1, 0, true},
+		{"own mailbox copy resolves it: never resent", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(true, h.event(5, self, p.cmid)) // committed earlier, ACK lost
+			h.answerPull(false)
+			return 0, false
+		}, 1, 0, false},
+		{"retryable error resends the same id after the pause", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			first := h.lastSent(contract.OpSend)
+			h.frame(contract.OpError, first.id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodeUnavailable)})
+			h.e.flushPending(h.now) // a wake-up during the pause sends nothing
+			h.now = h.now.Add(time.Minute)
+			h.e.onTick(h.now)
+			h.ack(h.lastSent(contract.OpSend), 5)
+			return 2, false
+		}, 1, 0, true},
+		{"definite error fails it and it is never resent", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			h.frame(contract.OpError, h.lastSent(contract.OpSend).id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodePayloadTooLarge)})
+			h.reconnect()
+			h.answerPull(false)
+			return 1, true // still listed, as failed
+		}, 0, 1, false},
+		{"ACK lost with the connection: resolved by the mailbox after reconnect", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			h.reconnect()
+			h.answerPull(false, h.event(5, self, p.cmid))
+			return 1, false
+		}, 1, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			p := h.addPending("hello")
+			h.connect()
+			wantSends, stillPending := tc.run(h, contractPending{cmid: p.ClientMessageID})
+			sends := sendCmids(t, h.sent(contract.OpSend))
+			if len(sends) != wantSends {
+				t.Fatalf("%d SEND frames, want %d", len(sends), wantSends)
+			}
+			for _, c := range sends {
+				if c != p.ClientMessageID {
+					t.Fatal("a resend used another client_message_id")
+				}
+			}
+			all, _ := h.st.PendingAll(ctxBG)
+			if (len(all) == 1) != stillPending {
+				t.Fatalf("pending rows %+v, want pending=%v", all, stillPending)
+			}
+			if n := countEvents[Committed](h.events); n != tc.committed {
+				t.Fatalf("%d Committed events, want %d", n, tc.committed)
+			}
+			if n := countEvents[Failed](h.events); n != tc.failed {
+				t.Fatalf("%d Failed events, want %d", n, tc.failed)
+			}
+			if tc.committed == 1 && h.localCount() != 1 {
+				t.Fatalf("%d local messages after the commit, want 1", h.localCount())
+			}
+		})
+	}
+}
+
+type contractPending struct{ cmid contract.ClientMessageID }
+
+// A SEND with no answer is probed after 3 s; without any frame back the connection is declared
+// dead no later than 7 s after the send. A live connection (the PONG arrives) is kept.
+func TestAckProbeAndUnavailability(t *testing.T) {
+	for _, alive := range []bool{false, true} {
+		h := newHarness(t)
+		h.connect()
+		h.answerPull(false)
+		sentAt := h.now
+		h.addPending("x")
+		h.e.flushPending(h.now)
+		if d := h.e.nextDeadline(h.now); d.Sub(sentAt) != contract.SendAckProbeAfter {
+			t.Fatalf("next deadline %v after the send, want the probe at %v", d.Sub(sentAt), contract.SendAckProbeAfter)
+		}
+		h.now = h.e.nextDeadline(h.now)
+		h.e.onTick(h.now)
+		ping := h.lastSent(contract.OpPing)
+		if alive {
+			h.frame(contract.OpPong, ping.id, &qimv1.Pong{})
+		}
+		h.now = h.e.nextDeadline(h.now)
+		h.e.onTick(h.now)
+		if alive {
+			if h.e.end != nil {
+				t.Fatalf("a connection that answered the probe was dropped: %v", h.e.end.err)
+			}
+			continue
+		}
+		if h.e.end == nil || h.e.end.err != errDead || h.e.end.terminal {
+			t.Fatalf("unanswered probe: end %+v, want a non-terminal errDead", h.e.end)
+		}
+		if took := h.now.Sub(sentAt); took > contract.UnavailableDetectMax {
+			t.Fatalf("unavailability detected after %v, contract says within %v", took, contract.UnavailableDetectMax)
+		}
+	}
+}
+
+func TestKickReplacedStopsForGood(t *testing.T) {
+	tests := []struct {
+		reason    contract.KickReason
+		terminal  bool
+		reconnect bool
+	}{
+		{contract.KickReplaced, true, false},
+		{contract.KickLoggedOut, true, false},
+		{contract.KickBanned, true, false},
+		{contract.KickServerDrain, false, true},
+		{contract.KickReason(99), false, true},
+	}
+	for _, tc := range tests {
+		h := newHarness(t)
+		h.connect()
+		h.frame(contract.OpKicked, 0, &qimv1.Kicked{Reason: uint32(tc.reason), RetryAfterMs: 1500})
+		if h.e.end == nil || h.e.end.terminal != tc.terminal {
+			t.Fatalf("reason %d: end %+v, want terminal=%v", tc.reason, h.e.end, tc.terminal)
+		}
+		var k *Kicked
+		for _, ev := range h.events {
+			if kk, ok := ev.(Kicked); ok {
+				k = &kk
+			}
+		}
+		if k == nil || k.Reason != tc.reason || k.Reconnect != tc.reconnect {
+			t.Fatalf("reason %d: Kicked event %+v", tc.reason, k)
+		}
+		if !tc.terminal && h.e.end.retryAfter != 1500*time.Millisecond {
+			t.Fatalf("drain hint lost: %v", h.e.end.retryAfter)
+		}
+	}
+}
+
+func TestAuthRefusedAndWrongUserAreTerminal(t *testing.T) {
+	h := newHarness(t)
+	h.sink = &fakeSink{}
+	h.e.attach(h.sink, "t", h.now)
+	h.frame(contract.OpError, h.lastSent(contract.OpAuth).id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodeUnauthorized)})
+	if h.e.end == nil || !h.e.end.terminal {
+		t.Fatalf("UNAUTHORIZED: %+v, want terminal", h.e.end)
+	}
+	h = newHarness(t)
+	h.sink = &fakeSink{}
+	h.e.attach(h.sink, "t", h.now)
+	h.frame(contract.OpAuthOK, h.lastSent(contract.OpAuth).id, &qimv1.AuthOk{UserId: uint64(self) + 1})
+	if h.e.end == nil || !h.e.end.terminal || len(h.sent(contract.OpPullMailbox)) != 0 {
+		t.Fatalf("AUTH_OK for another user: %+v", h.e.end)
+	}
+}

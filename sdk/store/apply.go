@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// Apply stores a batch atomically: its messages (deduplicated by message_id), the resolution of
+// own pending sends whose client_message_id appears in it, the conversations it touches, the
+// REBUILD gap anchor and — for a MAILBOX_BATCH only — the cursor. Everything commits together or
+// not at all; callers update in-memory state (dedup entries, in-flight sends) and emit events only
+// after Apply returned without error, so a failed commit leaves nothing that would hide the
+// batch when the server sends it again.
+func (s *Store) Apply(ctx context.Context, b Batch) (Applied, error) {
+	var out Applied
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = s.applyTx(ctx, tx, b)
+		return err
+	})
+	if err != nil {
+		return Applied{}, err
+	}
+	return out, nil
+}
+
+// convTouch accumulates what one batch changes in one conversation.
+type convTouch struct {
+	id         contract.ConversationID
+	peer       contract.UserID
+	latestSeq  contract.ConversationSeq
+	latestID   contract.MessageID
+	activityMs int64
+	syncedSeq  contract.ConversationSeq
+	ownSeq     contract.ConversationSeq // sending is reading: own messages raise read_seq
+	visible    bool                     // something the app sees changed (report it)
+}
+
+func (s *Store) applyTx(ctx context.Context, tx *sql.Tx, b Batch) (Applied, error) {
+	var out Applied
+	var order []*convTouch
+	touched := map[contract.ConversationID]*convTouch{}
+	now := time.Now().UnixMilli()
+	for _, m := range b.Messages {
+		if err := validMessage(m); err != nil {
+			return out, err
+		}
+		added, err := s.insertMessage(ctx, tx, m, b.Source, now)
+		if err != nil {
+			return out, err
+		}
+		resolved := false
+		if m.Sender == s.id.User && !contract.U128(m.ClientMessageID).IsZero() {
+			if resolved, err = deletePending(ctx, tx, m.ClientMessageID); err != nil {
+				return out, err
+			}
+		}
+		switch {
+		case resolved:
+			out.Resolved = append(out.Resolved, Resolved{ClientMessageID: m.ClientMessageID, Message: m})
+		case added:
+			out.Added = append(out.Added, m)
+		default:
+			out.Known++
+		}
+		t := touched[m.Conversation]
+		if t == nil {
+			t = &convTouch{id: m.Conversation}
+			touched[m.Conversation] = t
+			order = append(order, t)
+		}
+		s.touch(t, m, b.Source, added || resolved)
+	}
+	if b.Gap != nil {
+		// Before the upserts, so the rows they return already carry the new gap.
+		c, err := updateGap(ctx, tx, *b.Gap)
+		if err != nil {
+			return out, err
+		}
+		if t := touched[c.ID]; t == nil || !t.visible {
+			out.Conversations = append(out.Conversations, c)
+		}
+	}
+	for _, t := range order {
+		c, err := s.upsertConversation(ctx, tx, t)
+		if err != nil {
+			return out, err
+		}
+		if t.visible {
+			out.Conversations = append(out.Conversations, c)
+		}
+	}
+	if b.Cursor != nil {
+		if err := advanceCursor(ctx, tx, *b.Cursor, now); err != nil {
+			return out, err
+		}
+	}
+	cur, err := readCursor(ctx, tx)
+	out.Cursor = cur
+	return out, err
+}
+
+func validMessage(m Message) error {
+	switch {
+	case m.ID.IsZero():
+		return fmt.Errorf("%w: zero message_id", ErrInvalid)
+	case m.Conversation.Kind() == contract.KindInvalid || m.Conversation.Kind() > contract.KindRoom:
+		return fmt.Errorf("%w: conversation %s has no valid kind", ErrInvalid, m.Conversation)
+	case uint64(m.Seq)>>63 != 0:
+		return fmt.Errorf("%w: conversation_seq has bit 63 set", ErrInvalid)
+	}
+	return nil
+}
+
+func (s *Store) touch(t *convTouch, m Message, src Source, visible bool) {
+	if m.Sender != s.id.User && m.Conversation.Kind() == contract.KindDirect {
+		t.peer = m.Sender
+	}
+	if m.Seq >= t.latestSeq {
+		t.latestSeq, t.latestID = m.Seq, m.ID
+	}
+	t.activityMs = max(t.activityMs, m.SentAtMs)
+	if src == SourcePull || src == SourceHistory {
+		t.syncedSeq = max(t.syncedSeq, m.Seq)
+	}
+	if m.Sender == s.id.User {
+		t.ownSeq = max(t.ownSeq, m.Seq)
+	}
+	t.visible = t.visible || visible
+}
+
+// insertMessage stores m unless its message_id is already stored; it reports whether it did. A
+// stored message without its body gets the body when a later copy carries one (history after a
+// non-inlined mailbox entry). Another message at the same (conversation, seq) is refused.
+func (s *Store) insertMessage(ctx context.Context, tx *sql.Tx, m Message, src Source, now int64) (bool, error) {
+	id := u128b(contract.U128(m.ID))
+	var hasBody bool
+	err := tx.QueryRowContext(ctx, "SELECT has_body FROM messages WHERE message_id = ?", id).Scan(&hasBody)
+	switch {
+	case err == nil:
+		if !hasBody && m.HasBody {
+			if _, err := tx.ExecContext(ctx, "UPDATE messages SET has_body = 1, body = ? WHERE message_id = ?",
+				nonNil(m.Body), id); err != nil {
+				return false, fmt.Errorf("store: fill body: %w", err)
+			}
+		}
+		return false, nil
+	case !errNoRow(err):
+		return false, fmt.Errorf("store: look up message: %w", err)
+	}
+	var other []byte
+	err = tx.QueryRowContext(ctx, "SELECT message_id FROM messages WHERE conversation_id = ? AND conversation_seq = ?",
+		u128b(contract.U128(m.Conversation)), i64(uint64(m.Seq))).Scan(&other)
+	if err == nil {
+		o, _ := contract.U128FromBytes(other)
+		return false, &SeqConflictError{Conversation: m.Conversation, Seq: m.Seq, Stored: contract.MessageID(o), New: m.ID}
+	}
+	if !errNoRow(err) {
+		return false, fmt.Errorf("store: look up seq: %w", err)
+	}
+	var cmid any
+	if !contract.U128(m.ClientMessageID).IsZero() {
+		cmid = u128b(contract.U128(m.ClientMessageID))
+	}
+	body := m.Body
+	if !m.HasBody {
+		body = nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, u128b(contract.U128(m.Conversation)), i64(uint64(m.Seq)), i64(uint64(m.Sender)), int64(m.Type),
+		m.CustomType, m.HasBody, nonNil(body), cmid, m.SentAtMs, int64(m.Flags), int64(src), now)
+	if err != nil {
+		return false, fmt.Errorf("store: insert message: %w", err)
+	}
+	return true, nil
+}
+
+func deletePending(ctx context.Context, tx *sql.Tx, cmid contract.ClientMessageID) (bool, error) {
+	res, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE client_message_id = ?", u128b(contract.U128(cmid)))
+	if err != nil {
+		return false, fmt.Errorf("store: resolve pending: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func advanceCursor(ctx context.Context, tx *sql.Tx, next contract.MailboxSeq, now int64) error {
+	if uint64(next)>>63 != 0 {
+		return fmt.Errorf("%w: cursor has bit 63 set", ErrInvalid)
+	}
+	cur, err := readCursor(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if next < cur.Seq {
+		return &CursorRegressionError{Stored: cur.Seq, Offered: next}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE cursor SET mailbox_seq = ?, updated_at_ms = ? WHERE id = 1",
+		i64(uint64(next)), now); err != nil {
+		return fmt.Errorf("store: advance cursor: %w", err)
+	}
+	return nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

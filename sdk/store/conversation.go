@@ -1,0 +1,192 @@
+package store
+
+// Conversations and the local unread count.
+//
+// Unread has ONE definition, the server's (contract, DESIGN §5.10):
+// |{m : m.seq > read_seq ∧ m.sender ≠ self}|, CONTROL, recalled and deleted messages excluded,
+// exact up to contract.UnreadExactWindow. It is evaluated over stored messages after every change
+// (countUnread), never derived from latest_seq and read_seq: conversation_seq has holes and the
+// user's own messages advance it too, so the difference over-counts and never clears. The count is
+// stored as a cache in the row so a session list is one query; the definition wins on any doubt.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+const convCols = `conversation_id, kind, peer_user, latest_seq, latest_message_id, last_activity_ms, read_seq,
+	unread, unread_exact, gap_from_seq`
+
+func scanConversation(sc interface{ Scan(...any) error }) (Conversation, error) {
+	var c Conversation
+	var id, latest []byte
+	var kind, peer, latestSeq, readSeq, unread int64
+	var gap sql.NullInt64
+	if err := sc.Scan(&id, &kind, &peer, &latestSeq, &latest, &c.LastActivityMs, &readSeq, &unread,
+		&c.UnreadExact, &gap); err != nil {
+		return Conversation{}, err
+	}
+	u, err := contract.U128FromBytes(id)
+	if err != nil {
+		return Conversation{}, fmt.Errorf("%w: conversation id", ErrSchema)
+	}
+	c.ID, c.Kind, c.Peer = contract.ConversationID(u), contract.ConversationKind(kind), contract.UserID(peer)
+	c.LatestSeq, c.ReadSeq, c.Unread = contract.ConversationSeq(latestSeq), contract.ConversationSeq(readSeq), uint32(unread)
+	if l, err := contract.U128FromBytes(latest); err == nil {
+		c.LatestMessageID = contract.MessageID(l)
+	}
+	c.Incomplete, c.GapFromSeq = gap.Valid, contract.ConversationSeq(gap.Int64)
+	return c, nil
+}
+
+// touchForSend creates the conversation of a new send (so it is listed at once) or refreshes
+// its activity time; it never changes sequences.
+func touchForSend(ctx context.Context, tx *sql.Tx, conv contract.ConversationID, peer contract.UserID, nowMs int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, 0, NULL, ?, 0, 0, 0, 1, NULL)
+		ON CONFLICT (conversation_id) DO UPDATE SET
+			peer_user = CASE WHEN conversations.peer_user = 0 THEN excluded.peer_user ELSE conversations.peer_user END,
+			last_activity_ms = MAX(conversations.last_activity_ms, excluded.last_activity_ms)`,
+		u128b(contract.U128(conv)), int64(conv.Kind()), i64(uint64(peer)), nowMs)
+	if err != nil {
+		return fmt.Errorf("store: touch conversation: %w", err)
+	}
+	return nil
+}
+
+// upsertConversation merges a batch's effect into the conversation row with max() on every
+// position (applying a batch twice changes nothing), recounts unread and returns the row.
+func (s *Store) upsertConversation(ctx context.Context, tx *sql.Tx, t *convTouch) (Conversation, error) {
+	var latest any
+	if !t.latestID.IsZero() {
+		latest = u128b(contract.U128(t.latestID))
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, NULL)
+		ON CONFLICT (conversation_id) DO UPDATE SET
+			peer_user = CASE WHEN conversations.peer_user = 0 THEN excluded.peer_user ELSE conversations.peer_user END,
+			latest_message_id = CASE WHEN excluded.latest_seq >= conversations.latest_seq
+				THEN excluded.latest_message_id ELSE conversations.latest_message_id END,
+			latest_seq = MAX(conversations.latest_seq, excluded.latest_seq),
+			last_activity_ms = MAX(conversations.last_activity_ms, excluded.last_activity_ms),
+			synced_seq = MAX(conversations.synced_seq, excluded.synced_seq),
+			read_seq = MAX(conversations.read_seq, excluded.read_seq)`,
+		u128b(contract.U128(t.id)), int64(t.id.Kind()), i64(uint64(t.peer)), i64(uint64(t.latestSeq)), latest,
+		t.activityMs, i64(uint64(t.syncedSeq)), i64(uint64(t.ownSeq)))
+	if err != nil {
+		return Conversation{}, fmt.Errorf("store: upsert conversation: %w", err)
+	}
+	return s.recount(ctx, tx, t.id)
+}
+
+// recount evaluates the unread definition for one conversation and stores it.
+func (s *Store) recount(ctx context.Context, tx *sql.Tx, conv contract.ConversationID) (Conversation, error) {
+	id := u128b(contract.U128(conv))
+	var readSeq int64
+	if err := tx.QueryRowContext(ctx, "SELECT read_seq FROM conversations WHERE conversation_id = ?", id).
+		Scan(&readSeq); err != nil {
+		return Conversation{}, fmt.Errorf("store: read conversation: %w", err)
+	}
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM messages
+		WHERE conversation_id = ? AND conversation_seq > ? AND sender <> ? AND message_type <> ? AND (flags & 3) = 0
+		LIMIT ?)`, id, readSeq, i64(uint64(s.id.User)), int64(contract.MessageControl), contract.UnreadExactWindow+1).Scan(&n)
+	if err != nil {
+		return Conversation{}, fmt.Errorf("store: count unread: %w", err)
+	}
+	exact := n <= contract.UnreadExactWindow
+	n = min(n, contract.UnreadExactWindow)
+	if _, err := tx.ExecContext(ctx, "UPDATE conversations SET unread = ?, unread_exact = ? WHERE conversation_id = ?",
+		n, exact, id); err != nil {
+		return Conversation{}, fmt.Errorf("store: store unread: %w", err)
+	}
+	return scanConversation(tx.QueryRowContext(ctx, "SELECT "+convCols+" FROM conversations WHERE conversation_id = ?", id))
+}
+
+// updateGap moves or closes a REBUILD gap.
+func updateGap(ctx context.Context, tx *sql.Tx, g GapUpdate) (Conversation, error) {
+	id := u128b(contract.U128(g.Conversation))
+	var gap any
+	if !g.Done {
+		gap = i64(uint64(g.FromSeq))
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET gap_from_seq = ? WHERE conversation_id = ?`,
+		gap, id); err != nil {
+		return Conversation{}, fmt.Errorf("store: update gap: %w", err)
+	}
+	return scanConversation(tx.QueryRowContext(ctx, "SELECT "+convCols+" FROM conversations WHERE conversation_id = ?", id))
+}
+
+// Conversations lists the local session list, most recent activity first.
+func (s *Store) Conversations(ctx context.Context) ([]Conversation, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+convCols+` FROM conversations
+		ORDER BY last_activity_ms DESC, latest_seq DESC, conversation_id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []Conversation
+	for rows.Next() {
+		c, err := scanConversation(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: scan conversation: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list conversations: %w", err)
+	}
+	return out, nil
+}
+
+// MarkRead raises the local read watermark of a conversation to seq (clamped to the latest local
+// seq; never lowered) and returns the conversation with its recounted unread. The server's read
+// watermark (MARK_READ, SESSION_LIST_BATCH) merges into it forward-only once the session service
+// serves it.
+func (s *Store) MarkRead(ctx context.Context, conv contract.ConversationID, seq contract.ConversationSeq) (Conversation, error) {
+	var out Conversation
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE conversations SET read_seq = MAX(read_seq, MIN(?, latest_seq))
+			WHERE conversation_id = ?`, i64(uint64(seq)), u128b(contract.U128(conv)))
+		if err != nil {
+			return fmt.Errorf("store: mark read: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w: unknown conversation %s", ErrInvalid, conv)
+		}
+		out, err = s.recount(ctx, tx, conv)
+		return err
+	})
+	return out, err
+}
+
+// Gaps lists the conversations a REBUILD left possibly incomplete, most recent first.
+func (s *Store) Gaps(ctx context.Context) ([]Gap, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT conversation_id, gap_from_seq FROM conversations
+		WHERE gap_from_seq IS NOT NULL ORDER BY last_activity_ms DESC, conversation_id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list gaps: %w", err)
+	}
+	defer rows.Close()
+	var out []Gap
+	for rows.Next() {
+		var id []byte
+		var from int64
+		if err := rows.Scan(&id, &from); err != nil {
+			return nil, fmt.Errorf("store: scan gap: %w", err)
+		}
+		u, err := contract.U128FromBytes(id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: conversation id", ErrSchema)
+		}
+		out = append(out, Gap{Conversation: contract.ConversationID(u), FromSeq: contract.ConversationSeq(from)})
+	}
+	return out, rows.Err()
+}

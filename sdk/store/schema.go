@@ -1,0 +1,67 @@
+package store
+
+// schemaVersion is PRAGMA user_version of a database this package created. A database with a
+// higher version was written by a newer SDK and is refused rather than misread.
+const schemaVersion = 1
+
+// schema creates version 1. Every table that holds one row has a CHECK (id = 1), so a bug can
+// never create a second cursor or a second ordinal range.
+var schema = []string{
+	`CREATE TABLE meta (
+		id INTEGER PRIMARY KEY CHECK (id = 1),
+		endpoint_scope TEXT NOT NULL,
+		tenant BLOB NOT NULL,
+		user_id INTEGER NOT NULL,
+		install_id BLOB NOT NULL,
+		created_at_ms INTEGER NOT NULL)`,
+	`CREATE TABLE cursor (
+		id INTEGER PRIMARY KEY CHECK (id = 1),
+		mailbox_seq INTEGER NOT NULL CHECK (mailbox_seq >= 0),
+		generation INTEGER NOT NULL,
+		updated_at_ms INTEGER NOT NULL,
+		last_reset_reason TEXT NOT NULL)`,
+	`CREATE TABLE ordinals (
+		id INTEGER PRIMARY KEY CHECK (id = 1),
+		reserved_to INTEGER NOT NULL CHECK (reserved_to >= 0))`,
+	`CREATE TABLE messages (
+		message_id BLOB PRIMARY KEY,
+		conversation_id BLOB NOT NULL,
+		conversation_seq INTEGER NOT NULL,
+		sender INTEGER NOT NULL,
+		message_type INTEGER NOT NULL,
+		custom_type TEXT NOT NULL,
+		has_body INTEGER NOT NULL,
+		body BLOB NOT NULL,
+		client_message_id BLOB,
+		sent_at_ms INTEGER NOT NULL,
+		flags INTEGER NOT NULL,
+		source INTEGER NOT NULL,
+		stored_at_ms INTEGER NOT NULL,
+		UNIQUE (conversation_id, conversation_seq)) WITHOUT ROWID`,
+	`CREATE UNIQUE INDEX messages_cmid ON messages(client_message_id) WHERE client_message_id IS NOT NULL`,
+	`CREATE TABLE conversations (
+		conversation_id BLOB PRIMARY KEY,
+		kind INTEGER NOT NULL,
+		peer_user INTEGER NOT NULL,
+		latest_seq INTEGER NOT NULL,
+		latest_message_id BLOB,
+		last_activity_ms INTEGER NOT NULL,
+		synced_seq INTEGER NOT NULL,
+		read_seq INTEGER NOT NULL,
+		unread INTEGER NOT NULL,
+		unread_exact INTEGER NOT NULL,
+		gap_from_seq INTEGER) WITHOUT ROWID`,
+	`CREATE TABLE pending (
+		client_message_id BLOB PRIMARY KEY,
+		ordinal INTEGER NOT NULL UNIQUE,
+		conversation_id BLOB NOT NULL,
+		peer_user INTEGER NOT NULL,
+		message_type INTEGER NOT NULL,
+		custom_type TEXT NOT NULL,
+		body BLOB NOT NULL,
+		mentions BLOB NOT NULL,
+		created_at_ms INTEGER NOT NULL,
+		state INTEGER NOT NULL,
+		error_code INTEGER NOT NULL,
+		error_text TEXT NOT NULL) WITHOUT ROWID`,
+}
