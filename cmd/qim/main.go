@@ -60,8 +60,9 @@ func newAllCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "all",
 		Short: "Run every service in one process (demos; production runs one service per process)",
-		Long: `Runs the writer, mailbox, fanout and gateway in one process, each configured from the same
-environment as its own subcommand. Any service stopping stops them all.
+		Long: `Runs the writer, mailbox, fanout, session and gateway in one process, each configured from
+the same environment as its own subcommand (the gateway needs QIM_WRITER_ADDR, QIM_MAILBOX_ADDR and
+QIM_SESSION_ADDR pointing at the others). Any service stopping stops them all.
 
 Example:
   eval "$(qim-gate stack up)"; QIM_TOKEN_SECRET=... qim all`,
