@@ -2,6 +2,7 @@ package gates
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/qim-dev/qim/gates/e2e"
@@ -32,7 +33,7 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 	list := g.scenarios
 	if list == nil {
 		list = func() []e2e.Scenario {
-			return append(append(e2e.Scenarios(), e2e.SessionScenarios()...), e2e.SDKScenarios()...)
+			return slices.Concat(e2e.Scenarios(), e2e.SessionScenarios(), e2e.SDKScenarios(), e2e.SDKSessionScenarios())
 		}
 	}
 	passed := 0

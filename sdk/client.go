@@ -29,6 +29,7 @@ type Client struct {
 	st     *store.Store
 	events *eventQueue
 	wake   chan struct{}    // capacity 1: Send stored something
+	reads  chan struct{}    // capacity 1: MarkRead raised a watermark the server does not hold
 	cmds   chan *historyCmd // History calls for the connection goroutine
 	stats  stats
 	hooks  testHooks
@@ -58,7 +59,7 @@ func Open(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("sdk: %w", err)
 	}
 	return &Client{cfg: cfg, st: st, events: newEventQueue(cfg.EventBuffer),
-		wake: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16)}, nil
+		wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16)}, nil
 }
 
 // Connect starts the connection loop in the background and returns at once. The loop runs until
@@ -208,14 +209,25 @@ func (c *Client) Conversations(ctx context.Context) ([]Conversation, error) {
 // Pending lists local sends that are not committed: queued ones and definite failures.
 func (c *Client) Pending(ctx context.Context) ([]Pending, error) { return c.st.PendingAll(ctx) }
 
-// MarkRead raises the local read watermark of a conversation (deciding that a conversation is
-// on screen is the app's job; delivery is not reading) and emits ConversationsUpdated.
+// MarkRead raises the read watermark of a conversation to seq (forward only, clamped to the
+// latest seq the device knows of; deciding that a conversation is on screen is the app's job,
+// delivery is not reading), emits ConversationsUpdated and returns the conversation with its
+// local unread count. The watermark is per user on the server: the client sends MARK_READ at
+// once when connected and reconciled, and otherwise after the next login — the raise is durable
+// in the store until the server acknowledges it, so it survives a restart too.
 func (c *Client) MarkRead(ctx context.Context, conv contract.ConversationID, seq contract.ConversationSeq) (Conversation, error) {
+	if c.isClosed() {
+		return Conversation{}, ErrClosed
+	}
 	cv, err := c.st.MarkRead(ctx, conv, seq)
 	if err != nil {
 		return Conversation{}, fmt.Errorf("sdk: %w", err)
 	}
 	c.events.push(ConversationsUpdated{Conversations: []Conversation{cv}})
+	select {
+	case c.reads <- struct{}{}:
+	default: // a flush is already due; it reads every owed watermark from the store
+	}
 	return cv, nil
 }
 
@@ -241,13 +253,16 @@ func (c *Client) isClosed() bool {
 
 // stats are counters the connection goroutine updates and Stats reads.
 type stats struct {
-	connects, reconnects, pulls, pushes, sends, rebuilds, pushStoreFailures atomic.Uint64
-	firstPullCursor                                                         atomic.Uint64
+	connects, reconnects, pulls, pushes, sends, rebuilds, pushStoreFailures     atomic.Uint64
+	firstPullCursor                                                             atomic.Uint64
+	sessionPulls, sessionPullFailures, markReads, markReadAcks, markReadRefused atomic.Uint64
+	syncs                                                                       atomic.Uint64
 }
 
 // Stats is a snapshot of the client's counters.
 type Stats struct {
 	Connects   uint64 // AUTH_OKs received
+	Syncs      uint64 // reconciliations completed (SyncProgress{SyncDone})
 	Reconnects uint64 // connection attempts after a failure
 	Pulls      uint64 // PULL_MAILBOX sent
 	Pushes     uint64 // PUSH_EVENTS received
@@ -258,6 +273,12 @@ type Stats struct {
 	// FirstPullCursor is the cursor of the first PULL_MAILBOX after the latest AUTH_OK: a client
 	// that kept its store pulls from where it stopped, not from zero.
 	FirstPullCursor contract.MailboxSeq
+	// SessionPulls counts PULL_SESSION_LIST pages requested; SessionPullFailures the
+	// reconciliations that went on without (the rest of) the list because the server refused it.
+	SessionPulls, SessionPullFailures uint64
+	// MarkReads counts MARK_READ sent, MarkReadAcks their MARK_READ_ACKs, MarkReadRefused the
+	// definite refusals (the watermark stayed local).
+	MarkReads, MarkReadAcks, MarkReadRefused uint64
 	// EventBacklog is the number of events the app has not read; EventBacklogPeak its maximum.
 	EventBacklog, EventBacklogPeak int
 }
@@ -268,5 +289,8 @@ func (c *Client) Stats() Stats {
 	return Stats{Connects: c.stats.connects.Load(), Reconnects: c.stats.reconnects.Load(), Pulls: c.stats.pulls.Load(),
 		Pushes: c.stats.pushes.Load(), Sends: c.stats.sends.Load(), Rebuilds: c.stats.rebuilds.Load(),
 		PushStoreFailures: c.stats.pushStoreFailures.Load(),
-		FirstPullCursor:   contract.MailboxSeq(c.stats.firstPullCursor.Load()), EventBacklog: q, EventBacklogPeak: peak}
+		FirstPullCursor:   contract.MailboxSeq(c.stats.firstPullCursor.Load()), EventBacklog: q, EventBacklogPeak: peak,
+		SessionPulls: c.stats.sessionPulls.Load(), SessionPullFailures: c.stats.sessionPullFailures.Load(),
+		MarkReads: c.stats.markReads.Load(), MarkReadAcks: c.stats.markReadAcks.Load(),
+		MarkReadRefused: c.stats.markReadRefused.Load(), Syncs: c.stats.syncs.Load()}
 }

@@ -65,6 +65,12 @@ type Config struct {
 	// PullLimit is the PULL_MAILBOX limit (entries per batch). Default 0 = the server default;
 	// larger batches mean fewer round trips and larger SQLite transactions.
 	PullLimit uint32
+	// SessionListMax bounds the conversations merged from PULL_SESSION_LIST after each login
+	// (pages of 100, most recent activity first). Default 10 000. The pull runs before pending
+	// sends are released, and every page costs the server a history read per uncached row, so a
+	// larger bound delays the first send of a heavy user's login; conversations beyond it keep
+	// their local read state until their activity brings them into the bound.
+	SessionListMax int
 	// EventBuffer is the capacity of the Events channel. Default 256.
 	EventBuffer int
 	// EventBacklogPause: when this many events wait for an app that does not read Events, the
@@ -101,7 +107,8 @@ func (c *Config) Validate() error {
 	if c.MaxInflightSends < 0 || c.MaxInflightSends > contract.WriterInflightPerConnDefault {
 		errs = append(errs, fmt.Errorf("max in-flight sends must be in [0, %d]", contract.WriterInflightPerConnDefault))
 	}
-	if c.ReconnectMin < 0 || c.ReconnectMax < 0 || c.DialTimeout < 0 || c.WriteTimeout < 0 || c.EventBuffer < 0 || c.EventBacklogPause < 0 {
+	if c.ReconnectMin < 0 || c.ReconnectMax < 0 || c.DialTimeout < 0 || c.WriteTimeout < 0 || c.EventBuffer < 0 ||
+		c.EventBacklogPause < 0 || c.SessionListMax < 0 {
 		errs = append(errs, errors.New("durations and sizes must not be negative"))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -129,6 +136,9 @@ func (c *Config) fillDefaults() {
 	}
 	if c.MaxInflightSends == 0 {
 		c.MaxInflightSends = 128
+	}
+	if c.SessionListMax == 0 {
+		c.SessionListMax = 10_000
 	}
 	if c.EventBuffer == 0 {
 		c.EventBuffer = 256

@@ -15,13 +15,24 @@
 // After every (re)connect the client authenticates with its stored cursor, pulls the mailbox
 // until has_more is false — committing each batch to SQLite before moving the cursor and
 // resolving its own pending sends whose client_message_id appears in their own mailbox copy —
-// and only then resends what is still pending, with the same client_message_id, so a send whose
-// ACK was lost is neither lost nor duplicated. Pushes are stored at once for latency but never
-// move the cursor; each push asks for one coalesced pull.
+// then pulls the session list once (merging the user's read watermark forward only and recording
+// conversations the device never saw), backfills what is incomplete, and only then resends what
+// is still pending, with the same client_message_id, so a send whose ACK was lost is neither
+// lost nor duplicated. Pushes are stored at once for latency but never move the cursor; each
+// push asks for one coalesced pull.
+//
+// Read state: unread is |{m : m.seq > read_seq ∧ m.sender ≠ self}| over local messages (CONTROL,
+// recalled and deleted excluded), the server's definition. The read watermark is per user on the
+// server and only moves forward everywhere: MarkRead raises it locally and sends MARK_READ (now,
+// or after the next login when offline — the store remembers what the server has not
+// acknowledged), and every login takes the server's value from the session list, sending
+// MARK_READ back where the local one is higher, so the user's devices converge.
 //
 // What it must never do:
 //   - move the cursor except by committing a MAILBOX_BATCH (never from a push, never backwards;
 //     a REBUILD resets it to zero under a new generation);
+//   - lower a read watermark, or copy the server's unread count instead of evaluating the one
+//     definition over local messages;
 //   - record an in-memory fact (dedup entry, resolved pending, event) before the SQLite commit it
 //     depends on;
 //   - run without a data directory outside tests, or reconnect by itself after KICKED{REPLACED}

@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -23,9 +22,12 @@ import (
 //   - the cursor moves only after Store.Apply committed a MAILBOX_BATCH; PUSH_EVENTS are stored
 //     but never move it; dedup entries, pending resolution and events follow a commit, never
 //     precede it;
-//   - after every (re)connect nothing pending is sent before the mailbox (and, after a REBUILD,
-//     the history backfill) has been reconciled: a send the server committed while the ACK was lost
-//     is resolved through its own mailbox copy instead of being sent again;
+//   - after every (re)connect nothing pending is sent before the mailbox, then the session list
+//     and then the history backfill (after a REBUILD, or of conversations the list revealed) have
+//     been reconciled: a send the server committed while the ACK was lost is resolved through its
+//     own mailbox copy instead of being sent again;
+//   - the read watermark only moves forward, whatever reports it; MARK_READ goes out only once
+//     reconciled, for what the store says the server has not taken into account;
 //   - at most one PULL_MAILBOX is in flight; a push during a pull marks the pull dirty, which
 //     causes exactly one more pull after the last page has been committed.
 //
@@ -67,6 +69,8 @@ type engine struct {
 	holdUntil  time.Time
 	sendFails  int
 	backfill   backfillState
+	sess       sessionsState
+	reads      readState
 }
 
 type phase uint8
@@ -86,6 +90,8 @@ const (
 	reqPull
 	reqHistory
 	reqBackfill
+	reqSessions
+	reqMarkRead
 )
 
 // request is one uplink frame waiting for its answer.
@@ -96,6 +102,7 @@ type request struct {
 	cmid    contract.ClientMessageID // reqSend
 	ordinal uint64                   // reqSend
 	hist    *historyCmd              // reqHistory
+	mark    store.ReadMark           // reqMarkRead
 }
 
 type reqStamp struct {
@@ -115,26 +122,6 @@ type frameSink interface {
 	send(op contract.Opcode, requestID uint32, payload []byte) error
 }
 
-// localStore is what the engine needs from the store; tests wrap *store.Store to inject faults.
-type localStore interface {
-	Cursor(ctx context.Context) (store.CursorState, error)
-	Apply(ctx context.Context, b store.Batch) (store.Applied, error)
-	ResolveAck(ctx context.Context, ack store.Ack) (store.Applied, bool, error)
-	FailPending(ctx context.Context, cmid contract.ClientMessageID, code contract.ErrorCode, text string) (bool, error)
-	QueuedAfter(ctx context.Context, after int64, limit int) ([]store.Pending, error)
-	ResetForRebuild(ctx context.Context, reason string) (store.CursorState, error)
-	Gaps(ctx context.Context) ([]store.Gap, error)
-}
-
-// testHooks change behaviour for tests only; production leaves them zero.
-type testHooks struct {
-	noAutoPull bool // store pushes without triggering a pull, no pull on PONG (push-never-moves-the-cursor tests)
-}
-
-// storeCtx bounds nothing: store calls are local, and cancelling one mid-commit would only turn
-// a durable write into a rollback the loop must then handle as a failure.
-var storeCtx = context.Background()
-
 func newEngine(cfg *Config, st localStore, emit func(Event), stats *stats, backlog func() int) *engine {
 	return &engine{cfg: cfg, st: st, emit: emit, stats: stats, log: cfg.Logger, dedup: newDedupSet(4096), backlog: backlog}
 }
@@ -145,7 +132,8 @@ func (e *engine) attach(sink frameSink, token string, now time.Time) {
 	e.sink, e.phase, e.end, e.online = sink, phaseAuth, nil, false
 	e.reqs, e.order, e.inflight = map[uint32]*request{}, e.order[:0], map[contract.ClientMessageID]uint32{}
 	e.heartbeat, e.lastPing, e.probeAt, e.lastRecv = contract.HeartbeatStart, now, time.Time{}, now
-	e.pull, e.sync, e.backfill = pullState{}, syncState{}, backfillState{}
+	e.pull, e.sync, e.backfill, e.sess = pullState{}, syncState{}, backfillState{}, sessionsState{}
+	e.reads = readState{inflight: map[contract.ConversationID]uint32{}}
 	e.dispatched, e.holdUntil, e.sendFails = -1, time.Time{}, 0
 	cur, err := e.st.Cursor(storeCtx)
 	if err != nil {
@@ -232,6 +220,12 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onPush(m, now)
 	case contract.OpHistoryBatch:
 		e.onHistory(m, now)
+	case contract.OpSessionListBatch:
+		e.onSessionList(m, now)
+	case contract.OpSessionDelta:
+		e.onSessionDelta(m, now)
+	case contract.OpMarkReadAck:
+		e.onMarkReadAck(m, now)
 	default:
 		e.log.Debug("sdk: ignoring frame", "opcode", m.Opcode.String())
 	}
@@ -323,5 +317,9 @@ func (e *engine) onError(m wire.Message, now time.Time) {
 		r.hist.reply <- historyResult{err: se}
 	case reqBackfill:
 		e.onBackfillError(se, now)
+	case reqSessions:
+		e.onSessionsError(m.RequestID, se, now)
+	case reqMarkRead:
+		e.onMarkReadError(r, se, now)
 	}
 }

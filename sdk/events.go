@@ -39,7 +39,9 @@ type MessagesAdded struct {
 }
 
 // ConversationsUpdated carries the complete, absolute state of every conversation a change
-// touched (unread, latest seq, read watermark, incompleteness).
+// touched (unread, latest seq, read watermark, incompleteness): stored messages, MarkRead, the
+// session list merged after a login (watermarks another device set, conversations this device
+// never saw) and MARK_READ_ACKs that moved the watermark further than asked.
 type ConversationsUpdated struct {
 	Conversations []Conversation
 }
@@ -72,8 +74,9 @@ type SyncPhase uint8
 const (
 	SyncMailbox  SyncPhase = 1 // PULL_MAILBOX from the stored cursor
 	SyncRebuild  SyncPhase = 2 // after CURSOR_EXPIRED: PULL_MAILBOX from zero
-	SyncBackfill SyncPhase = 3 // after a REBUILD: PULL_HISTORY of possibly incomplete conversations
+	SyncBackfill SyncPhase = 3 // PULL_HISTORY of possibly incomplete conversations (REBUILD, discovered ones)
 	SyncDone     SyncPhase = 4 // reconciled; pending sends go out now
+	SyncSessions SyncPhase = 5 // PULL_SESSION_LIST: read watermarks and unknown conversations, after the mailbox
 )
 
 func (p SyncPhase) String() string {
@@ -86,6 +89,8 @@ func (p SyncPhase) String() string {
 		return "backfill"
 	case SyncDone:
 		return "done"
+	case SyncSessions:
+		return "sessions"
 	}
 	return "unknown"
 }

@@ -56,6 +56,9 @@ type harness struct {
 	now    time.Time
 	stats  stats
 	mbseq  uint64 // last mailbox_seq handed out by the fake server
+	// manualSessions leaves PULL_SESSION_LIST to the test; otherwise answerPull answers it with
+	// an empty list, as a server with no session state would.
+	manualSessions bool
 }
 
 func newHarness(t *testing.T) *harness {
@@ -151,6 +154,27 @@ func (h *harness) answerPull(hasMore bool, evs ...*qimv1.MailboxEvent) {
 	}
 	h.frame(contract.OpMailboxBatch, pull.id, &qimv1.MailboxBatch{Entries: evs, HasMore: hasMore,
 		NextCursor: &qimv1.MailboxCursor{MailboxSeq: next}})
+	if !h.manualSessions && h.e.sess.id != 0 {
+		h.answerSessions(false, nil)
+	}
+}
+
+// answerSessions answers the PULL_SESSION_LIST in flight.
+func (h *harness) answerSessions(hasMore bool, token []byte, entries ...*qimv1.SessionEntry) {
+	h.t.Helper()
+	req := h.lastSent(contract.OpPullSessionList)
+	h.frame(contract.OpSessionListBatch, req.id, &qimv1.SessionListBatch{Sessions: entries, HasMore: hasMore,
+		NextPageToken: token})
+}
+
+// entry is a session-list entry of the direct conversation with peer.
+func (h *harness) entry(latest, read uint64) *qimv1.SessionEntry {
+	conv := contract.DirectConversationID(contract.TenantID{}, self, peer).Bytes()
+	act, _ := contract.NewMessageID(1_700_000_000_000+latest, 0, 0, 0)
+	a := act.Bytes()
+	return &qimv1.SessionEntry{ConversationId: conv[:], LastActivityId: a[:], LatestConversationSeq: latest,
+		ReadConversationSeq: read, ConversationKind: uint32(contract.KindDirect),
+		Peer: &qimv1.SessionEntry_PeerUserId{PeerUserId: uint64(peer)}}
 }
 
 func (h *harness) storedCursor() contract.MailboxSeq {

@@ -62,6 +62,7 @@ func (e *engine) nextDeadline(now time.Time) time.Time {
 	}
 	if e.phase == phaseReady {
 		at(e.holdUntil)
+		at(e.reads.retryAt)
 	}
 	at(e.pull.retryAt)
 	if e.pull.deferred {
@@ -94,6 +95,9 @@ func (e *engine) onTick(now time.Time) {
 	}
 	if e.phase == phaseReady && !e.holdUntil.IsZero() && !now.Before(e.holdUntil) {
 		e.flushPending(now)
+	}
+	if e.phase == phaseReady && !e.reads.retryAt.IsZero() && !now.Before(e.reads.retryAt) {
+		e.flushReads(now)
 	}
 	if !e.pull.retryAt.IsZero() && !now.Before(e.pull.retryAt) {
 		e.pull.retryAt = time.Time{}

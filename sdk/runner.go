@@ -73,6 +73,8 @@ func (c *Client) serveOnce(ctx context.Context, e *engine) serveEnd {
 			e.fail(fmt.Errorf("sdk: connection lost: %w", err))
 		case <-c.wake:
 			e.flushPending(time.Now())
+		case <-c.reads:
+			e.flushReads(time.Now())
 		case cmd := <-c.cmds:
 			e.startHistory(cmd, time.Now())
 		case <-timer.C:
@@ -102,8 +104,8 @@ func drain(s *session, e *engine) {
 }
 
 // pause waits out a reconnect delay. History calls meanwhile are answered offline (they fall
-// back to the local store) and Send wake-ups are dropped: the sends are in the store, and the
-// next connection sends them after reconciling.
+// back to the local store) and Send and MarkRead wake-ups are dropped: the sends and the owed
+// watermarks are in the store, and the next connection sends them after reconciling.
 func (c *Client) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -116,6 +118,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration) bool {
 		case cmd := <-c.cmds:
 			cmd.reply <- historyResult{err: ErrOffline}
 		case <-c.wake:
+		case <-c.reads:
 		}
 	}
 }

@@ -78,6 +78,8 @@ func serveAuthAndEmptyMailbox(after func(w *wire.Writer) bool) func(net.Conn, *w
 					}
 					after = nil
 				}
+			case contract.OpPullSessionList:
+				reply(w, contract.OpSessionListBatch, m.RequestID, &qimv1.SessionListBatch{})
 			case contract.OpPing:
 				reply(w, contract.OpPong, m.RequestID, &qimv1.Pong{})
 			}

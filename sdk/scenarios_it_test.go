@@ -10,13 +10,13 @@ import (
 	"github.com/qim-dev/qim/sdk"
 )
 
-// The SDK-driven e2e scenarios (gates/e2e.SDKScenarios), run here against the package's real
+// The SDK-driven e2e scenarios (gates/e2e.SDKScenarios and SDKSessionScenarios), run here against the package's real
 // deployment so the SDK's own test run proves them too.
 func TestITSDKScenarios(t *testing.T) {
 	set := sdk.Deployment(t)
 	ep := itest.Endpoints(t)
 	env := e2e.NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
-	for _, sc := range e2e.SDKScenarios() {
+	for _, sc := range append(e2e.SDKScenarios(), e2e.SDKSessionScenarios()...) {
 		t.Run(sc.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()

@@ -37,8 +37,8 @@ type syncState struct {
 	drainedOne bool // the mailbox reached has_more=false once on this connection
 }
 
-// startSync begins reconciliation: pull until the mailbox is drained, backfill after a REBUILD,
-// then release pending sends (ready).
+// startSync begins reconciliation: pull until the mailbox is drained, merge the session list,
+// backfill what is incomplete, then release pending sends and owed MARK_READs (ready).
 func (e *engine) startSync(p SyncPhase, now time.Time) {
 	e.phase, e.sync.phase, e.sync.drainedOne = phaseSync, p, false
 	e.emit(SyncProgress{Phase: p, Applied: e.sync.applied, Cursor: e.cursor})
@@ -205,8 +205,9 @@ func (e *engine) onPullError(se *ServerError, now time.Time) {
 // server's resume cursor); then the client pulls everything the mailbox still has and backfills
 // each incomplete conversation from history (PULL_HISTORY NEWER from its gap) before it sends
 // anything pending. Conversations the device never heard of and whose mailbox entries were all
-// trimmed can only be found through PULL_SESSION_LIST, which this SDK does not use yet (it lands
-// with the session list: list, then backfill each conversation the same way).
+// trimmed are found through PULL_SESSION_LIST, which follows the mailbox in every
+// reconciliation: the merge records them with a gap at their read watermark, and the same
+// backfill fetches what can be unread (store.MergeSessions).
 func (e *engine) rebuild(serverResume contract.MailboxSeq, now time.Time) {
 	if e.cursor == 0 {
 		// A zero cursor includes everything retained; "expired" for it is a server fault, and
@@ -225,13 +226,19 @@ func (e *engine) rebuild(serverResume contract.MailboxSeq, now time.Time) {
 	e.log.Info("sdk: mailbox cursor expired; rebuilding", "generation", cs.Generation)
 	e.emit(LocalStoreReset{Reason: ResetCursorExpired, Generation: cs.Generation, PreviousCursor: prev,
 		ServerResume: serverResume})
-	e.backfill = backfillState{}
+	// A session list in flight belongs to the reconciliation the reset abandoned: forgetting its
+	// request id makes its answer stale (onSessionList), and the rebuilt one pulls it again.
+	e.backfill, e.sess = backfillState{}, sessionsState{}
 	e.startSync(SyncRebuild, now)
 }
 
-// mailboxDrained runs once per connection when the mailbox reached has_more=false during
-// reconciliation: backfill what a REBUILD left incomplete, then go ready.
-func (e *engine) mailboxDrained(now time.Time) {
+// mailboxDrained runs once per connection (and once more after a REBUILD) when the mailbox
+// reached has_more=false during reconciliation: the session list comes next (sessionlist.go).
+func (e *engine) mailboxDrained(now time.Time) { e.startSessions(now) }
+
+// reconcileGaps follows the session list: backfill what a REBUILD left incomplete and the
+// conversations the list revealed with messages after their read watermark, then go ready.
+func (e *engine) reconcileGaps(now time.Time) {
 	gaps, err := e.st.Gaps(storeCtx)
 	if err != nil {
 		e.fail(fmt.Errorf("sdk: list incomplete conversations: %w", err))
@@ -251,6 +258,8 @@ func (e *engine) mailboxDrained(now time.Time) {
 // visible yet, in which case the server's idempotency returns the original ACK), so it is sent.
 func (e *engine) ready(now time.Time) {
 	e.phase, e.sync.phase = phaseReady, SyncDone
+	e.stats.syncs.Add(1)
 	e.emit(SyncProgress{Phase: SyncDone, Applied: e.sync.applied, Cursor: e.cursor})
 	e.flushPending(now)
+	e.flushReads(now)
 }

@@ -45,7 +45,7 @@ func scanConversation(sc interface{ Scan(...any) error }) (Conversation, error) 
 // touchForSend creates the conversation of a new send (so it is listed at once) or refreshes
 // its activity time; it never changes sequences.
 func touchForSend(ctx context.Context, tx *sql.Tx, conv contract.ConversationID, peer contract.UserID, nowMs int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, 0, NULL, ?, 0, 0, 0, 1, NULL)
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, 0, NULL, ?, 0, 0, 0, 1, NULL, 0)
 		ON CONFLICT (conversation_id) DO UPDATE SET
 			peer_user = CASE WHEN conversations.peer_user = 0 THEN excluded.peer_user ELSE conversations.peer_user END,
 			last_activity_ms = MAX(conversations.last_activity_ms, excluded.last_activity_ms)`,
@@ -58,12 +58,16 @@ func touchForSend(ctx context.Context, tx *sql.Tx, conv contract.ConversationID,
 
 // upsertConversation merges a batch's effect into the conversation row with max() on every
 // position (applying a batch twice changes nothing), recounts unread and returns the row.
+//
+// An own message raises read_seq (sending is reading) and read_sent_seq alike: the server marks
+// the sender's watermark on projection, so sending MARK_READ for it would only double the
+// sender's uplink frames.
 func (s *Store) upsertConversation(ctx context.Context, tx *sql.Tx, t *convTouch) (Conversation, error) {
 	var latest any
 	if !t.latestID.IsZero() {
 		latest = u128b(contract.U128(t.latestID))
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, NULL)
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, NULL, ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET
 			peer_user = CASE WHEN conversations.peer_user = 0 THEN excluded.peer_user ELSE conversations.peer_user END,
 			latest_message_id = CASE WHEN excluded.latest_seq >= conversations.latest_seq
@@ -71,9 +75,10 @@ func (s *Store) upsertConversation(ctx context.Context, tx *sql.Tx, t *convTouch
 			latest_seq = MAX(conversations.latest_seq, excluded.latest_seq),
 			last_activity_ms = MAX(conversations.last_activity_ms, excluded.last_activity_ms),
 			synced_seq = MAX(conversations.synced_seq, excluded.synced_seq),
-			read_seq = MAX(conversations.read_seq, excluded.read_seq)`,
+			read_seq = MAX(conversations.read_seq, excluded.read_seq),
+			read_sent_seq = MAX(conversations.read_sent_seq, excluded.read_sent_seq)`,
 		u128b(contract.U128(t.id)), int64(t.id.Kind()), i64(uint64(t.peer)), i64(uint64(t.latestSeq)), latest,
-		t.activityMs, i64(uint64(t.syncedSeq)), i64(uint64(t.ownSeq)))
+		t.activityMs, i64(uint64(t.syncedSeq)), i64(uint64(t.ownSeq)), i64(uint64(t.ownSeq)))
 	if err != nil {
 		return Conversation{}, fmt.Errorf("store: upsert conversation: %w", err)
 	}
@@ -143,10 +148,11 @@ func (s *Store) Conversations(ctx context.Context) ([]Conversation, error) {
 	return out, nil
 }
 
-// MarkRead raises the local read watermark of a conversation to seq (clamped to the latest local
-// seq; never lowered) and returns the conversation with its recounted unread. The server's read
-// watermark (MARK_READ, SESSION_LIST_BATCH) merges into it forward-only once the session service
-// serves it.
+// MarkRead raises the local read watermark of a conversation to seq (clamped to the latest seq
+// the device knows of; never lowered) and returns the conversation with its recounted unread.
+// The raise stays marked unsent (UnsentReads) until the server acknowledges it (AckRead) or
+// reports a watermark at least as high (MergeSessions), which is how a MarkRead made offline
+// reaches the server after the next login, across restarts.
 func (s *Store) MarkRead(ctx context.Context, conv contract.ConversationID, seq contract.ConversationSeq) (Conversation, error) {
 	var out Conversation
 	err := s.tx(ctx, func(tx *sql.Tx) error {

@@ -14,7 +14,11 @@
 //     a crash, a restart or a clock change (ordinal.go);
 //   - the forward-only cursor and its REBUILD reset, which bumps the cursor generation (cursor.go);
 //   - the unread definition on local data: |{m : m.seq > read_seq ∧ m.sender ≠ self}|, never a
-//     subtraction of sequence numbers (conversation.go).
+//     subtraction of sequence numbers (conversation.go);
+//   - the read watermark: forward only whatever its source (MarkRead, an own message, the
+//     server's session list or MARK_READ_ACK), and durably marked when the server has not taken
+//     it into account yet, so an offline MarkRead reaches the server after any restart
+//     (readstate.go).
 //
 // What it must never do: talk to the network, decide protocol state (that is the SDK's single
 // connection goroutine), move the cursor backwards except through ResetForRebuild, or store a
@@ -32,7 +36,8 @@
 //	              custom_type, has_body, body, client_message_id (own messages), sent_at_ms,
 //	              flags, source, stored_at_ms; UNIQUE(conversation_id, conversation_seq)
 //	conversations conversation_id PK, kind, peer_user, latest_seq, latest_message_id,
-//	              last_activity_ms, synced_seq, read_seq, unread, unread_exact, gap_from_seq
+//	              last_activity_ms, synced_seq, read_seq, unread, unread_exact, gap_from_seq,
+//	              read_sent_seq (version 2)
 //	pending       client_message_id PK, ordinal UNIQUE, conversation_id, peer_user,
 //	              message_type, custom_type, body, mentions, created_at_ms, state, error_code,
 //	              error_text

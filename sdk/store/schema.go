@@ -1,11 +1,14 @@
 package store
 
 // schemaVersion is PRAGMA user_version of a database this package created. A database with a
-// higher version was written by a newer SDK and is refused rather than misread.
-const schemaVersion = 1
+// higher version was written by a newer SDK and is refused rather than misread; a lower one is
+// migrated forward in the transaction that opens it (migrations).
+const schemaVersion = 2
 
-// schema creates version 1. Every table that holds one row has a CHECK (id = 1), so a bug can
-// never create a second cursor or a second ordinal range.
+// schema creates the current version. Every table that holds one row has a CHECK (id = 1), so a
+// bug can never create a second cursor or a second ordinal range. Columns added by a migration
+// are appended last here too, so a created and a migrated table have the same column order (the
+// INSERTs are positional).
 var schema = []string{
 	`CREATE TABLE meta (
 		id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -50,7 +53,8 @@ var schema = []string{
 		read_seq INTEGER NOT NULL,
 		unread INTEGER NOT NULL,
 		unread_exact INTEGER NOT NULL,
-		gap_from_seq INTEGER) WITHOUT ROWID`,
+		gap_from_seq INTEGER,
+		read_sent_seq INTEGER NOT NULL) WITHOUT ROWID`,
 	`CREATE TABLE pending (
 		client_message_id BLOB PRIMARY KEY,
 		ordinal INTEGER NOT NULL UNIQUE,
@@ -64,4 +68,17 @@ var schema = []string{
 		state INTEGER NOT NULL,
 		error_code INTEGER NOT NULL,
 		error_text TEXT NOT NULL) WITHOUT ROWID`,
+}
+
+// migrations[v] upgrades a database of version v+1 to v+2.
+var migrations = [][]string{
+	// 1 → 2: read_sent_seq, the read watermark the server has taken into account (readstate.go).
+	// It starts equal to read_seq: a version-1 store never sent MARK_READ, but the first login's
+	// session-list merge overwrites it with the server's value, and any conversation where the
+	// local watermark is higher is then sent. Starting at 0 instead would send one MARK_READ per
+	// conversation the user ever wrote in, for watermarks the server already has.
+	{
+		`ALTER TABLE conversations ADD COLUMN read_sent_seq INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE conversations SET read_sent_seq = read_seq`,
+	},
 }

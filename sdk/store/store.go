@@ -132,9 +132,29 @@ func (s *Store) init(ctx context.Context) error {
 			return s.create(ctx, tx)
 		case version > schemaVersion:
 			return fmt.Errorf("%w: database has version %d, this SDK knows %d", ErrSchema, version, schemaVersion)
+		case version < schemaVersion:
+			if err := migrate(ctx, tx, version); err != nil {
+				return err
+			}
 		}
 		return s.checkIdentity(ctx, tx)
 	})
+}
+
+// migrate upgrades a database of version from to schemaVersion inside the opening transaction:
+// a crash mid-way leaves the old version, never a half-migrated one.
+func migrate(ctx context.Context, tx *sql.Tx, from int) error {
+	for v := from; v < schemaVersion; v++ {
+		for _, stmt := range migrations[v-1] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("store: migrate schema %d to %d: %w", v, v+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
+		return fmt.Errorf("store: record schema version: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) create(ctx context.Context, tx *sql.Tx) error {

@@ -54,14 +54,17 @@ const (
 
 // Conversation is one conversation of the local session list, with absolute values.
 type Conversation struct {
-	ID              contract.ConversationID
-	Kind            contract.ConversationKind
-	Peer            contract.UserID // the other user of a direct conversation; 0 while unknown
+	ID   contract.ConversationID
+	Kind contract.ConversationKind
+	Peer contract.UserID // the other user of a direct conversation; 0 while unknown
+	// LatestSeq and LatestMessageID describe the newest message the device knows of: a stored
+	// one, or the server's for a conversation only the session list revealed.
 	LatestSeq       contract.ConversationSeq
 	LatestMessageID contract.MessageID
 	LastActivityMs  int64
-	// ReadSeq is the local read watermark: messages at or below it are read. It starts at 0 and
-	// only moves forward (MarkRead, or an own message: sending is reading).
+	// ReadSeq is the read watermark: messages at or below it are read. It starts at 0 and only
+	// moves forward (MarkRead, an own message — sending is reading —, or the user's server-side
+	// watermark from the session list or a MARK_READ_ACK, which other devices may have raised).
 	ReadSeq contract.ConversationSeq
 	// Unread = |{m : m.seq > ReadSeq ∧ m.sender ≠ self}| over local messages (CONTROL, recalled
 	// and deleted messages never count), exact up to contract.UnreadExactWindow and saturated
