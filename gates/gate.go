@@ -78,6 +78,8 @@ type Env struct {
 	// Deployment returns every service started on the run's stack, building and starting them on
 	// first use; gates share one deployment per run.
 	Deployment func(ctx context.Context) (*svc.Set, error)
+	// Perf configures gate 5 (perf) from `qim-gate run` flags.
+	Perf PerfOptions
 }
 
 // Progressf writes one progress line.

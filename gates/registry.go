@@ -22,7 +22,7 @@ func Registry() []Gate {
 		testGate{},
 		servicesGate{},
 		e2eGate{},
-		plannedGate{"perf", "180 s arrival-rate / SLO run", "loadgen issue"},
+		perfGate{},
 		theavyGate{},
 		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "writer/mailbox issues"},
 		plannedGate{"invariants", "always-zero counters and /healthz evidence", "delivery-chain issue"},

@@ -22,6 +22,8 @@ type RunOptions struct {
 	NewStack func() stack.Stack
 	// Heartbeat is how often a long gate prints "still running" (default 30 s).
 	Heartbeat time.Duration
+	// Perf configures gate 5 (perf); copied into Env.Perf.
+	Perf PerfOptions
 }
 
 // Summary is the outcome of a run.
@@ -51,7 +53,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	}
 	lazy := &lazyStack{newStack: o.NewStack}
 	defer lazy.down(o.Progress)
-	env := &Env{Root: o.Root, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get}
+	env := &Env{Root: o.Root, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf}
 	deploy := &lazyDeployment{env: env}
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/stack"
 )
@@ -20,6 +21,7 @@ type runOptions struct {
 	root      string
 	withCQL   bool
 	jsonPath  string
+	perf      gates.PerfOptions
 }
 
 // ErrGatesFailed is returned (exit status 1) when any gate failed.
@@ -36,6 +38,8 @@ first gate that needs servers and torn down when the run ends. Exit status 1 if 
 Examples:
   qim-gate run lint
   qim-gate run tests --report-dir /tmp/gates
+  qim-gate run perf --rate 500 --duration 60s --json out.json
+  qim-gate run perf --find-max --sdk-clients 0
   qim-gate run --full`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
@@ -45,6 +49,11 @@ Examples:
 	f.StringVar(&o.root, "root", ".", "repository root")
 	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
+	f.Float64Var(&o.perf.Rate, "rate", 500, "perf: target arrival rate, msg/s (open model)")
+	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window")
+	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: climb a rate ladder in 30 s steps and report the highest rate within the SLO")
+	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs")
+	f.IntVar(&o.perf.SDKClients, "sdk-clients", 5, "perf: percent of connections driven by the SDK lane (0 disables)")
 	return cmd
 }
 
@@ -84,6 +93,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		ReportDir: o.reportDir,
 		Progress:  os.Stderr,
 		NewStack:  func() stack.Stack { return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithProgress(os.Stderr)) },
+		Perf:      o.perf,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,327 @@
+package gates
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates/svc"
+	"github.com/qim-dev/qim/loadgen"
+)
+
+// PerfOptions configure gate 5 from `qim-gate run perf` flags (zero fields take the defaults).
+type PerfOptions struct {
+	Rate        float64       // target arrival rate, msg/s; default 500
+	Duration    time.Duration // measured window; default contract.SLODuration (180 s)
+	FindMax     bool          // climb a ladder of shorter steps and report the highest passing rate
+	Connections int           // message connections in 1:1 pairs; default 400
+	SDKClients  int           // percent of connections in the SDK lane; 0 disables (the CLI defaults to 5)
+}
+
+// Gate 5 tuning (harness values, not contract values).
+const (
+	perfDefaultRate  = 500
+	perfDefaultConns = 400
+	perfStep         = 30 * time.Second // find-max step length
+	perfWarmRate     = 100              // warm-up: 300 real messages through the whole chain
+	perfWarmDuration = 3 * time.Second
+	perfWarmConns    = 20
+)
+
+// perfLadder is the find-max rate ladder, msg/s; the climb stops at the first failing step.
+var perfLadder = []float64{500, 1000, 1500, 2000, 2400, 3000, 3600, 4200, 5000, 6000, 7000, 8000, 10000, 12000, 15000}
+
+// perfGate is gate 5: the arrival-rate / SLO run of issue 8 on the run's deployment.
+//
+// Invariants: the measured run is preceded by a warm-up of real messages through the gateway
+// (so the writer's idempotent producer and every connection pool are ready: the seed measured a
+// cold start costing ~14k slow ACKs) — never by fake Outbox records; the measured run waits for
+// a quiet machine first, boundedly, and the wait's outcome is recorded as metrics either way;
+// every loadgen verdict becomes a check, so a lane that did not run, missing CPU evidence or
+// one lost message fails the gate.
+//
+// How: loadgen.Run against the deployment's gateway with the CPU of every service process and
+// of Redis and Kafka (the stack's pid files) accounted over the window; JSON and HTML reports
+// are written to the report dir as artifacts. --find-max runs 30 s steps up perfLadder.
+//
+// Rejected alternative: reusing gates/e2e's paced load. It is a closed model (each pair waits
+// for its ACK before the next send), so a stall lowers the offered rate instead of showing up as
+// latency, and the arrival-rate check could never fail.
+type perfGate struct {
+	// newLane builds the SDK lane; nil means the SDK lane is not wired in this build, which
+	// fails the "sdk lane" check whenever SDK clients > 0. The lead wires it here.
+	newLane func() loadgen.Lane
+	run     func(context.Context, loadgen.Config) (*loadgen.Report, error)          // default loadgen.Run
+	quiet   func(context.Context, loadgen.QuietOptions, func(string)) loadgen.Quiet // default loadgen.WaitQuiet
+}
+
+func (perfGate) Name() string  { return "perf" }
+func (perfGate) Title() string { return "180 s arrival-rate / SLO run" }
+
+func (o PerfOptions) withDefaults() PerfOptions {
+	if o.Rate <= 0 {
+		o.Rate = perfDefaultRate
+	}
+	if o.Duration <= 0 {
+		o.Duration = contract.SLODuration
+	}
+	if o.Connections <= 0 {
+		o.Connections = perfDefaultConns
+	}
+	return o
+}
+
+func (g perfGate) withDefaults() perfGate {
+	if g.run == nil {
+		g.run = loadgen.Run
+	}
+	if g.quiet == nil {
+		g.quiet = loadgen.WaitQuiet
+	}
+	return g
+}
+
+func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
+	g = g.withDefaults()
+	o := env.Perf.withDefaults()
+	base, procs, err := perfTarget(ctx, env)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
+	if g.newLane != nil {
+		base.SDKLane = g.newLane()
+	}
+	if !g.warmUp(ctx, env, r, base) {
+		return
+	}
+	base.CPU = procs
+	if o.FindMax {
+		g.findMax(ctx, env, r, base, o)
+		return
+	}
+	g.quietWait(ctx, env, r, 0)
+	cfg := base
+	cfg.Rate, cfg.Duration, cfg.Label = o.Rate, o.Duration, fmt.Sprintf("perf %.0f msg/s for %s", o.Rate, o.Duration)
+	env.Progressf("load: %.0f msg/s for %s over %d connections", o.Rate, o.Duration, o.Connections)
+	rep, err := g.run(ctx, cfg)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	writeLoadArtifacts(env, r, "perf-loadgen", rep)
+	for _, v := range rep.Verdicts {
+		r.Check(v.Name, v.Passed, "%s", v.Detail)
+	}
+	perfMetrics(r, "", rep)
+}
+
+// perfTarget is the deployment's gateway and the processes whose CPU is accounted: every
+// service of the deployment plus every server of the stack with a pid file (process provider).
+func perfTarget(ctx context.Context, env *Env) (loadgen.Config, []loadgen.Proc, error) {
+	set, err := env.Deployment(ctx)
+	if err != nil {
+		return loadgen.Config{}, nil, err
+	}
+	st, err := env.Stack(ctx)
+	if err != nil {
+		return loadgen.Config{}, nil, err
+	}
+	cfg := loadgen.Config{Gateway: set.Addrs.GatewayTCP, TokenSecret: []byte(set.Addrs.TokenSecret)}
+	var procs []loadgen.Proc
+	for _, name := range svc.Order {
+		if pid := set.Pid(name); pid > 0 {
+			procs = append(procs, loadgen.Proc{Name: name, Pid: pid})
+		}
+	}
+	return cfg, append(procs, stackPids(st.Endpoints().Dir)...), nil
+}
+
+// stackPids reads <dir>/pids/<server>.pid ("<pid> <starttime>") of a process stack. A containers
+// stack has none, which leaves the CPU check without evidence (it fails, as it should).
+func stackPids(dir string) []loadgen.Proc {
+	files, _ := filepath.Glob(filepath.Join(dir, "pids", "*.pid"))
+	var out []loadgen.Proc
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscanf(string(b), "%d", &pid); err == nil && pid > 0 {
+			out = append(out, loadgen.Proc{Name: strings.TrimSuffix(filepath.Base(f), ".pid"), Pid: pid})
+		}
+	}
+	return out
+}
+
+// warmUp sends a few hundred real messages through the chain; it must itself be clean.
+func (g perfGate) warmUp(ctx context.Context, env *Env, r *Result, base loadgen.Config) bool {
+	cfg := base
+	cfg.Rate, cfg.Duration, cfg.Connections, cfg.PingConnections = perfWarmRate, perfWarmDuration, perfWarmConns, 1
+	cfg.SDKClientsPercent, cfg.SDKLane, cfg.Progress, cfg.Window, cfg.Label = 0, nil, nil, time.Second, "warm-up"
+	env.Progressf("warm-up: %d msg/s for %s", perfWarmRate, perfWarmDuration)
+	rep, err := g.run(ctx, cfg)
+	if err != nil {
+		r.Fail(fmt.Errorf("gates: perf warm-up: %w", err))
+		return false
+	}
+	c := rep.Counts
+	ok := c.Acked > 0 && c.Missing == 0 && c.DuplicatesAfterDedup == 0 && c.Errors == 0 && c.Timeouts == 0
+	return r.Check("warm-up", ok, "%d sent, %d acked, %d delivered, %d missing, %d errors %v, %d timeouts; send→ACK p99 %.1f ms",
+		c.Sent, c.Acked, c.Delivered, c.Missing, c.Errors, rep.FailuresByCode, c.Timeouts, rep.Segments["send_ack"].P99Ms)
+}
+
+// quietWait waits for a quiet machine (bounded) and records what it saw as metrics.
+func (g perfGate) quietWait(ctx context.Context, env *Env, r *Result, within time.Duration) {
+	q := g.quiet(ctx, loadgen.QuietOptions{Within: within}, func(s string) { env.Progressf("%s", s) })
+	env.Progressf("%s", q.Detail)
+	r.Metric("quiet_reached", b2f(q.Reached))
+	r.Metric("quiet_wait_s", q.WaitedS)
+	r.Metric("quiet_load1", q.Load1)
+	r.Metric("quiet_idle_pct", q.IdlePct)
+}
+
+// findMax climbs the ladder in short steps. A step is within SLO when arrival, both latency
+// checks, missing, duplicates and failures pass (CPU and the SDK lane do not define capacity);
+// each step is a check that passes when nothing was lost or duplicated — above capacity the
+// system may be slow, never lossy — and the climb stops at the first step outside the SLO.
+func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen.Config, o PerfOptions) {
+	step := min(perfStep, o.Duration)
+	best, stop := 0.0, ""
+	var lane *loadgen.Verdict
+	for i, rate := range perfLadder {
+		within := time.Duration(0) // the default bound before the first step
+		if i > 0 {
+			within = 30 * time.Second // our own previous step is what the machine is cooling from
+		}
+		g.quietWait(ctx, env, r, within)
+		cfg := base
+		cfg.Rate, cfg.Duration, cfg.Label = rate, step, fmt.Sprintf("find-max step %.0f msg/s", rate)
+		env.Progressf("find-max step %d: %.0f msg/s for %s", i+1, rate, step)
+		rep, err := g.run(ctx, cfg)
+		if err != nil {
+			r.Fail(fmt.Errorf("gates: find-max step %.0f msg/s: %w", rate, err))
+			return
+		}
+		writeLoadArtifacts(env, r, fmt.Sprintf("perf-step-%05.0f", rate), rep)
+		perfMetrics(r, fmt.Sprintf("step_%.0f_", rate), rep)
+		ok, broken, safe := stepVerdict(rep.Verdicts)
+		if lane == nil {
+			lane = verdictNamed(rep.Verdicts, loadgen.CheckSDKLane)
+		}
+		summary := fmt.Sprintf("achieved %.1f msg/s, send→ACK p99 %.1f ms, end-to-end p99 %.1f ms, %d missing, %d dup after dedup, %.3f CPU ms/msg",
+			rep.AchievedSendRate, rep.Segments["send_ack"].P99Ms, rep.Segments["end_to_end"].P99Ms,
+			rep.Counts.Missing, rep.Counts.DuplicatesAfterDedup, rep.CPU.MsPerMessage)
+		if ok {
+			summary = "within SLO: " + summary
+			best = rate
+		} else {
+			summary = "SLO broken (" + broken + "): " + summary
+			stop = fmt.Sprintf("%.0f msg/s (%s)", rate, broken)
+		}
+		r.Check(fmt.Sprintf("step %.0f msg/s", rate), safe, "%s", summary)
+		if !ok {
+			break
+		}
+	}
+	r.Metric("max_passing_rate", best)
+	r.Check("find-max", best > 0, "highest rate within SLO: %.0f msg/s; first failing step: %s", best, orNone(stop))
+	if lane != nil {
+		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
+	}
+}
+
+// stepVerdict splits a step's verdicts: within SLO (the capacity criteria), the names of those
+// broken, and safe (nothing lost or duplicated).
+func stepVerdict(vs []loadgen.Verdict) (within bool, broken string, safe bool) {
+	within, safe = true, true
+	var names []string
+	for _, v := range vs {
+		switch v.Name {
+		case loadgen.CheckCPU, loadgen.CheckSDKLane:
+			continue
+		case loadgen.CheckMissing, loadgen.CheckDuplicates:
+			safe = safe && v.Passed
+		}
+		if !v.Passed {
+			within = false
+			names = append(names, v.Name)
+		}
+	}
+	return within, strings.Join(names, ", "), safe
+}
+
+func verdictNamed(vs []loadgen.Verdict, name string) *loadgen.Verdict {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
+}
+
+// writeLoadArtifacts writes <name>.json and <name>.html into the report dir.
+func writeLoadArtifacts(env *Env, r *Result, name string, rep *loadgen.Report) {
+	jsonPath, htmlPath := filepath.Join(env.ReportDir, name+".json"), filepath.Join(env.ReportDir, name+".html")
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err == nil {
+		err = os.WriteFile(jsonPath, append(b, '\n'), 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(htmlPath, loadgen.RenderHTML(rep), 0o644)
+	}
+	if err != nil {
+		r.Fail(fmt.Errorf("gates: perf artifacts: %w", err))
+		return
+	}
+	r.Artifacts = append(r.Artifacts, jsonPath, htmlPath)
+	env.Progressf("report: %s", htmlPath)
+}
+
+// perfMetrics copies a report's headline numbers into the gate result.
+func perfMetrics(r *Result, prefix string, rep *loadgen.Report) {
+	m := func(k string, v float64) { r.Metric(prefix+k, v) }
+	m("target_rate", rep.TargetRate)
+	m("achieved_send_rate", rep.AchievedSendRate)
+	m("arrival_ratio", rep.ArrivalRatio)
+	m("ack_rate", rep.AckRate)
+	for name, s := range rep.Segments {
+		m(name+"_p50_ms", s.P50Ms)
+		m(name+"_p99_ms", s.P99Ms)
+		m(name+"_max_ms", s.MaxMs)
+	}
+	c := rep.Counts
+	for k, v := range map[string]int64{"sent": c.Sent, "acked": c.Acked, "unsent": c.Unsent, "missing": c.Missing,
+		"duplicates_after_dedup": c.DuplicatesAfterDedup, "raw_duplicates": c.RawDuplicates, "errors": c.Errors,
+		"timeouts": c.Timeouts} {
+		m(k, float64(v))
+	}
+	m("cpu_ms_per_msg", rep.CPU.MsPerMessage)
+	m("cpu_total_s", rep.CPU.TotalS)
+	m("loadgen_cpu_s", rep.CPU.LoadgenS)
+	m("machine_busy_cores", rep.CPU.MachineBusyCores)
+	for _, p := range rep.CPU.Procs {
+		m("cpu_s_"+p.Name, p.CPUS)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none (the ladder topped out)"
+	}
+	return s
+}

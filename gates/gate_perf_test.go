@@ -1,0 +1,217 @@
+package gates
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/svc"
+	"github.com/qim-dev/qim/loadgen"
+)
+
+// perfFixture is a gate 5 environment on a fake stack (with a pid file, as the process provider
+// writes them) and a loadgen stand-in that records the configs it was given.
+type perfFixture struct {
+	env     *Env
+	configs []loadgen.Config
+	// shape decides the run's outcome per config: p99s and losses.
+	shape func(cfg loadgen.Config) (ackP99, e2eP99 float64, missing int64)
+}
+
+func newPerfFixture(t *testing.T, opts PerfOptions) *perfFixture {
+	t.Helper()
+	ep := stack.Endpoints{Dir: t.TempDir(), DispatchShards: 64}
+	if err := os.MkdirAll(filepath.Join(ep.Dir, "pids"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ep.Dir, "pids", "redis-core.pid"), []byte("4242 777\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := svc.New("/nonexistent/qim", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &perfFixture{shape: func(loadgen.Config) (float64, float64, int64) { return 10, 40, 0 }}
+	f.env = &Env{Progress: &bytes.Buffer{}, ReportDir: t.TempDir(), Perf: opts,
+		Stack:      func(context.Context) (stack.Stack, error) { return fakeStack{ep}, nil },
+		Deployment: func(context.Context) (*svc.Set, error) { return set, nil }}
+	return f
+}
+
+func (f *perfFixture) gate() perfGate {
+	return perfGate{
+		quiet: func(context.Context, loadgen.QuietOptions, func(string)) loadgen.Quiet {
+			return loadgen.Quiet{Reached: true, Load1: 0.4, IdlePct: 90, Samples: 1, Detail: "quiet"}
+		},
+		run: func(_ context.Context, cfg loadgen.Config) (*loadgen.Report, error) {
+			f.configs = append(f.configs, cfg)
+			ack, e2e, missing := f.shape(cfg)
+			return fakeLoadReport(cfg, ack, e2e, missing), nil
+		},
+	}
+}
+
+// fakeLoadReport is what loadgen.Run would report for cfg with the given outcome; the verdicts
+// come from the real loadgen.Evaluate.
+func fakeLoadReport(cfg loadgen.Config, ackP99, e2eP99 float64, missing int64) *loadgen.Report {
+	rep := &loadgen.Report{TargetRate: cfg.Rate, AchievedSendRate: cfg.Rate, ArrivalRatio: 1, AckRate: cfg.Rate,
+		Counts:         loadgen.Counts{Sent: 100, Acked: 100, Delivered: 100 - missing, Missing: missing},
+		FailuresByCode: map[string]int64{},
+		Segments: map[string]loadgen.SegmentSummary{
+			"send_ack":   {Count: 100, P50Ms: ackP99 / 2, P99Ms: ackP99, MaxMs: ackP99 * 2},
+			"end_to_end": {Count: 100, P50Ms: e2eP99 / 2, P99Ms: e2eP99, MaxMs: e2eP99 * 2},
+		},
+		CPU: loadgen.CPUReport{WindowS: cfg.Duration.Seconds(), Complete: len(cfg.CPU) > 0, MsPerMessage: 0.3, TotalS: 1},
+	}
+	for _, p := range cfg.CPU {
+		rep.CPU.Procs = append(rep.CPU.Procs, loadgen.ProcCPU{Name: p.Name, Pid: p.Pid, CPUS: 0.5})
+	}
+	switch {
+	case cfg.SDKClientsPercent == 0:
+		rep.SDKLane = loadgen.LaneReport{Detail: "disabled"}
+	case cfg.SDKLane == nil:
+		rep.SDKLane = loadgen.LaneReport{Enabled: true, Detail: loadgen.LaneNotAvailable}
+	}
+	rep.Verdicts = loadgen.Evaluate(rep, loadgen.Thresholds{})
+	return rep
+}
+
+func checkNamed(r *Result, name string) *Check {
+	for i := range r.Checks {
+		if r.Checks[i].Name == name {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// TestPerfGateRun: warm-up first, then one run with the flags' rate, duration and connections,
+// CPU accounted for the stack's pid files, every verdict a check, artifacts in the report dir.
+func TestPerfGateRun(t *testing.T) {
+	f := newPerfFixture(t, PerfOptions{Rate: 700, Duration: 42 * time.Second, Connections: 60})
+	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	if !r.Passed {
+		t.Fatalf("gate failed: %+v", r)
+	}
+	if len(f.configs) != 2 || f.configs[0].Label != "warm-up" || len(f.configs[0].CPU) != 0 {
+		t.Fatalf("want a warm-up then the run, got %+v", f.configs)
+	}
+	main := f.configs[1]
+	if main.Rate != 700 || main.Duration != 42*time.Second || main.Connections != 60 || main.SDKClientsPercent != 0 {
+		t.Errorf("run config %+v", main)
+	}
+	if len(main.CPU) != 1 || main.CPU[0] != (loadgen.Proc{Name: "redis-core", Pid: 4242}) {
+		t.Errorf("CPU processes %+v, want the stack's pid file", main.CPU)
+	}
+	for _, name := range []string{"warm-up", loadgen.CheckArrival, loadgen.CheckSendAck, loadgen.CheckEndToEnd,
+		loadgen.CheckMissing, loadgen.CheckDuplicates, loadgen.CheckFailures, loadgen.CheckCPU, loadgen.CheckSDKLane} {
+		if checkNamed(r, name) == nil {
+			t.Errorf("no check %q", name)
+		}
+	}
+	if len(r.Artifacts) != 2 {
+		t.Fatalf("artifacts %v", r.Artifacts)
+	}
+	for _, a := range r.Artifacts {
+		if st, err := os.Stat(a); err != nil || st.Size() == 0 {
+			t.Errorf("artifact %s: %v", a, err)
+		}
+	}
+	if r.Metrics["quiet_reached"] != 1 || r.Metrics["send_ack_p99_ms"] != 10 || r.Metrics["cpu_s_redis-core"] != 0.5 {
+		t.Errorf("metrics %v", r.Metrics)
+	}
+}
+
+// The SDK lane asked for (the CLI default is 5 %) but not wired must fail the gate by name.
+func TestPerfGateSDKLaneNotWired(t *testing.T) {
+	f := newPerfFixture(t, PerfOptions{Rate: 500, Duration: time.Second, SDKClients: 5})
+	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	c := checkNamed(r, loadgen.CheckSDKLane)
+	if r.Passed || c == nil || c.Passed || !strings.Contains(c.Detail, "SDK lane not available in this build") {
+		t.Fatalf("passed=%v lane check %+v", r.Passed, c)
+	}
+	if f.configs[0].SDKClientsPercent != 0 || f.configs[1].SDKClientsPercent != 5 {
+		t.Errorf("SDK share: warm-up %d%%, run %d%%", f.configs[0].SDKClientsPercent, f.configs[1].SDKClientsPercent)
+	}
+}
+
+// A dirty warm-up stops the gate before the measured run.
+func TestPerfGateWarmUpMustBeClean(t *testing.T) {
+	f := newPerfFixture(t, PerfOptions{})
+	f.shape = func(loadgen.Config) (float64, float64, int64) { return 10, 40, 1 }
+	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	if r.Passed || len(f.configs) != 1 || checkNamed(r, "warm-up").Passed {
+		t.Fatalf("passed=%v runs=%d", r.Passed, len(f.configs))
+	}
+}
+
+// --find-max climbs until the first step outside the SLO, reports the last rate within it, and
+// fails a step only when it lost or duplicated something.
+func TestPerfGateFindMax(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lossy    bool
+		wantPass bool
+	}{{"slow above capacity", false, true}, {"lossy above capacity", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPerfFixture(t, PerfOptions{FindMax: true, Duration: time.Hour, SDKClients: 0})
+			f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
+				if cfg.Rate > 2000 {
+					if tc.lossy {
+						return 400, 900, 3
+					}
+					return 400, 900, 0
+				}
+				return 10, 40, 0
+			}
+			r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+			if r.Passed != tc.wantPass {
+				t.Fatalf("passed=%v, want %v: %+v", r.Passed, tc.wantPass, r.Checks)
+			}
+			if got := r.Metrics["max_passing_rate"]; got != 2000 {
+				t.Errorf("max passing rate %v, want 2000", got)
+			}
+			var rates []float64
+			for _, c := range f.configs[1:] {
+				rates = append(rates, c.Rate)
+				if c.Duration != perfStep {
+					t.Errorf("step duration %s, want %s", c.Duration, perfStep)
+				}
+			}
+			if want := []float64{500, 1000, 1500, 2000, 2400}; !equalRates(rates, want) {
+				t.Errorf("ladder ran %v, want %v", rates, want)
+			}
+			last := checkNamed(r, "step 2400 msg/s")
+			if last == nil || last.Passed == tc.lossy || !strings.Contains(last.Detail, "SLO broken") {
+				t.Errorf("last step check %+v", last)
+			}
+			if fm := checkNamed(r, "find-max"); fm == nil || !fm.Passed || !strings.Contains(fm.Detail, "2000 msg/s") {
+				t.Errorf("find-max check %+v", fm)
+			}
+		})
+	}
+}
+
+func equalRates(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPerfOptionsDefaults(t *testing.T) {
+	o := PerfOptions{}.withDefaults()
+	if o.Rate != 500 || o.Duration != 180*time.Second || o.Connections != 400 || o.SDKClients != 0 {
+		t.Fatalf("defaults %+v", o)
+	}
+}

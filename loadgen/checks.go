@@ -1,0 +1,135 @@
+package loadgen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// Thresholds are the pass criteria of a run. Zero fields take the contract's SLO values.
+type Thresholds struct {
+	ArrivalRatio float64       // achieved / target send rate, default contract.SLOArrivalRatio
+	SendAckP99   time.Duration // default contract.SLOSendAckP99
+	EndToEndP99  time.Duration // default contract.SLOEndToEndP99
+	// CPUMsPerMessage is the budget of CPU across the system under test (services, Redis,
+	// Kafka) per ACKed message. Default 0.5 ms (issue 8's target).
+	CPUMsPerMessage float64
+}
+
+// Check names, shared by the gate and the CLI so reports line up.
+const (
+	CheckArrival    = "arrival rate"
+	CheckSendAck    = "send→ACK p99"
+	CheckEndToEnd   = "end-to-end p99"
+	CheckMissing    = "missing"
+	CheckDuplicates = "duplicates after dedup"
+	CheckFailures   = "failures"
+	CheckCPU        = "cpu per message"
+	CheckSDKLane    = "sdk lane"
+)
+
+// Verdict is one named check with the numbers behind it.
+type Verdict struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}
+
+func (t Thresholds) withDefaults() Thresholds {
+	if t.ArrivalRatio == 0 {
+		t.ArrivalRatio = contract.SLOArrivalRatio
+	}
+	if t.SendAckP99 == 0 {
+		t.SendAckP99 = contract.SLOSendAckP99
+	}
+	if t.EndToEndP99 == 0 {
+		t.EndToEndP99 = contract.SLOEndToEndP99
+	}
+	if t.CPUMsPerMessage == 0 {
+		t.CPUMsPerMessage = 0.5
+	}
+	return t
+}
+
+// Evaluate judges a report. Each verdict fails on its own evidence only, and missing evidence
+// fails (no ACKs means no latency percentile, which is not a pass).
+func Evaluate(rep *Report, th Thresholds) []Verdict {
+	th = th.withDefaults()
+	c := &rep.Counts
+	ack, e2e := rep.Segments[SegSendAck.String()], rep.Segments[SegEndToEnd.String()]
+	ackLimit, e2eLimit := msOf(th.SendAckP99), msOf(th.EndToEndP99)
+	return []Verdict{
+		{CheckArrival, rep.ArrivalRatio >= th.ArrivalRatio, fmt.Sprintf(
+			"achieved %.1f of %.1f msg/s (%.2f %%, need ≥ %.0f %%); %d scheduled, %d sent in window, %d unsent, generator lag p99 %.1f ms",
+			rep.AchievedSendRate, rep.TargetRate, 100*rep.ArrivalRatio, 100*th.ArrivalRatio, c.Scheduled, c.SentInWindow,
+			c.Unsent, rep.Segments[SegGenLag.String()].P99Ms)},
+		{CheckSendAck, ack.Count > 0 && ack.P99Ms <= ackLimit, fmt.Sprintf(
+			"p99 %.1f ms (limit %.0f), p50 %.1f, max %.1f, %d samples", ack.P99Ms, ackLimit, ack.P50Ms, ack.MaxMs, ack.Count)},
+		{CheckEndToEnd, e2e.Count > 0 && e2e.P99Ms <= e2eLimit, fmt.Sprintf(
+			"p99 %.1f ms (limit %.0f), p50 %.1f, max %.1f, %d samples", e2e.P99Ms, e2eLimit, e2e.P50Ms, e2e.MaxMs, e2e.Count)},
+		{CheckMissing, c.Acked > 0 && c.Missing == 0 && c.AckMismatch == 0, fmt.Sprintf(
+			"%d of %d ACKed messages never pulled by the recipient after %.1f s settle; %d delivered under another message_id than ACKed",
+			c.Missing, c.Acked, rep.Settle.WaitedS, c.AckMismatch)},
+		{CheckDuplicates, c.DuplicatesAfterDedup == 0, fmt.Sprintf(
+			"%d after dedup by message_id (%d raw re-deliveries of the same id, %d repeated pushes: allowed)",
+			c.DuplicatesAfterDedup, c.RawDuplicates, c.PushDuplicates)},
+		{CheckFailures, c.Errors == 0 && c.Timeouts == 0 && c.ConnectionsLost == 0 && c.PullErrors == 0 && c.FailedVisible == 0,
+			fmt.Sprintf("%d errors %v, %d timeouts, %d connections lost, %d pull errors, %d failed-but-visible",
+				c.Errors, rep.FailuresByCode, c.Timeouts, c.ConnectionsLost, c.PullErrors, c.FailedVisible)},
+		cpuVerdict(&rep.CPU, th.CPUMsPerMessage),
+		laneVerdict(&rep.SDKLane),
+	}
+}
+
+func cpuVerdict(cpu *CPUReport, budget float64) Verdict {
+	v := Verdict{Name: CheckCPU}
+	switch {
+	case len(cpu.Procs) == 0:
+		v.Detail = "no processes to account: no CPU evidence"
+	case !cpu.Complete:
+		v.Detail = fmt.Sprintf("incomplete CPU readings (%.3f ms/msg is a lower bound): %s", cpu.MsPerMessage, procErrors(cpu))
+	default:
+		v.Passed = cpu.MsPerMessage <= budget && cpu.MsPerMessage > 0
+		v.Detail = fmt.Sprintf("%.3f ms CPU per ACKed message (budget %.2f): %.1f CPU-s over %.0f s across %d processes; machine %.2f cores busy",
+			cpu.MsPerMessage, budget, cpu.TotalS, cpu.WindowS, len(cpu.Procs), cpu.MachineBusyCores)
+	}
+	return v
+}
+
+func procErrors(cpu *CPUReport) string {
+	s := ""
+	for _, p := range cpu.Procs {
+		if p.Error != "" {
+			s += fmt.Sprintf("%s: %s; ", p.Name, p.Error)
+		}
+	}
+	return s
+}
+
+func laneVerdict(l *LaneReport) Verdict {
+	v := Verdict{Name: CheckSDKLane, Detail: l.Detail}
+	switch {
+	case !l.Enabled:
+		v.Passed = true
+	case !l.Available:
+		v.Detail = LaneNotAvailable
+	default:
+		v.Passed = l.Passed && l.Verified && l.Missing == 0 && l.Repeated == 0
+		v.Detail = fmt.Sprintf("%d clients: %d sent, %d acked, %d received, %d missing, %d repeated; %s",
+			l.Clients, l.Sent, l.Acked, l.Received, l.Missing, l.Repeated, l.Detail)
+	}
+	return v
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Passed reports whether every verdict passed (and there is at least one).
+func Passed(vs []Verdict) bool {
+	for _, v := range vs {
+		if !v.Passed {
+			return false
+		}
+	}
+	return len(vs) > 0
+}

@@ -1,0 +1,161 @@
+// Package cli holds the cobra command of qim-loadgen; cmd/qim-loadgen only wires it to os.Args.
+// It runs loadgen against endpoints the user gives (a deployment, a `qim all` on a laptop),
+// where gate 5 runs it against the deployment it started itself.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qim-dev/qim/loadgen"
+)
+
+// ErrFailed is returned (exit status 1) when a check of the run failed.
+var ErrFailed = errors.New("qim-loadgen: one or more checks failed")
+
+type options struct {
+	gateway     string
+	secret      string
+	rate        float64
+	duration    time.Duration
+	connections int
+	pings       int
+	bodyBytes   int
+	sdkClients  int
+	jsonPath    string
+	htmlPath    string
+	cpuPids     []string
+	quietWithin time.Duration
+}
+
+// NewRootCmd builds the qim-loadgen command.
+func NewRootCmd() *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "qim-loadgen --gateway HOST:PORT",
+		Short: "Open-model 1:1 load against a Q-IM gateway, with HDR latency segments and a loss check",
+		Long: `qim-loadgen offers 1:1 messages to a gateway at a fixed ARRIVAL rate (the schedule never
+waits for answers), measures send→ACK, send→push, send→pull (end to end), PING RTT of a control
+group and generator lag in HDR histograms with a 5 s time series, then verifies that every ACKed
+message was pulled by its recipient exactly once after dedup. It prints a progress line every
+5 s and the verdicts at the end; --json and --html write the full report (the HTML page is
+self-contained). Exit status 1 when a check failed.
+
+The dev-token signing secret comes from --token-secret or, when that is empty, from
+QIM_TOKEN_SECRET; prefer the environment variable, a flag value is visible in ps output.
+CPU per message needs the pids of the system under test: --cpu-pid gateway=1234 (repeatable).
+
+Examples:
+  QIM_TOKEN_SECRET=... qim-loadgen --gateway 127.0.0.1:7000 --rate 500 --duration 60s --html out.html
+  qim-loadgen --gateway 10.0.0.5:7000 --token-secret "$SECRET" --rate 2000 --connections 1200 \
+      --cpu-pid gateway=4242 --cpu-pid redis=4100 --json run.json --sdk-clients 0`,
+		SilenceUsage: true,
+		RunE:         func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.gateway, "gateway", "", "gateway TCP address host:port (required)")
+	f.StringVar(&o.secret, "token-secret", "", "dev-token signing secret (default: $QIM_TOKEN_SECRET)")
+	f.Float64Var(&o.rate, "rate", 500, "target arrival rate, msg/s")
+	f.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
+	f.IntVar(&o.connections, "connections", 400, "message connections, in 1:1 pairs")
+	f.IntVar(&o.pings, "ping-connections", 4, "PING control-group connections")
+	f.IntVar(&o.bodyBytes, "body-bytes", 64, "message body size (at least 32)")
+	f.IntVar(&o.sdkClients, "sdk-clients", 5, "percent of connections driven by the SDK lane (0 disables)")
+	f.StringVar(&o.jsonPath, "json", "", "write the JSON report here")
+	f.StringVar(&o.htmlPath, "html", "", "write the self-contained HTML report here")
+	f.StringArrayVar(&o.cpuPids, "cpu-pid", nil, "NAME=PID of a process of the system under test (repeatable)")
+	f.DurationVar(&o.quietWithin, "wait-quiet", 0, "first wait up to this long for a quiet machine (0: do not wait)")
+	_ = cmd.MarkFlagRequired("gateway")
+	return cmd
+}
+
+func (o *options) run(cmd *cobra.Command) error {
+	secret := o.secret
+	if secret == "" {
+		secret = os.Getenv("QIM_TOKEN_SECRET")
+	}
+	if secret == "" {
+		return errors.New("qim-loadgen: no token signing secret (--token-secret or QIM_TOKEN_SECRET)")
+	}
+	procs, err := parsePids(o.cpuPids)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if o.quietWithin > 0 {
+		q := loadgen.WaitQuiet(cmd.Context(), loadgen.QuietOptions{Within: o.quietWithin}, func(s string) { fmt.Fprintln(out, s) })
+		fmt.Fprintln(out, q.Detail)
+	}
+	rep, err := loadgen.Run(cmd.Context(), loadgen.Config{
+		Gateway: o.gateway, TokenSecret: []byte(secret), Rate: o.rate, Duration: o.duration,
+		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
+		CPU: procs, Progress: out, Label: fmt.Sprintf("%.0f msg/s for %s against %s", o.rate, o.duration, o.gateway),
+	})
+	if err != nil {
+		return err
+	}
+	if err := o.write(rep); err != nil {
+		return err
+	}
+	printSummary(out, rep)
+	if !loadgen.Passed(rep.Verdicts) {
+		return ErrFailed
+	}
+	return nil
+}
+
+func (o *options) write(rep *loadgen.Report) error {
+	if o.jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("qim-loadgen: encode report: %w", err)
+		}
+		if err := os.WriteFile(o.jsonPath, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("qim-loadgen: %w", err)
+		}
+	}
+	if o.htmlPath != "" {
+		if err := os.WriteFile(o.htmlPath, loadgen.RenderHTML(rep), 0o644); err != nil {
+			return fmt.Errorf("qim-loadgen: %w", err)
+		}
+	}
+	return nil
+}
+
+func parsePids(specs []string) ([]loadgen.Proc, error) {
+	var out []loadgen.Proc
+	for _, s := range specs {
+		name, pid, ok := strings.Cut(s, "=")
+		n, err := strconv.Atoi(pid)
+		if !ok || name == "" || err != nil || n <= 0 {
+			return nil, fmt.Errorf("qim-loadgen: --cpu-pid %q: want NAME=PID", s)
+		}
+		out = append(out, loadgen.Proc{Name: name, Pid: n})
+	}
+	return out, nil
+}
+
+func printSummary(w io.Writer, rep *loadgen.Report) {
+	fmt.Fprintf(w, "\ntarget %.1f msg/s, achieved %.1f (%.2f %%), acked %.1f msg/s\n", rep.TargetRate, rep.AchievedSendRate,
+		100*rep.ArrivalRatio, rep.AckRate)
+	fmt.Fprintf(w, "%-14s %8s %9s %9s %9s %9s\n", "segment", "count", "p50 ms", "p99 ms", "p99.9 ms", "max ms")
+	for _, name := range []string{"send_ack", "send_push", "end_to_end", "ping_rtt", "generator_lag"} {
+		s := rep.Segments[name]
+		fmt.Fprintf(w, "%-14s %8d %9.2f %9.2f %9.2f %9.2f\n", name, s.Count, s.P50Ms, s.P99Ms, s.P999Ms, s.MaxMs)
+	}
+	for _, v := range rep.Verdicts {
+		res := "pass"
+		if !v.Passed {
+			res = "FAIL"
+		}
+		fmt.Fprintf(w, "%-4s %-22s %s\n", res, v.Name, v.Detail)
+	}
+}

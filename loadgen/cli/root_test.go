@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qim-dev/qim/loadgen"
+)
+
+func TestParsePids(t *testing.T) {
+	for _, tc := range []struct {
+		in      []string
+		want    []loadgen.Proc
+		wantErr bool
+	}{
+		{nil, nil, false},
+		{[]string{"gateway=42", "redis-core=7"}, []loadgen.Proc{{Name: "gateway", Pid: 42}, {Name: "redis-core", Pid: 7}}, false},
+		{[]string{"gateway"}, nil, true},
+		{[]string{"=42"}, nil, true},
+		{[]string{"kafka=0"}, nil, true},
+		{[]string{"kafka=x"}, nil, true},
+	} {
+		got, err := parsePids(tc.in)
+		if (err != nil) != tc.wantErr || len(got) != len(tc.want) {
+			t.Errorf("parsePids(%v) = %v, %v", tc.in, got, err)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("parsePids(%v)[%d] = %v, want %v", tc.in, i, got[i], tc.want[i])
+			}
+		}
+	}
+}
+
+// Without a signing secret the command refuses to start instead of failing every AUTH.
+func TestRequiresSecret(t *testing.T) {
+	t.Setenv("QIM_TOKEN_SECRET", "")
+	cmd := NewRootCmd()
+	cmd.SetArgs([]string{"--gateway", "127.0.0.1:1", "--duration", "1s"})
+	cmd.SetOut(&strings.Builder{})
+	cmd.SetErr(&strings.Builder{})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "secret") {
+		t.Fatalf("err = %v", err)
+	}
+}

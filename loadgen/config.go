@@ -1,0 +1,146 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/contract/devtoken"
+)
+
+// Config is one load run. Validate fills the documented defaults; a zero value that could mean
+// two things (a rate, a duration) is an error rather than a guess.
+type Config struct {
+	// Gateway is the gateway's TCP listener, host:port. Required.
+	Gateway string
+	// TokenSecret signs the dev tokens of the run's users (contract/devtoken). Required, at
+	// least devtoken.MinSecretBytes. Never logged or written to the report.
+	TokenSecret []byte
+	// Tenant of every user of the run. Default: the zero tenant, as the e2e gate uses.
+	Tenant contract.TenantID
+
+	// Rate is the target ARRIVAL rate in msg/s across the frame lane (open model: the schedule
+	// never waits for answers). Required, > 0.
+	Rate float64
+	// Duration of the measured window. Required, > 0.
+	Duration time.Duration
+
+	// Connections is the number of message connections, all of them in 1:1 pairs (both sides
+	// of a pair send to each other). Default 400; rounded up to even. More connections spread
+	// the rate thinner (each sends Rate/Connections msg/s) and cost the gateway memory; fewer
+	// concentrate it and can hit the gateway's per-connection in-flight window.
+	Connections int
+	// PingConnections is the PING control group: connections that only ping, so their RTT
+	// separates machine and network delay from pipeline delay. Default 4.
+	PingConnections int
+	// PingInterval is how often each control connection pings. Default 100 ms.
+	PingInterval time.Duration
+	// BodyBytes is the message body size (timestamp header plus filler). Default 64, minimum
+	// bodyHeaderBytes (32).
+	BodyBytes int
+
+	// InflightPerConn bounds SENDs awaiting an answer per connection. Default 4096: far above
+	// normal (Rate/Connections × latency is well under 1), so the generator never throttles
+	// itself silently; when it is reached the wait is counted (inflight_waits) and shows up
+	// as generator lag instead of disappearing.
+	InflightPerConn int
+	// QueuePerConn bounds scheduled-but-unsent SENDs per connection. Default 1024. When full,
+	// the scheduler drops the arrival and counts it as unsent: an impossible rate fails the
+	// arrival check instead of exhausting memory or hanging.
+	QueuePerConn int
+	// AckTimeout is how long a SEND may wait for SEND_ACK or ERROR before it is counted as a
+	// timeout (outcome unknown). Default 10 s.
+	AckTimeout time.Duration
+	// SettleTimeout bounds the wait, after the window, for every ACKed message to be pulled by
+	// its recipient. Default 120 s; the wait also ends after SettleIdle without progress.
+	SettleTimeout time.Duration
+	// SettleIdle ends the settle wait early when no missing message arrived for this long.
+	// Default 15 s.
+	SettleIdle time.Duration
+	// Window is the time-series resolution and the progress-line period. Default 5 s.
+	Window time.Duration
+	// DialConcurrency bounds concurrent dial+AUTH at start-up. Default 16.
+	DialConcurrency int
+
+	// SDKClientsPercent is the share of connections driven by the SDK lane, 0..50. 0 disables
+	// the lane (a capacity control run). When > 0 and SDKLane is nil, the run still measures
+	// the frame lane with all connections but reports the lane as not available, which fails
+	// its check: a lane that did not run never passes.
+	SDKClientsPercent int
+	// SDKLane is the SDK regression lane; nil in this package (the lead wires the SDK).
+	SDKLane Lane
+
+	// Thresholds are the pass criteria the report's verdicts use; zero fields take the contract
+	// SLOs (Thresholds documents each).
+	Thresholds Thresholds
+	// CPU lists the processes whose CPU time is accounted over the measured window (services,
+	// Redis, Kafka). Empty: no CPU evidence, and the "cpu per message" check fails.
+	CPU []Proc
+	// Progress receives one line per Window. Nil: silent.
+	Progress io.Writer
+	// Label names the run in the report and the HTML title.
+	Label string
+}
+
+// ErrConfig is wrapped by every validation error.
+var ErrConfig = errors.New("loadgen: invalid config")
+
+// Validate rejects bad values and fills defaults.
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Gateway); err != nil {
+		return fmt.Errorf("%w: gateway %q: %v", ErrConfig, c.Gateway, err)
+	}
+	if len(c.TokenSecret) < devtoken.MinSecretBytes {
+		return fmt.Errorf("%w: token secret shorter than %d bytes", ErrConfig, devtoken.MinSecretBytes)
+	}
+	if c.Rate <= 0 || c.Duration <= 0 {
+		return fmt.Errorf("%w: rate (%.1f) and duration (%s) must be > 0", ErrConfig, c.Rate, c.Duration)
+	}
+	if c.SDKClientsPercent < 0 || c.SDKClientsPercent > 50 {
+		return fmt.Errorf("%w: sdk clients %d%% not in [0, 50]", ErrConfig, c.SDKClientsPercent)
+	}
+	defInt(&c.Connections, 400)
+	c.Connections += c.Connections % 2
+	defInt(&c.PingConnections, 4)
+	defInt(&c.BodyBytes, 64)
+	defInt(&c.InflightPerConn, 4096)
+	defInt(&c.QueuePerConn, 1024)
+	defInt(&c.DialConcurrency, 16)
+	defDur(&c.PingInterval, 100*time.Millisecond)
+	defDur(&c.AckTimeout, 10*time.Second)
+	defDur(&c.SettleTimeout, 120*time.Second)
+	defDur(&c.SettleIdle, 15*time.Second)
+	defDur(&c.Window, 5*time.Second)
+	if c.Connections < 2 || c.PingConnections < 0 || c.InflightPerConn < 1 || c.QueuePerConn < 1 {
+		return fmt.Errorf("%w: connections %d, ping connections %d, in-flight %d, queue %d", ErrConfig,
+			c.Connections, c.PingConnections, c.InflightPerConn, c.QueuePerConn)
+	}
+	if c.BodyBytes < bodyHeaderBytes || c.BodyBytes > contract.MaxFramePayload/2 {
+		return fmt.Errorf("%w: body %d bytes not in [%d, %d]", ErrConfig, c.BodyBytes, bodyHeaderBytes, contract.MaxFramePayload/2)
+	}
+	return nil
+}
+
+// sdkClients is how many connections the SDK lane gets (even, at least one pair when enabled).
+func (c *Config) sdkClients() int {
+	if c.SDKClientsPercent == 0 {
+		return 0
+	}
+	n := (c.Connections*c.SDKClientsPercent + 99) / 100
+	return max(2, n+n%2)
+}
+
+func defInt(p *int, d int) {
+	if *p == 0 {
+		*p = d
+	}
+}
+
+func defDur(p *time.Duration, d time.Duration) {
+	if *p == 0 {
+		*p = d
+	}
+}

@@ -1,0 +1,84 @@
+// Package loadgen is Q-IM's open-model load generator: it offers 1:1 messages to a running
+// gateway at a target ARRIVAL rate, measures every stretch of each message's life with
+// frame-level precision, and proves afterwards that every ACKed message reached its recipient
+// exactly once after dedup. Gate 5 (`qim-gate run perf`) and cmd/qim-loadgen drive it.
+//
+// It owns: the arrival schedule (scheduler.go — arrivals never wait for answers, lag is
+// measured, unsendable arrivals are counted), the frame-level connections (conn.go, sender.go,
+// puller.go: SEND with the send time in the body, SEND_ACK, PUSH_EVENTS, coalesced
+// PULL_MAILBOX, a PING control group), the per-pair ledger that decides missing and duplicate
+// deliveries (flow.go), HDR histograms and the 5-second time series (recorder.go), CPU
+// accounting of the system under test from /proc (cpu.go), the quiet-machine wait (quiet.go),
+// the verdicts (checks.go), and the JSON and self-contained HTML reports (report.go, html.go,
+// svg.go). The SDK lane is an interface only (lane.go): the lead wires the real SDK.
+//
+// It must never:
+//   - let the offered rate depend on response times (closed-model load hides stalls);
+//   - queue without a bound or a counter: every queue here (per-connection arrivals, in-flight
+//     SENDs) is bounded, and what it refuses is counted (unsent, inflight_waits);
+//   - carry its own copy of SDK client logic (state machine, cursor store, dedup cache): the
+//     frame lane measures, the SDK lane exercises the SDK;
+//   - report a pass on missing evidence: no samples, no CPU readings or a lane that did not run
+//     fail their checks;
+//   - write a token, the signing secret or a message body to a log or report.
+//
+// # JSON report, schema_version 1
+//
+// All latencies are milliseconds, rates msg/s, times seconds. "In window" means the event
+// happened inside [start, start + duration).
+//
+//	schema_version       1
+//	label, started_at    run name, UTC start of the measured window
+//	config               gateway, rate (frame-lane target), duration_s, connections (frame lane,
+//	                     1:1 pairs), ping_connections, body_bytes, inflight_per_conn,
+//	                     queue_per_conn, ack_timeout_s, sdk_clients_percent
+//	measured_s           actual length of the schedule (≥ duration_s by the last oversleep)
+//	target_rate          = config.rate
+//	achieved_send_rate   counts.sent_in_window / duration_s — the arrival rate the system got
+//	arrival_ratio        achieved_send_rate / target_rate (gate: ≥ contract.SLOArrivalRatio)
+//	ack_rate             counts.acked_in_window / duration_s — the commit rate
+//	counts.scheduled     arrivals due inside the window
+//	counts.unsent        scheduled but never written: connection queue full, stopped while
+//	                     waiting for an in-flight permit, or still queued when the window ended
+//	counts.sent          SEND frames written; sent_in_window those written inside the window
+//	counts.acked         SEND_ACKs (acked_in_window: received inside the window)
+//	counts.failed        sends answered by a definite ERROR (never visible)
+//	counts.errors        every ERROR answer to a SEND or PING (see failures_by_code)
+//	counts.unknown       sends whose outcome is unknown at the end (timeout without a late
+//	                     answer, lost connection, UNAVAILABLE/INTERNAL)
+//	counts.timeouts      sends unanswered after ack_timeout_s; late_answers: answered later
+//	counts.stray_answers answers to no pending request (a pull answered after its timeout, ...)
+//	counts.connections_lost, kicked   connections the server closed or evicted mid-run
+//	counts.inflight_waits sends that waited for an in-flight permit (generator saturated)
+//	counts.delivered     distinct (sender, ordinal) pulled by the recipient (MAILBOX_BATCH)
+//	counts.missing       ACKed but never pulled by the recipient after the settle wait
+//	counts.raw_duplicates       the same message_id pulled again (at-least-once: allowed)
+//	counts.duplicates_after_dedup another message_id pulled for an already delivered send
+//	                     (a double commit: must be 0)
+//	counts.ack_mismatch  pulled message_id differs from the one SEND_ACK named
+//	counts.failed_visible a definite failure that was delivered anyway
+//	counts.pushes, push_events, push_duplicates   PUSH_EVENTS frames, events, repeated pushes
+//	counts.pulls, pull_errors, own_copies, cursor_expired, foreign_events
+//	counts.pings, ping_timeouts                   PING control group
+//	failures_by_code     {"UNAVAILABLE": n, ...}; "PING <code>" for PING errors
+//	segments.<name>      {count, min_ms, mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms,
+//	                     percentiles: [{p, ms}]} whole-run HDR summary; names:
+//	                       send_ack       SEND written → SEND_ACK read (sender)
+//	                       send_push      SEND written → first PUSH_EVENTS with it (recipient)
+//	                       end_to_end     SEND written → MAILBOX_BATCH that delivered it
+//	                       ping_rtt       PING → PONG on the control group
+//	                       generator_lag  intended arrival → SEND written
+//	timeline[]           one per window: end_s, dur_s, phase ("run" | "drain"), sent, acked,
+//	                     delivered, send_rate, ack_rate, deliver_rate, queued (arrivals waiting
+//	                     in the generator), inflight (SENDs awaiting answers), segments.<name>
+//	                     {count, p50_ms, p99_ms, max_ms}
+//	cpu                  window_s, processes[{name, pid, cpu_s, cores, error}], total_s (system
+//	                     under test), ms_per_message (total CPU ms / acked_in_window),
+//	                     loadgen_s, machine_busy_cores, machine_idle_pct, complete
+//	settle               waited_s, missing_at_start, complete
+//	sdk_lane             enabled, available, clients, sent, acked, received, missing, repeated,
+//	                     verified, passed, detail
+//	verdicts[]           {name, passed, detail}: arrival rate, send→ACK p99, end-to-end p99,
+//	                     missing, duplicates after dedup, failures, cpu per message, sdk lane
+//	errors, error_count  first problems seen (no bodies, no tokens) and how many in total
+package loadgen

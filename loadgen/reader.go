@@ -1,0 +1,184 @@
+package loadgen
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/wire"
+)
+
+// readLoop is the connection's only socket reader. Each frame is timestamped the moment it is
+// decoded and handled inline (a map lookup, a histogram record) or handed to the pull worker
+// through a one-slot channel, so a slow consumer elsewhere never delays the next timestamp.
+func (c *lgConn) readLoop() {
+	defer close(c.closed)
+	for {
+		m, err := c.rd.ReadMessage()
+		if err != nil {
+			c.lost(err)
+			return
+		}
+		now := time.Now()
+		switch m.Opcode {
+		case contract.OpSendAck:
+			c.onAck(m, now)
+		case contract.OpError:
+			c.onError(m, now)
+		case contract.OpPushEvents:
+			c.onPush(m, now)
+		case contract.OpMailboxBatch:
+			c.handBatch(pullAnswer{m: m, at: now}, m.RequestID)
+		case contract.OpPong:
+			if p := c.take(m.RequestID); p != nil && p.kind == kindPing {
+				c.r.rec.Record(SegPing, now.Sub(p.at).Microseconds())
+			}
+		case contract.OpPing: // the server's liveness probe
+			c.r.ctr.serverPings.Add(1)
+			pong, _ := proto.Marshal(&qimv1.Pong{})
+			_ = c.w.Send(c.r.connCtx, wire.Message{Opcode: contract.OpPong, RequestID: m.RequestID, Payload: pong})
+		case contract.OpKicked:
+			c.r.ctr.kicked.Add(1)
+		}
+	}
+}
+
+// lost ends the connection's SENDs in flight as unknown outcomes (info): they may or may not
+// have committed, so they are neither acked nor failed.
+func (c *lgConn) lost(err error) {
+	if c.r.stopping.Load() {
+		return
+	}
+	c.r.ctr.connLost.Add(1)
+	c.r.noteError(fmt.Errorf("loadgen: connection %d (user %d) lost: %w", c.idx, c.user, err))
+	c.mu.Lock()
+	pend := c.pending
+	c.pending = map[uint32]*pendingReq{}
+	c.mu.Unlock()
+	for _, p := range pend {
+		if p.kind == kindSend {
+			c.r.inflight.Add(-1)
+			if !p.timedOut {
+				c.out.answer(p.ord, stateUnknown, nil)
+			}
+		}
+	}
+}
+
+func (c *lgConn) onAck(m wire.Message, now time.Time) {
+	p := c.take(m.RequestID)
+	if p == nil || p.kind != kindSend {
+		c.r.ctr.strayAnswers.Add(1)
+		return
+	}
+	var ack qimv1.SendAck
+	if err := proto.Unmarshal(m.Payload, &ack); err != nil {
+		c.r.noteError(fmt.Errorf("loadgen: undecodable SEND_ACK: %w", err))
+	}
+	c.release(p)
+	if p.timedOut {
+		c.r.ctr.lateAnswers.Add(1)
+	}
+	c.r.rec.Record(SegSendAck, now.Sub(p.at).Microseconds())
+	c.r.rec.CountAcked()
+	if now.Before(c.r.windowEnd()) {
+		c.r.ctr.ackedInWindow.Add(1)
+	}
+	c.out.answer(p.ord, stateAcked, ack.GetMessageId())
+}
+
+// onError routes an ERROR to the SEND, pull or PING it answers. A SEND error is a failure of
+// the run either way; UNAVAILABLE and INTERNAL leave the outcome unknown (the server says
+// "retry with the same client_message_id"), every other code is definite: never visible.
+func (c *lgConn) onError(m wire.Message, now time.Time) {
+	var e qimv1.ErrorFrame
+	_ = proto.Unmarshal(m.Payload, &e)
+	code := contract.ErrorCode(e.GetCode())
+	if m.RequestID != 0 && m.RequestID == c.pullID.Load() {
+		c.handBatch(pullAnswer{at: now, err: fmt.Errorf("loadgen: PULL_MAILBOX refused: %s", code)}, m.RequestID)
+		return
+	}
+	p := c.take(m.RequestID)
+	if p == nil {
+		c.r.ctr.strayAnswers.Add(1)
+		return
+	}
+	c.release(p)
+	if p.kind != kindSend {
+		c.r.countFailure("PING " + code.String())
+		return
+	}
+	c.r.countFailure(code.String())
+	state := stateFailed
+	if code == contract.ErrCodeUnavailable || code == contract.ErrCodeInternal {
+		state = stateUnknown
+	}
+	c.out.answer(p.ord, state, nil)
+}
+
+// handBatch gives a MAILBOX_BATCH (or its ERROR) to the pull worker if it is still waiting for
+// that request; a stale answer (the worker gave up on it) is counted and dropped.
+func (c *lgConn) handBatch(a pullAnswer, id uint32) {
+	if id != c.pullID.Load() {
+		c.r.ctr.strayAnswers.Add(1)
+		return
+	}
+	select {
+	case c.batches <- a:
+	default:
+		c.r.ctr.strayAnswers.Add(1)
+	}
+}
+
+func (c *lgConn) onPush(m wire.Message, now time.Time) {
+	c.r.ctr.pushes.Add(1)
+	if c.in == nil {
+		return
+	}
+	var p qimv1.PushEvents
+	if err := proto.Unmarshal(m.Payload, &p); err != nil {
+		c.r.noteError(fmt.Errorf("loadgen: undecodable PUSH_EVENTS: %w", err))
+		return
+	}
+	fromPeer := false
+	for _, ev := range p.GetEvents() {
+		c.r.ctr.pushEvents.Add(1)
+		h, ok := c.fromPeer(ev)
+		if !ok {
+			continue
+		}
+		fromPeer = true
+		if c.in.pushed(h.ordinal) {
+			c.r.rec.Record(SegSendPush, now.UnixMicro()-h.sentUs)
+		}
+	}
+	if fromPeer {
+		c.wantPull()
+	}
+}
+
+// fromPeer decodes the body of an event the peer sent in this run; own copies (the sender's
+// mailbox copy of its own message) and foreign events return false.
+func (c *lgConn) fromPeer(ev *qimv1.MailboxEvent) (bodyHeader, bool) {
+	if contract.UserID(ev.GetSenderUserId()) == c.user {
+		return bodyHeader{}, false
+	}
+	h, err := parseBody(ev.GetBody())
+	if err != nil || h.run != c.r.runID || int(h.sender) != c.peer.idx {
+		c.r.ctr.foreignEvents.Add(1)
+		return bodyHeader{}, false
+	}
+	return h, true
+}
+
+// wantPull asks the pull worker for a round without blocking; requests made while a round is
+// running coalesce into one more round.
+func (c *lgConn) wantPull() {
+	select {
+	case c.pullNeeded <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,195 @@
+package loadgen
+
+import (
+	"maps"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON report (doc.go documents it). Bump it when a field
+// changes meaning; adding a field does not.
+const SchemaVersion = 1
+
+// Report is the JSON result of one run (schema in doc.go).
+type Report struct {
+	SchemaVersion    int                       `json:"schema_version"`
+	Label            string                    `json:"label,omitempty"`
+	StartedAt        time.Time                 `json:"started_at"`
+	Config           ReportConfig              `json:"config"`
+	MeasuredS        float64                   `json:"measured_s"`
+	TargetRate       float64                   `json:"target_rate"`
+	AchievedSendRate float64                   `json:"achieved_send_rate"`
+	ArrivalRatio     float64                   `json:"arrival_ratio"`
+	AckRate          float64                   `json:"ack_rate"`
+	Counts           Counts                    `json:"counts"`
+	FailuresByCode   map[string]int64          `json:"failures_by_code"`
+	Segments         map[string]SegmentSummary `json:"segments"`
+	Timeline         []Window                  `json:"timeline"`
+	CPU              CPUReport                 `json:"cpu"`
+	Settle           SettleReport              `json:"settle"`
+	SDKLane          LaneReport                `json:"sdk_lane"`
+	Verdicts         []Verdict                 `json:"verdicts"`
+	Errors           []string                  `json:"errors,omitempty"`
+	ErrorCount       int64                     `json:"error_count"`
+}
+
+// ReportConfig echoes the run's settings (never the token secret).
+type ReportConfig struct {
+	Gateway           string  `json:"gateway"`
+	Rate              float64 `json:"rate"`
+	DurationS         float64 `json:"duration_s"`
+	Connections       int     `json:"connections"`
+	PingConnections   int     `json:"ping_connections"`
+	BodyBytes         int     `json:"body_bytes"`
+	InflightPerConn   int     `json:"inflight_per_conn"`
+	QueuePerConn      int     `json:"queue_per_conn"`
+	AckTimeoutS       float64 `json:"ack_timeout_s"`
+	SDKClientsPercent int     `json:"sdk_clients_percent"`
+}
+
+// Counts are the run's event counts; see doc.go for each field's meaning.
+type Counts struct {
+	Scheduled            int64 `json:"scheduled"`
+	Unsent               int64 `json:"unsent"`
+	Sent                 int64 `json:"sent"`
+	SentInWindow         int64 `json:"sent_in_window"`
+	Acked                int64 `json:"acked"`
+	AckedInWindow        int64 `json:"acked_in_window"`
+	Failed               int64 `json:"failed"`
+	Errors               int64 `json:"errors"`
+	Unknown              int64 `json:"unknown"`
+	Timeouts             int64 `json:"timeouts"`
+	LateAnswers          int64 `json:"late_answers"`
+	StrayAnswers         int64 `json:"stray_answers"`
+	ConnectionsLost      int64 `json:"connections_lost"`
+	Kicked               int64 `json:"kicked"`
+	InflightWaits        int64 `json:"inflight_waits"`
+	Delivered            int64 `json:"delivered"`
+	Missing              int64 `json:"missing"`
+	RawDuplicates        int64 `json:"raw_duplicates"`
+	DuplicatesAfterDedup int64 `json:"duplicates_after_dedup"`
+	AckMismatch          int64 `json:"ack_mismatch"`
+	FailedVisible        int64 `json:"failed_visible"`
+	Pushes               int64 `json:"pushes"`
+	PushEvents           int64 `json:"push_events"`
+	PushDuplicates       int64 `json:"push_duplicates"`
+	Pulls                int64 `json:"pulls"`
+	PullErrors           int64 `json:"pull_errors"`
+	OwnCopies            int64 `json:"own_copies"`
+	CursorExpired        int64 `json:"cursor_expired"`
+	ForeignEvents        int64 `json:"foreign_events"`
+	Pings                int64 `json:"pings"`
+	PingTimeouts         int64 `json:"ping_timeouts"`
+}
+
+// SegmentSummary is the whole-run distribution of one segment, milliseconds.
+type SegmentSummary struct {
+	Count       int64             `json:"count"`
+	MinMs       float64           `json:"min_ms"`
+	MeanMs      float64           `json:"mean_ms"`
+	P50Ms       float64           `json:"p50_ms"`
+	P90Ms       float64           `json:"p90_ms"`
+	P99Ms       float64           `json:"p99_ms"`
+	P999Ms      float64           `json:"p999_ms"`
+	MaxMs       float64           `json:"max_ms"`
+	Percentiles []PercentilePoint `json:"percentiles,omitempty"`
+}
+
+// PercentilePoint is one point of the HDR percentile curve.
+type PercentilePoint struct {
+	Percentile float64 `json:"p"`
+	Ms         float64 `json:"ms"`
+}
+
+// Window is one point of the time series.
+type Window struct {
+	EndS        float64                  `json:"end_s"`
+	DurS        float64                  `json:"dur_s"`
+	Phase       string                   `json:"phase"` // "run" (inside the window) or "drain"
+	Sent        int64                    `json:"sent"`
+	Acked       int64                    `json:"acked"`
+	Delivered   int64                    `json:"delivered"`
+	SendRate    float64                  `json:"send_rate"`
+	AckRate     float64                  `json:"ack_rate"`
+	DeliverRate float64                  `json:"deliver_rate"`
+	Queued      int64                    `json:"queued"`
+	Inflight    int64                    `json:"inflight"`
+	Segments    map[string]WindowSegment `json:"segments"`
+}
+
+// WindowSegment is one segment inside one window.
+type WindowSegment struct {
+	Count int64   `json:"count"`
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+}
+
+// Gauges are sampled when a window closes.
+type Gauges struct {
+	Queued, Inflight int64
+	Phase            string
+}
+
+// SettleReport says how the wait for late deliveries ended.
+type SettleReport struct {
+	WaitedS        float64 `json:"waited_s"`
+	MissingAtStart int64   `json:"missing_at_start"`
+	Complete       bool    `json:"complete"` // every ACKed message was pulled
+}
+
+// report assembles the Report once every connection goroutine has ended.
+func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) *Report {
+	var t tally
+	for _, c := range ph.conns {
+		t.add(c.out.tally())
+	}
+	cfg := &r.cfg
+	win := cfg.Duration.Seconds()
+	rep := &Report{
+		SchemaVersion: SchemaVersion, Label: cfg.Label, StartedAt: ph.start.UTC(),
+		Config: ReportConfig{Gateway: cfg.Gateway, Rate: rate, DurationS: win, Connections: conns,
+			PingConnections: cfg.PingConnections, BodyBytes: cfg.BodyBytes, InflightPerConn: cfg.InflightPerConn,
+			QueuePerConn: cfg.QueuePerConn, AckTimeoutS: cfg.AckTimeout.Seconds(), SDKClientsPercent: cfg.SDKClientsPercent},
+		MeasuredS:        ph.end.Sub(ph.start).Seconds(),
+		TargetRate:       rate,
+		AchievedSendRate: float64(r.ctr.sentInWindow.Load()) / win,
+		AckRate:          float64(r.ctr.ackedInWindow.Load()) / win,
+		Counts:           r.counts(ph, t),
+		Segments:         map[string]SegmentSummary{},
+		Timeline:         r.rec.Windows(),
+		Settle:           ph.settle,
+		SDKLane:          lane,
+	}
+	rep.ArrivalRatio = rep.AchievedSendRate / rate
+	for s := range numSegments {
+		rep.Segments[s.String()] = r.rec.Summary(s)
+	}
+	r.failMu.Lock()
+	rep.FailuresByCode = maps.Clone(r.fails)
+	r.failMu.Unlock()
+	for _, n := range rep.FailuresByCode {
+		rep.Counts.Errors += n
+	}
+	r.errMu.Lock()
+	rep.Errors, rep.ErrorCount = append([]string(nil), r.errs...), r.nErr
+	r.errMu.Unlock()
+	rep.CPU = cpuReport(ph.cpuBefore, ph.cpuAfter, rep.MeasuredS, rep.Counts.AckedInWindow)
+	rep.Verdicts = Evaluate(rep, cfg.Thresholds)
+	return rep
+}
+
+func (r *runState) counts(ph *phases, t tally) Counts {
+	c := &r.ctr
+	return Counts{
+		Scheduled: ph.sched.Scheduled, Unsent: c.unsent.Load(), Sent: c.sent.Load(), SentInWindow: c.sentInWindow.Load(),
+		Acked: t.acked, AckedInWindow: c.ackedInWindow.Load(), Failed: t.failed, Unknown: t.unknown,
+		Timeouts: c.timeouts.Load(), LateAnswers: c.lateAnswers.Load(), StrayAnswers: c.strayAnswers.Load(),
+		ConnectionsLost: c.connLost.Load(), Kicked: c.kicked.Load(), InflightWaits: c.inflightWaits.Load(),
+		Delivered: t.delivered, Missing: t.missing, RawDuplicates: t.rawDuplicates,
+		DuplicatesAfterDedup: t.dupAfterDedup, AckMismatch: t.ackMismatch, FailedVisible: t.failedVisible,
+		Pushes: c.pushes.Load(), PushEvents: c.pushEvents.Load(), PushDuplicates: t.pushDuplicates,
+		Pulls: c.pulls.Load(), PullErrors: c.pullErrors.Load(), OwnCopies: c.ownCopies.Load(),
+		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign,
+		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(),
+	}
+}

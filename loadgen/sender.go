@@ -1,0 +1,193 @@
+package loadgen
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/wire"
+)
+
+// offer is the scheduler's sink: it queues an arrival on a connection without blocking. A full
+// queue means the generator is already a queue's worth behind on that connection; the arrival
+// is dropped and counted as unsent, so the achieved rate says so.
+func (c *lgConn) offer(intended time.Time) bool {
+	select {
+	case c.jobs <- intended:
+		return true
+	default:
+		return false
+	}
+}
+
+// sendLoop turns scheduled arrivals into SEND frames in schedule order. The time between an
+// arrival's intended time and its frame reaching the socket is generator lag (queueing here,
+// waiting for an in-flight permit, the scheduler oversleeping), recorded as its own segment so
+// it is never silently folded into — or hidden from — the pipeline's numbers.
+func (c *lgConn) sendLoop(ctx context.Context) {
+	req := &qimv1.SendRequest{Target: &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(c.peer.user)},
+		MessageType: uint32(contract.MessageText), Body: make([]byte, c.r.cfg.BodyBytes)}
+	var buf []byte
+	for {
+		var intended time.Time
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.r.sendStop:
+			return
+		case <-c.closed:
+			return
+		case intended = <-c.jobs:
+		}
+		if !c.acquire(ctx) {
+			c.r.ctr.unsent.Add(1) // stopped while waiting for a permit: it never went out
+			return
+		}
+		var err error
+		buf, err = c.sendOne(ctx, req, buf, intended)
+		if err != nil {
+			return // the read loop reports the lost connection
+		}
+	}
+}
+
+// acquire takes an in-flight permit, counting the waits so a saturated window is visible.
+func (c *lgConn) acquire(ctx context.Context) bool {
+	select {
+	case c.permits <- struct{}{}:
+		return true
+	default:
+	}
+	c.r.ctr.inflightWaits.Add(1)
+	select {
+	case c.permits <- struct{}{}:
+		return true
+	case <-ctx.Done():
+	case <-c.r.sendStop:
+	case <-c.closed:
+	}
+	return false
+}
+
+// sendOne writes one SEND; the body's timestamp is taken right before the frame is queued on
+// the writer, so TCP back-pressure from a gateway at its in-flight limit counts against the
+// system (it is a queue in the system), not against the generator.
+func (c *lgConn) sendOne(ctx context.Context, req *qimv1.SendRequest, buf []byte, intended time.Time) ([]byte, error) {
+	ord := c.out.add()
+	cmid := contract.DeriveClientMessageID(c.install, ord)
+	b := contract.U128(cmid).Bytes()
+	req.ClientMessageId = b[:]
+	now := time.Now()
+	putBody(req.Body, bodyHeader{run: c.r.runID, sentUs: now.UnixMicro(), sender: uint32(c.idx), ordinal: ord})
+	req.ClientTimeMs = now.UnixMilli()
+	var err error
+	if buf, err = (proto.MarshalOptions{}).MarshalAppend(buf[:0], req); err != nil {
+		<-c.permits
+		c.out.answer(ord, stateFailed, nil)
+		c.r.noteError(err)
+		return buf, err
+	}
+	id := c.nextID.Add(1)
+	c.r.inflight.Add(1)
+	c.register(id, &pendingReq{kind: kindSend, ord: ord, at: now})
+	c.r.rec.Record(SegGenLag, now.Sub(intended).Microseconds())
+	if err := c.w.Send(ctx, wire.Message{Opcode: contract.OpSend, RequestID: id, Payload: buf}); err != nil {
+		if p := c.take(id); p != nil {
+			c.release(p)
+			c.out.answer(ord, stateUnknown, nil)
+		}
+		return buf, err
+	}
+	c.r.rec.CountSent()
+	c.r.ctr.sent.Add(1)
+	if now.Before(c.r.windowEnd()) {
+		c.r.ctr.sentInWindow.Add(1)
+	}
+	return buf, nil
+}
+
+// maintain times out SENDs and PINGs that got no answer within AckTimeout and keeps a message
+// connection alive with heartbeat PINGs.
+func (c *lgConn) maintain(ctx context.Context, beat bool) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	nextBeat := time.Now().Add(c.beat / 2)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		case now := <-t.C:
+			c.sweep(now)
+			if beat && now.After(nextBeat) {
+				nextBeat = now.Add(c.beat / 2)
+				c.ping(ctx, kindBeat)
+			}
+		}
+	}
+}
+
+// sweep expires pending requests in send order. A timed-out SEND becomes an unknown outcome
+// and is counted; it stays in pending, with its permit, so a late answer still records the truth
+// and the generator cannot pile more work onto a system that has not answered.
+func (c *lgConn) sweep(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.head < len(c.ring) && now.After(c.ring[c.head].deadline) {
+		e := c.ring[c.head]
+		c.head++
+		p := c.pending[e.id]
+		if p == nil || p.timedOut {
+			continue
+		}
+		if p.kind != kindSend {
+			delete(c.pending, e.id)
+			c.r.ctr.pingTimeouts.Add(1)
+			continue
+		}
+		p.timedOut = true
+		c.r.ctr.timeouts.Add(1)
+		c.out.answer(p.ord, stateUnknown, nil)
+	}
+	if c.head > 1024 && c.head*2 > len(c.ring) {
+		c.ring = append(c.ring[:0], c.ring[c.head:]...)
+		c.head = 0
+	}
+}
+
+// ping writes one PING of the given kind (a control-group sample or a heartbeat).
+func (c *lgConn) ping(ctx context.Context, kind uint8) {
+	now := time.Now()
+	payload, _ := proto.Marshal(&qimv1.Ping{ClientTimeMs: now.UnixMilli(), Foreground: true})
+	id := c.nextID.Add(1)
+	c.register(id, &pendingReq{kind: kind, at: now})
+	if err := c.w.Send(ctx, wire.Message{Opcode: contract.OpPing, RequestID: id, Payload: payload}); err != nil {
+		c.take(id)
+		return
+	}
+	if kind == kindPing {
+		c.r.ctr.pings.Add(1)
+	}
+}
+
+// pingLoop is a control connection's life: PING every PingInterval (open model too: a slow
+// PONG does not delay the next PING) and expire the unanswered ones.
+func (c *lgConn) pingLoop(ctx context.Context) {
+	t := time.NewTicker(c.r.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		case now := <-t.C:
+			c.sweep(now)
+			c.ping(ctx, kindPing)
+		}
+	}
+}
