@@ -6,13 +6,17 @@ FUZZTIME ?= 15s
 TEST_TIMEOUT ?= 20m
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all setup proto proto-check lint test test-unit fuzz bench build clean
+.PHONY: all setup demo proto proto-check lint test test-unit fuzz bench build clean
 
 all: build
 
 ## setup: install redis-server, JDK 17, Maven; fetch Kafka/Cassandra jars into the cache (idempotent)
 setup:
 	bash scripts/setup.sh
+
+## demo: stack + every service, two SDK clients talking, a 30 s load with an HTML report; Ctrl-C tears down
+demo: setup
+	$(GO) run ./cmd/qim-gate demo
 
 ## proto: regenerate Go from proto/ (installs protoc and protoc-gen-go if missing)
 proto:
