@@ -53,8 +53,9 @@ var perfLadder = []float64{500, 1000, 1500, 2000, 2400, 3000, 3600, 4200, 5000, 
 // for its ACK before the next send), so a stall lowers the offered rate instead of showing up as
 // latency, and the arrival-rate check could never fail.
 type perfGate struct {
-	// newLane builds the SDK lane; nil means the SDK lane is not wired in this build, which
-	// fails the "sdk lane" check whenever SDK clients > 0. The lead wires it here.
+	// newLane builds an SDK lane (Registry wires sdklane.New); a lane is one run's ledger, so
+	// every loadgen run gets a fresh one. nil means the SDK lane is not wired in this build,
+	// which fails the "sdk lane" check whenever SDK clients > 0.
 	newLane func() loadgen.Lane
 	run     func(context.Context, loadgen.Config) (*loadgen.Report, error)          // default loadgen.Run
 	quiet   func(context.Context, loadgen.QuietOptions, func(string)) loadgen.Quiet // default loadgen.WaitQuiet
@@ -204,6 +205,9 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 		g.quietWait(ctx, env, r, within)
 		cfg := base
 		cfg.Rate, cfg.Duration, cfg.Label = rate, step, fmt.Sprintf("find-max step %.0f msg/s", rate)
+		if g.newLane != nil {
+			cfg.SDKLane = g.newLane() // base's lane may serve one run only
+		}
 		env.Progressf("find-max step %d: %.0f msg/s for %s", i+1, rate, step)
 		rep, err := g.run(ctx, cfg)
 		if err != nil {

@@ -3,6 +3,8 @@ package gates
 import (
 	"context"
 	"fmt"
+
+	"github.com/qim-dev/qim/loadgen/sdklane"
 )
 
 // plannedGate stands in for a gate whose implementation has not landed. It exists so `list` shows
@@ -22,7 +24,7 @@ func Registry() []Gate {
 		testGate{},
 		servicesGate{},
 		e2eGate{},
-		perfGate{},
+		perfGate{newLane: sdklane.New},
 		theavyGate{},
 		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "writer/mailbox issues"},
 		plannedGate{"invariants", "always-zero counters and /healthz evidence", "delivery-chain issue"},

@@ -10,7 +10,7 @@
 // deliveries (flow.go), HDR histograms and the 5-second time series (recorder.go), CPU
 // accounting of the system under test from /proc (cpu.go), the quiet-machine wait (quiet.go),
 // the verdicts (checks.go), and the JSON and self-contained HTML reports (report.go, html.go,
-// svg.go). The SDK lane is an interface only (lane.go): the lead wires the real SDK.
+// svg.go). The SDK lane (lane.go) is implemented in loadgen/sdklane over the real Go SDK.
 //
 // It must never:
 //   - let the offered rate depend on response times (closed-model load hides stalls);
@@ -76,7 +76,7 @@
 //	                     under test), ms_per_message (total CPU ms / acked_in_window),
 //	                     loadgen_s, machine_busy_cores, machine_idle_pct, complete
 //	settle               waited_s, missing_at_start, complete
-//	sdk_lane             enabled, available, clients, sent, acked, received, missing, repeated,
+//	sdk_lane             enabled, available, clients, sent, acked, received, missing, repeated, failed,
 //	                     verified, passed, detail
 //	verdicts[]           {name, passed, detail}: arrival rate, send→ACK p99, end-to-end p99,
 //	                     missing, duplicates after dedup, failures, cpu per message, sdk lane

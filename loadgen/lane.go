@@ -14,10 +14,10 @@ import (
 // rule: the load generator must not carry its own copy of that logic — a copy drifts, and the
 // drifted side is the one never load-tested.
 //
-// This package does not import the SDK (it is built separately and must not be a dependency
-// of the harness core); the lead wires an implementation into the gate and into
-// cmd/qim-loadgen. Until then Config.SDKLane is nil and a run with SDKClientsPercent > 0
-// reports the lane as not available, which FAILS its check.
+// This package does not import the SDK (frame-only users must not link it): the
+// implementation is loadgen/sdklane, which gate 5 and qim-loadgen wire. A run whose
+// Config.SDKLane is nil with SDKClientsPercent > 0 reports the lane as not available, which
+// FAILS its check.
 //
 // Contract for an implementation:
 //   - Start connects env.Clients SDK clients as env.Clients/2 pairs of users from
@@ -45,6 +45,9 @@ type LaneEnv struct {
 	Rate        float64         // the lane's share of the target rate, msg/s
 	Duration    time.Duration
 	Settle      time.Duration
+	// RunID is the run's random id; lane bodies carry it so a message of another run (or of
+	// the frame lane) is recognised as stray. Zero: the lane draws its own.
+	RunID uint64
 }
 
 // LaneReport is the lane's verdict and numbers.
@@ -57,6 +60,7 @@ type LaneReport struct {
 	Received  int64  `json:"received"`
 	Missing   int64  `json:"missing"`  // acknowledged ordinals never received
 	Repeated  int64  `json:"repeated"` // ordinals received more than once after SDK dedup
+	Failed    int64  `json:"failed"`   // sends the SDK reported Failed (or refused to record)
 	Passed    bool   `json:"passed"`   // set by the lane
 	Detail    string `json:"detail"`
 	Verified  bool   `json:"verified"` // the per-pair verification ran to completion
@@ -73,7 +77,7 @@ func (r *runState) startLane(ctx context.Context, clients, firstIdx int) *laneRu
 	}
 	env := LaneEnv{Gateway: r.cfg.Gateway, TokenSecret: r.cfg.TokenSecret, Tenant: r.cfg.Tenant,
 		FirstUser: r.user(firstIdx), Clients: clients, Rate: r.cfg.Rate * float64(clients) / float64(r.cfg.Connections),
-		Duration: r.cfg.Duration, Settle: r.cfg.SettleTimeout}
+		Duration: r.cfg.Duration, Settle: r.cfg.SettleTimeout, RunID: r.runID}
 	lr := &laneRun{lane: r.cfg.SDKLane, clients: clients}
 	if err := lr.lane.Start(ctx, env); err != nil {
 		lr.startErr = fmt.Errorf("loadgen: SDK lane did not start: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/loadgen"
+	"github.com/qim-dev/qim/loadgen/sdklane"
 )
 
 // ErrFailed is returned (exit status 1) when a check of the run failed.
@@ -30,6 +31,7 @@ type options struct {
 	pings       int
 	bodyBytes   int
 	sdkClients  int
+	sdkDataDir  string
 	jsonPath    string
 	htmlPath    string
 	cpuPids     []string
@@ -53,6 +55,12 @@ The dev-token signing secret comes from --token-secret or, when that is empty, f
 QIM_TOKEN_SECRET; prefer the environment variable, a flag value is visible in ps output.
 CPU per message needs the pids of the system under test: --cpu-pid gateway=1234 (repeatable).
 
+--sdk-clients P drives P % of the connections with the real client SDK (package sdk, one file
+store per client under a temporary directory in --sdk-data-dir): paired clients send on the
+same open schedule and the "sdk lane" check passes only when every send was committed and every
+ordinal reached the peer exactly once. The stores are removed after a pass and kept (the path is
+in the check's detail) after a failure.
+
 Examples:
   QIM_TOKEN_SECRET=... qim-loadgen --gateway 127.0.0.1:7000 --rate 500 --duration 60s --html out.html
   qim-loadgen --gateway 10.0.0.5:7000 --token-secret "$SECRET" --rate 2000 --connections 1200 \
@@ -69,6 +77,7 @@ Examples:
 	f.IntVar(&o.pings, "ping-connections", 4, "PING control-group connections")
 	f.IntVar(&o.bodyBytes, "body-bytes", 64, "message body size (at least 32)")
 	f.IntVar(&o.sdkClients, "sdk-clients", 5, "percent of connections driven by the SDK lane (0 disables)")
+	f.StringVar(&o.sdkDataDir, "sdk-data-dir", "", "parent of the SDK lane's client stores (default: the system temp dir)")
 	f.StringVar(&o.jsonPath, "json", "", "write the JSON report here")
 	f.StringVar(&o.htmlPath, "html", "", "write the self-contained HTML report here")
 	f.StringArrayVar(&o.cpuPids, "cpu-pid", nil, "NAME=PID of a process of the system under test (repeatable)")
@@ -94,10 +103,14 @@ func (o *options) run(cmd *cobra.Command) error {
 		q := loadgen.WaitQuiet(cmd.Context(), loadgen.QuietOptions{Within: o.quietWithin}, func(s string) { fmt.Fprintln(out, s) })
 		fmt.Fprintln(out, q.Detail)
 	}
+	lane, err := o.lane()
+	if err != nil {
+		return err
+	}
 	rep, err := loadgen.Run(cmd.Context(), loadgen.Config{
 		Gateway: o.gateway, TokenSecret: []byte(secret), Rate: o.rate, Duration: o.duration,
 		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
-		CPU: procs, Progress: out, Label: fmt.Sprintf("%.0f msg/s for %s against %s", o.rate, o.duration, o.gateway),
+		SDKLane: lane, CPU: procs, Progress: out, Label: fmt.Sprintf("%.0f msg/s for %s against %s", o.rate, o.duration, o.gateway),
 	})
 	if err != nil {
 		return err
@@ -110,6 +123,18 @@ func (o *options) run(cmd *cobra.Command) error {
 		return ErrFailed
 	}
 	return nil
+}
+
+// lane is the SDK lane of the run, nil when --sdk-clients is 0.
+func (o *options) lane() (loadgen.Lane, error) {
+	if o.sdkClients == 0 {
+		return nil, nil
+	}
+	l, err := sdklane.NewWith(sdklane.Config{Dir: o.sdkDataDir})
+	if err != nil {
+		return nil, fmt.Errorf("qim-loadgen: %w", err)
+	}
+	return l, nil
 }
 
 func (o *options) write(rep *loadgen.Report) error {

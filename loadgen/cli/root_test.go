@@ -44,3 +44,17 @@ func TestRequiresSecret(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// --sdk-clients > 0 wires the real SDK lane (a nil lane would fail the "sdk lane" check as not
+// available); 0 leaves it out.
+func TestSDKLaneWiring(t *testing.T) {
+	o := &options{sdkClients: 5, sdkDataDir: t.TempDir()}
+	l, err := o.lane()
+	if err != nil || l == nil {
+		t.Fatalf("lane() = %v, %v", l, err)
+	}
+	o.sdkClients = 0
+	if l, err := o.lane(); err != nil || l != nil {
+		t.Fatalf("disabled lane() = %v, %v", l, err)
+	}
+}
