@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 const (
@@ -29,7 +30,7 @@ func (s *Service) drain(lns *listeners, ws *http.Server, gs *grpc.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	_ = ws.Shutdown(ctx) // hijacked WebSocket connections are ours, not the server's
 	cancel()
-	stopGRPC(gs, 2*time.Second)
+	rpc.Stop(gs, 2*time.Second)
 
 	s.mu.Lock()
 	s.closing = true
@@ -77,18 +78,6 @@ func (s *Service) drain(lns *listeners, ws *http.Server, gs *grpc.Server) {
 		for _, c := range rest {
 			_ = c.hardClose()
 		}
-		<-done
-	}
-}
-
-// stopGRPC drains in-flight RPCs for up to grace, then cuts them.
-func stopGRPC(gs *grpc.Server, grace time.Duration) {
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		gs.Stop()
 		<-done
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -50,16 +49,4 @@ func (g grpcServer) HasOffline(ctx context.Context, in *internalv1.OfflineQuery)
 		return nil, status.Error(code, err.Error())
 	}
 	return &internalv1.OfflineAnswer{HasOfflineData: has}, nil
-}
-
-// stopGRPC drains in-flight RPCs for up to grace, then cuts them.
-func stopGRPC(gs *grpc.Server, grace time.Duration) {
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		gs.Stop()
-		<-done
-	}
 }

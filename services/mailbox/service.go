@@ -17,6 +17,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/mailboxstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // ErrStopped is the readiness error of a node that stopped materializing.
@@ -108,7 +109,7 @@ func (s *Service) Run(ctx context.Context) error {
 	g.Go(func() error {
 		<-gctx.Done()
 		s.stop.Store(true)
-		stopGRPC(gs, 5*time.Second)
+		rpc.Stop(gs, 5*time.Second)
 		return nil
 	})
 	return g.Wait()

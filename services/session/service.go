@@ -16,6 +16,7 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // Service is one SessionProjection process.
@@ -95,7 +96,7 @@ func (s *Service) Run(ctx context.Context) error {
 	g.Go(func() error {
 		<-gctx.Done()
 		s.stop.Store(true)
-		stopGRPC(gs, 5*time.Second)
+		rpc.Stop(gs, 5*time.Second)
 		return nil
 	})
 	return g.Wait()
@@ -139,18 +140,6 @@ func (s *Service) ready(ctx context.Context) error {
 		return fmt.Errorf("session: redis: %w", err)
 	}
 	return nil
-}
-
-// stopGRPC drains in-flight RPCs for up to grace, then cuts them.
-func stopGRPC(gs *grpc.Server, grace time.Duration) {
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		gs.Stop()
-		<-done
-	}
 }
 
 func (s *Service) closeDeps() {

@@ -19,6 +19,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/identity"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // ErrLeaseLost stops the writer: without its writer_id lease another writer may issue the same
@@ -108,7 +109,7 @@ func (s *Service) Run(ctx context.Context) error {
 	g.Go(func() error {
 		<-gctx.Done()
 		s.stop.Store(true)
-		stopGRPC(gs, 5*time.Second)
+		rpc.Stop(gs, 5*time.Second)
 		return nil
 	})
 	return g.Wait()
@@ -120,18 +121,6 @@ func untilCancel(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
-}
-
-// stopGRPC drains in-flight RPCs for up to grace, then cuts them.
-func stopGRPC(gs *grpc.Server, grace time.Duration) {
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		gs.Stop()
-		<-done
-	}
 }
 
 // connect performs the start-up checks and builds the pipeline.
