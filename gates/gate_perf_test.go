@@ -98,17 +98,22 @@ func TestPerfGateRun(t *testing.T) {
 	if !r.Passed {
 		t.Fatalf("gate failed: %+v", r)
 	}
-	if len(f.configs) != 2 || f.configs[0].Label != "warm-up" || len(f.configs[0].CPU) != 0 {
-		t.Fatalf("want a warm-up then the run, got %+v", f.configs)
+	if len(f.configs) != 3 || f.configs[0].Label != "warm-up" || len(f.configs[0].CPU) != 0 {
+		t.Fatalf("want two warm-ups then the run, got %+v", f.configs)
 	}
-	main := f.configs[1]
+	// The JIT warm-up runs the measured shape (rate capped at perfJITWarmMax) without the SDK lane.
+	if jit := f.configs[1]; jit.Label != "warm-up (JIT)" || jit.Rate != 700 || jit.Duration != perfJITWarm ||
+		jit.Connections != 60 || jit.SDKClientsPercent != 0 || jit.SDKLane != nil {
+		t.Errorf("JIT warm-up config %+v", jit)
+	}
+	main := f.configs[2]
 	if main.Rate != 700 || main.Duration != 42*time.Second || main.Connections != 60 || main.SDKClientsPercent != 0 {
 		t.Errorf("run config %+v", main)
 	}
 	if len(main.CPU) != 1 || main.CPU[0] != (loadgen.Proc{Name: "redis-core", Pid: 4242}) {
 		t.Errorf("CPU processes %+v, want the stack's pid file", main.CPU)
 	}
-	for _, name := range []string{"warm-up", loadgen.CheckArrival, loadgen.CheckSendAck, loadgen.CheckEndToEnd,
+	for _, name := range []string{"warm-up", "warm-up (JIT)", loadgen.CheckArrival, loadgen.CheckSendAck, loadgen.CheckEndToEnd,
 		loadgen.CheckMissing, loadgen.CheckDuplicates, loadgen.CheckFailures, loadgen.CheckCPU, loadgen.CheckSDKLane} {
 		if checkNamed(r, name) == nil {
 			t.Errorf("no check %q", name)
@@ -135,8 +140,27 @@ func TestPerfGateSDKLaneNotWired(t *testing.T) {
 	if r.Passed || c == nil || c.Passed || !strings.Contains(c.Detail, "SDK lane not available in this build") {
 		t.Fatalf("passed=%v lane check %+v", r.Passed, c)
 	}
-	if f.configs[0].SDKClientsPercent != 0 || f.configs[1].SDKClientsPercent != 5 {
-		t.Errorf("SDK share: warm-up %d%%, run %d%%", f.configs[0].SDKClientsPercent, f.configs[1].SDKClientsPercent)
+	if f.configs[0].SDKClientsPercent != 0 || f.configs[1].SDKClientsPercent != 0 || f.configs[2].SDKClientsPercent != 5 {
+		t.Errorf("SDK share: warm-ups %d%% %d%%, run %d%%", f.configs[0].SDKClientsPercent,
+			f.configs[1].SDKClientsPercent, f.configs[2].SDKClientsPercent)
+	}
+}
+
+// A lossy JIT warm-up stops the gate too (high latency there is not judged).
+func TestPerfGateJITWarmUpMustNotLose(t *testing.T) {
+	f := newPerfFixture(t, PerfOptions{Rate: 5000})
+	f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
+		if cfg.Label == "warm-up (JIT)" {
+			if cfg.Rate != perfJITWarmMax {
+				t.Errorf("JIT warm-up rate %v, want the cap %d", cfg.Rate, perfJITWarmMax)
+			}
+			return 900, 900, 2
+		}
+		return 10, 40, 0
+	}
+	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	if c := checkNamed(r, "warm-up (JIT)"); r.Passed || len(f.configs) != 2 || c == nil || c.Passed {
+		t.Fatalf("passed=%v runs=%d check %+v", r.Passed, len(f.configs), c)
 	}
 }
 
@@ -177,7 +201,7 @@ func TestPerfGateFindMax(t *testing.T) {
 				t.Errorf("max passing rate %v, want 2000", got)
 			}
 			var rates []float64
-			for _, c := range f.configs[1:] {
+			for _, c := range f.configs[2:] {
 				rates = append(rates, c.Rate)
 				if c.Duration != perfStep {
 					t.Errorf("step duration %s, want %s", c.Duration, perfStep)

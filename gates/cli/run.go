@@ -54,6 +54,7 @@ Examples:
 	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: climb a rate ladder in 30 s steps and report the highest rate within the SLO")
 	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs")
 	f.IntVar(&o.perf.SDKClients, "sdk-clients", 5, "perf: percent of connections driven by the SDK lane (0 disables)")
+	f.BoolVar(&o.perf.Profile, "profile", false, "perf: CPU-profile every service in the middle of the window (pprof-<service>.pb.gz + .txt in the report dir)")
 	return cmd
 }
 
