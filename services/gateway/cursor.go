@@ -101,7 +101,7 @@ func (c *conn) pull(j pullJob) bool {
 
 // pullMailbox forwards PULL_MAILBOX and answers MAILBOX_BATCH or ERROR.
 func (c *conn) pullMailbox(ctx context.Context, j pullJob) bool {
-	out, err := c.s.mailbox.PullMailbox(ctx, &internalv1.AuthenticatedPullMailbox{TenantId: c.tenantBytes,
+	out, err := c.s.pulls.Do(ctx, &internalv1.AuthenticatedPullMailbox{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, PullMailbox: j.payload})
 	if err != nil {
 		if c.ctx.Err() != nil {

@@ -147,6 +147,20 @@ func (f *fakeMailbox) PullMailbox(_ context.Context, in *internalv1.Authenticate
 	return &internalv1.PullMailboxOutcome{Batch: &qimv1.MailboxBatch{}}, nil
 }
 
+// PullMailboxBatch serves each pull as PullMailbox does (the gateway's batched path); the pull-by-
+// pull fallback for a node without it is covered by pullbatch_test.go.
+func (f *fakeMailbox) PullMailboxBatch(ctx context.Context, in *internalv1.PullMailboxBatchRequest) (*internalv1.PullMailboxBatchOutcome, error) {
+	out := &internalv1.PullMailboxBatchOutcome{}
+	for _, p := range in.GetPulls() {
+		o, err := f.PullMailbox(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out.Outcomes = append(out.Outcomes, o)
+	}
+	return out, nil
+}
+
 // fakeSession answers PullSessionList and MarkRead from functions (default: an empty batch / an
 // ack echoing the request).
 type fakeSession struct {

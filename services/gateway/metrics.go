@@ -24,6 +24,7 @@ type metrics struct {
 	pushes          *prometheus.CounterVec // outcome
 	pushDropped     prometheus.Counter
 	orphanOutcomes  prometheus.Counter // invariant
+	pullBatchSize   prometheus.Histogram
 }
 
 // latencyBuckets span 200 µs to 5 s; the SLO line (150 ms SEND_ACK P99) falls mid-range.
@@ -46,6 +47,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Connections closed because they were silent longer than the heartbeat timeout."),
 		sendRoundTrip: reg.Histogram("qim_gateway_send_round_trip_seconds",
 			"From reading a SEND frame to its SEND_ACK or ERROR handed to the socket.", latencyBuckets),
+		pullBatchSize: reg.Histogram("qim_gateway_pull_batch_pulls",
+			"PULL_MAILBOX requests per PullMailboxBatch call to the MailboxNode.", prometheus.ExponentialBuckets(1, 2, 10)),
 		sendBlocked: reg.Counter("qim_gateway_send_blocked_total",
 			"Times a connection hit its SEND in-flight limit and stopped reading its socket."),
 		backendDepth: reg.GaugeVec("qim_gateway_backend_queue_depth",

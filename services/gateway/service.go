@@ -55,6 +55,7 @@ type Service struct {
 	writer    internalv1.WriterClient
 	mailbox   internalv1.MailboxClient
 	session   internalv1.SessionClient
+	pulls     *pullBatcher // PULL_MAILBOX goes through it; set by Run before any connection
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -98,6 +99,10 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.disconnect()
+	pctx, stopPulls := context.WithCancel(context.Background())
+	defer stopPulls() // before disconnect: no batch is sent on a closed channel
+	s.pulls = newPullBatcher(s.mailbox, s.cfg.BackendTimeout, s.m.pullBatchSize)
+	go s.pulls.run(pctx)
 	lns, err := s.listen()
 	if err != nil {
 		return err

@@ -22,6 +22,8 @@ type metrics struct {
 	pushed       prometheus.Counter
 	pulls        *prometheus.CounterVec
 	pullLatency  prometheus.Histogram
+	// pullBatchSize is pulls per PullMailboxBatch call (one store round trip each).
+	pullBatchSize prometheus.Histogram
 }
 
 func newMetrics(reg *obs.Registry) *metrics {
@@ -51,6 +53,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 		pulls: reg.CounterVec("qim_mailbox_pulls_total",
 			"PULL_MAILBOX requests by result: ok, expired (CURSOR_EXPIRED), invalid, error.", "result"),
 		pullLatency: reg.Histogram("qim_mailbox_pull_latency_us",
-			"Latency of PULL_MAILBOX (µs).", obs.LatencyBucketsMicros),
+			"Latency of PULL_MAILBOX (µs); a batched pull observes its batch's latency.", obs.LatencyBucketsMicros),
+		pullBatchSize: reg.Histogram("qim_mailbox_pull_batch_pulls",
+			"Pulls per PullMailboxBatch call, each batch one Redis round trip.", prometheus.ExponentialBuckets(1, 2, 12)),
 	}
 }

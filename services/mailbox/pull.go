@@ -82,20 +82,46 @@ func clamp(v, def, max int) int {
 	return v
 }
 
-// pull serves PULL_MAILBOX: records the request's cursor as the device's cursor and returns the
-// entries after it.
-func (s *Service) pull(ctx context.Context, in *internalv1.AuthenticatedPullMailbox) (*qimv1.MailboxBatch, error) {
-	q, err := parsePull(in)
-	if err != nil {
-		return nil, err
+// pullMany serves PULL_MAILBOX requests (each records its cursor as the device's cursor and gets
+// the entries after it) with one store round trip; batches[i] or errs[i]
+// answers ins[i], and one pull's error never fails another. A failed round trip fails every
+// pull that reached the store, each as UNAVAILABLE (retryable: a stored cursor only moves
+// forward).
+func (s *Service) pullMany(ctx context.Context, ins []*internalv1.AuthenticatedPullMailbox) ([]*qimv1.MailboxBatch, []error) {
+	batches, errs := make([]*qimv1.MailboxBatch, len(ins)), make([]error, len(ins))
+	qs := make([]mailboxstore.PullQuery, 0, len(ins))
+	idx := make([]int, 0, len(ins)) // qs[k] answers ins[idx[k]]
+	for i, in := range ins {
+		q, err := parsePull(in)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		qs = append(qs, mailboxstore.PullQuery{Tenant: q.tenant, User: q.user, Device: q.device,
+			Cursor: q.cursor, Limit: q.limit, MaxBytes: q.maxBytes, StoreCursor: true})
+		idx = append(idx, i)
+	}
+	if len(qs) == 0 {
+		return batches, errs
 	}
 	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
 	defer cancel()
-	res, err := s.store.Pull(ctx, mailboxstore.PullQuery{Tenant: q.tenant, User: q.user, Device: q.device,
-		Cursor: q.cursor, Limit: q.limit, MaxBytes: q.maxBytes, StoreCursor: true})
-	if err != nil {
-		return nil, reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", err)
+	res, qerrs, err := s.store.PullMany(ctx, qs)
+	for k, i := range idx {
+		switch {
+		case err != nil:
+			errs[i] = reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", err)
+		case qerrs[k] != nil:
+			errs[i] = reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", qerrs[k])
+		default:
+			batches[i], errs[i] = batchOf(res[k])
+		}
 	}
+	return batches, errs
+}
+
+// batchOf turns a store result into the MAILBOX_BATCH the device gets.
+func batchOf(res mailboxstore.PullResult) (*qimv1.MailboxBatch, error) {
 	batch := &qimv1.MailboxBatch{NextCursor: &qimv1.MailboxCursor{MailboxSeq: uint64(res.Next)},
 		HasMore: res.HasMore, CursorExpired: res.Expired}
 	batch.Entries = make([]*qimv1.MailboxEvent, 0, len(res.Entries))

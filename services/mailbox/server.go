@@ -19,23 +19,47 @@ type grpcServer struct {
 }
 
 func (g grpcServer) PullMailbox(ctx context.Context, in *internalv1.AuthenticatedPullMailbox) (*internalv1.PullMailboxOutcome, error) {
+	return g.outcomes(ctx, []*internalv1.AuthenticatedPullMailbox{in})[0], nil
+}
+
+// maxPullBatch bounds the pulls of one PullMailboxBatch: a gateway coalesces at most its own
+// in-flight pulls, and a runaway batch must not become one giant Redis pipeline.
+const maxPullBatch = 4096
+
+func (g grpcServer) PullMailboxBatch(ctx context.Context, in *internalv1.PullMailboxBatchRequest) (*internalv1.PullMailboxBatchOutcome, error) {
+	n := len(in.GetPulls())
+	if n == 0 || n > maxPullBatch {
+		return nil, status.Errorf(codes.InvalidArgument, "mailbox: a pull batch holds 1..%d pulls, got %d", maxPullBatch, n)
+	}
+	g.s.m.pullBatchSize.Observe(float64(n))
+	return &internalv1.PullMailboxBatchOutcome{Outcomes: g.outcomes(ctx, in.GetPulls())}, nil
+}
+
+// outcomes serves pulls with one store round trip and counts each by result.
+func (g grpcServer) outcomes(ctx context.Context, ins []*internalv1.AuthenticatedPullMailbox) []*internalv1.PullMailboxOutcome {
 	start := time.Now()
-	batch, err := g.s.pull(ctx, in)
-	g.s.m.pullLatency.Observe(float64(time.Since(start).Microseconds()))
-	if err != nil {
-		result := "error"
-		if codeOf(err) == contract.ErrCodeInvalidArgument {
-			result = "invalid"
+	batches, errs := g.s.pullMany(ctx, ins)
+	took := float64(time.Since(start).Microseconds())
+	out := make([]*internalv1.PullMailboxOutcome, len(ins))
+	for i, err := range errs {
+		g.s.m.pullLatency.Observe(took)
+		if err != nil {
+			result := "error"
+			if codeOf(err) == contract.ErrCodeInvalidArgument {
+				result = "invalid"
+			}
+			g.s.m.pulls.WithLabelValues(result).Inc()
+			out[i] = &internalv1.PullMailboxOutcome{ErrorCode: uint32(codeOf(err)), ErrorMessage: err.Error()}
+			continue
+		}
+		result := "ok"
+		if batches[i].GetCursorExpired() {
+			result = "expired"
 		}
 		g.s.m.pulls.WithLabelValues(result).Inc()
-		return &internalv1.PullMailboxOutcome{ErrorCode: uint32(codeOf(err)), ErrorMessage: err.Error()}, nil
+		out[i] = &internalv1.PullMailboxOutcome{Batch: batches[i]}
 	}
-	result := "ok"
-	if batch.GetCursorExpired() {
-		result = "expired"
-	}
-	g.s.m.pulls.WithLabelValues(result).Inc()
-	return &internalv1.PullMailboxOutcome{Batch: batch}, nil
+	return out
 }
 
 func (g grpcServer) HasOffline(ctx context.Context, in *internalv1.OfflineQuery) (*internalv1.OfflineAnswer, error) {

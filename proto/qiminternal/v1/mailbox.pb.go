@@ -156,6 +156,95 @@ func (x *PullMailboxOutcome) GetErrorMessage() string {
 	return ""
 }
 
+type PullMailboxBatchRequest struct {
+	state         protoimpl.MessageState      `protogen:"open.v1"`
+	Pulls         []*AuthenticatedPullMailbox `protobuf:"bytes,1,rep,name=pulls,proto3" json:"pulls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PullMailboxBatchRequest) Reset() {
+	*x = PullMailboxBatchRequest{}
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PullMailboxBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PullMailboxBatchRequest) ProtoMessage() {}
+
+func (x *PullMailboxBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PullMailboxBatchRequest.ProtoReflect.Descriptor instead.
+func (*PullMailboxBatchRequest) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PullMailboxBatchRequest) GetPulls() []*AuthenticatedPullMailbox {
+	if x != nil {
+		return x.Pulls
+	}
+	return nil
+}
+
+type PullMailboxBatchOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per request pull, in request order.
+	Outcomes      []*PullMailboxOutcome `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PullMailboxBatchOutcome) Reset() {
+	*x = PullMailboxBatchOutcome{}
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PullMailboxBatchOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PullMailboxBatchOutcome) ProtoMessage() {}
+
+func (x *PullMailboxBatchOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PullMailboxBatchOutcome.ProtoReflect.Descriptor instead.
+func (*PullMailboxBatchOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PullMailboxBatchOutcome) GetOutcomes() []*PullMailboxOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
 type OfflineQuery struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	TenantId []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
@@ -169,7 +258,7 @@ type OfflineQuery struct {
 
 func (x *OfflineQuery) Reset() {
 	*x = OfflineQuery{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -181,7 +270,7 @@ func (x *OfflineQuery) String() string {
 func (*OfflineQuery) ProtoMessage() {}
 
 func (x *OfflineQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -194,7 +283,7 @@ func (x *OfflineQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OfflineQuery.ProtoReflect.Descriptor instead.
 func (*OfflineQuery) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *OfflineQuery) GetTenantId() []byte {
@@ -234,7 +323,7 @@ type OfflineAnswer struct {
 
 func (x *OfflineAnswer) Reset() {
 	*x = OfflineAnswer{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +335,7 @@ func (x *OfflineAnswer) String() string {
 func (*OfflineAnswer) ProtoMessage() {}
 
 func (x *OfflineAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +348,7 @@ func (x *OfflineAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OfflineAnswer.ProtoReflect.Descriptor instead.
 func (*OfflineAnswer) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *OfflineAnswer) GetHasOfflineData() bool {
@@ -280,7 +369,7 @@ type PushTarget struct {
 
 func (x *PushTarget) Reset() {
 	*x = PushTarget{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +381,7 @@ func (x *PushTarget) String() string {
 func (*PushTarget) ProtoMessage() {}
 
 func (x *PushTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +394,7 @@ func (x *PushTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushTarget.ProtoReflect.Descriptor instead.
 func (*PushTarget) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{4}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PushTarget) GetTenantId() []byte {
@@ -338,7 +427,7 @@ type PushBatchRequest struct {
 
 func (x *PushBatchRequest) Reset() {
 	*x = PushBatchRequest{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +439,7 @@ func (x *PushBatchRequest) String() string {
 func (*PushBatchRequest) ProtoMessage() {}
 
 func (x *PushBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +452,7 @@ func (x *PushBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushBatchRequest.ProtoReflect.Descriptor instead.
 func (*PushBatchRequest) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{5}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PushBatchRequest) GetTargets() []*PushTarget {
@@ -385,7 +474,7 @@ type PushBatchResult struct {
 
 func (x *PushBatchResult) Reset() {
 	*x = PushBatchResult{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +486,7 @@ func (x *PushBatchResult) String() string {
 func (*PushBatchResult) ProtoMessage() {}
 
 func (x *PushBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +499,7 @@ func (x *PushBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushBatchResult.ProtoReflect.Descriptor instead.
 func (*PushBatchResult) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{6}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PushBatchResult) GetDelivered() uint32 {
@@ -441,7 +530,11 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\x05batch\x18\x01 \x01(\v2\x14.qim.v1.MailboxBatchR\x05batch\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\"y\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\"Z\n" +
+	"\x17PullMailboxBatchRequest\x12?\n" +
+	"\x05pulls\x18\x01 \x03(\v2).qim.internal.v1.AuthenticatedPullMailboxR\x05pulls\"Z\n" +
+	"\x17PullMailboxBatchOutcome\x12?\n" +
+	"\boutcomes\x18\x01 \x03(\v2#.qim.internal.v1.PullMailboxOutcomeR\boutcomes\"y\n" +
 	"\fOfflineQuery\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
@@ -458,9 +551,10 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\atargets\x18\x01 \x03(\v2\x1b.qim.internal.v1.PushTargetR\atargets\"I\n" +
 	"\x0fPushBatchResult\x12\x1c\n" +
 	"\tdelivered\x18\x01 \x01(\rR\tdelivered\x12\x18\n" +
-	"\adropped\x18\x02 \x01(\rR\adropped2\xb5\x01\n" +
+	"\adropped\x18\x02 \x01(\rR\adropped2\x9d\x02\n" +
 	"\aMailbox\x12]\n" +
-	"\vPullMailbox\x12).qim.internal.v1.AuthenticatedPullMailbox\x1a#.qim.internal.v1.PullMailboxOutcome\x12K\n" +
+	"\vPullMailbox\x12).qim.internal.v1.AuthenticatedPullMailbox\x1a#.qim.internal.v1.PullMailboxOutcome\x12f\n" +
+	"\x10PullMailboxBatch\x12(.qim.internal.v1.PullMailboxBatchRequest\x1a(.qim.internal.v1.PullMailboxBatchOutcome\x12K\n" +
 	"\n" +
 	"HasOffline\x12\x1d.qim.internal.v1.OfflineQuery\x1a\x1e.qim.internal.v1.OfflineAnswer2X\n" +
 	"\x04Push\x12P\n" +
@@ -478,33 +572,39 @@ func file_qiminternal_v1_mailbox_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_mailbox_proto_rawDescData
 }
 
-var file_qiminternal_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_qiminternal_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_qiminternal_v1_mailbox_proto_goTypes = []any{
 	(*AuthenticatedPullMailbox)(nil), // 0: qim.internal.v1.AuthenticatedPullMailbox
 	(*PullMailboxOutcome)(nil),       // 1: qim.internal.v1.PullMailboxOutcome
-	(*OfflineQuery)(nil),             // 2: qim.internal.v1.OfflineQuery
-	(*OfflineAnswer)(nil),            // 3: qim.internal.v1.OfflineAnswer
-	(*PushTarget)(nil),               // 4: qim.internal.v1.PushTarget
-	(*PushBatchRequest)(nil),         // 5: qim.internal.v1.PushBatchRequest
-	(*PushBatchResult)(nil),          // 6: qim.internal.v1.PushBatchResult
-	(*v1.MailboxBatch)(nil),          // 7: qim.v1.MailboxBatch
-	(*v1.MailboxEvent)(nil),          // 8: qim.v1.MailboxEvent
+	(*PullMailboxBatchRequest)(nil),  // 2: qim.internal.v1.PullMailboxBatchRequest
+	(*PullMailboxBatchOutcome)(nil),  // 3: qim.internal.v1.PullMailboxBatchOutcome
+	(*OfflineQuery)(nil),             // 4: qim.internal.v1.OfflineQuery
+	(*OfflineAnswer)(nil),            // 5: qim.internal.v1.OfflineAnswer
+	(*PushTarget)(nil),               // 6: qim.internal.v1.PushTarget
+	(*PushBatchRequest)(nil),         // 7: qim.internal.v1.PushBatchRequest
+	(*PushBatchResult)(nil),          // 8: qim.internal.v1.PushBatchResult
+	(*v1.MailboxBatch)(nil),          // 9: qim.v1.MailboxBatch
+	(*v1.MailboxEvent)(nil),          // 10: qim.v1.MailboxEvent
 }
 var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
-	7, // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
-	8, // 1: qim.internal.v1.PushTarget.events:type_name -> qim.v1.MailboxEvent
-	4, // 2: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
-	0, // 3: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
-	2, // 4: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
-	5, // 5: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
-	1, // 6: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
-	3, // 7: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
-	6, // 8: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	9,  // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
+	0,  // 1: qim.internal.v1.PullMailboxBatchRequest.pulls:type_name -> qim.internal.v1.AuthenticatedPullMailbox
+	1,  // 2: qim.internal.v1.PullMailboxBatchOutcome.outcomes:type_name -> qim.internal.v1.PullMailboxOutcome
+	10, // 3: qim.internal.v1.PushTarget.events:type_name -> qim.v1.MailboxEvent
+	6,  // 4: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
+	0,  // 5: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
+	2,  // 6: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
+	4,  // 7: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
+	7,  // 8: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
+	1,  // 9: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
+	3,  // 10: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
+	5,  // 11: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
+	8,  // 12: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
+	9,  // [9:13] is the sub-list for method output_type
+	5,  // [5:9] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_mailbox_proto_init() }
@@ -518,7 +618,7 @@ func file_qiminternal_v1_mailbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_mailbox_proto_rawDesc), len(file_qiminternal_v1_mailbox_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -22,18 +22,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Mailbox_PullMailbox_FullMethodName = "/qim.internal.v1.Mailbox/PullMailbox"
-	Mailbox_HasOffline_FullMethodName  = "/qim.internal.v1.Mailbox/HasOffline"
+	Mailbox_PullMailbox_FullMethodName      = "/qim.internal.v1.Mailbox/PullMailbox"
+	Mailbox_PullMailboxBatch_FullMethodName = "/qim.internal.v1.Mailbox/PullMailboxBatch"
+	Mailbox_HasOffline_FullMethodName       = "/qim.internal.v1.Mailbox/HasOffline"
 )
 
 // MailboxClient is the client API for Mailbox service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Mailbox serves device mailbox reads. PullMailbox is the ONLY path that advances a device
-// cursor: the cursor in the request is what the device says it has durably applied.
+// Mailbox serves device mailbox reads. PullMailbox (and its batched form) is the ONLY path that
+// advances a device cursor: the cursor in the request is what the device says it has durably
+// applied.
 type MailboxClient interface {
 	PullMailbox(ctx context.Context, in *AuthenticatedPullMailbox, opts ...grpc.CallOption) (*PullMailboxOutcome, error)
+	// PullMailboxBatch serves the pulls of many devices in one call (the gateway coalesces the
+	// pulls its connections have in flight): outcome i answers pull i, with exactly the semantics
+	// of PullMailbox; one pull's error never fails another. A gRPC error fails every pull of the
+	// batch, and each may be retried as a whole (storing a cursor is forward-only).
+	PullMailboxBatch(ctx context.Context, in *PullMailboxBatchRequest, opts ...grpc.CallOption) (*PullMailboxBatchOutcome, error)
 	// HasOffline answers AUTH_OK.has_offline_data: is anything above the device cursor visible?
 	HasOffline(ctx context.Context, in *OfflineQuery, opts ...grpc.CallOption) (*OfflineAnswer, error)
 }
@@ -56,6 +63,16 @@ func (c *mailboxClient) PullMailbox(ctx context.Context, in *AuthenticatedPullMa
 	return out, nil
 }
 
+func (c *mailboxClient) PullMailboxBatch(ctx context.Context, in *PullMailboxBatchRequest, opts ...grpc.CallOption) (*PullMailboxBatchOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PullMailboxBatchOutcome)
+	err := c.cc.Invoke(ctx, Mailbox_PullMailboxBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *mailboxClient) HasOffline(ctx context.Context, in *OfflineQuery, opts ...grpc.CallOption) (*OfflineAnswer, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(OfflineAnswer)
@@ -70,10 +87,16 @@ func (c *mailboxClient) HasOffline(ctx context.Context, in *OfflineQuery, opts .
 // All implementations must embed UnimplementedMailboxServer
 // for forward compatibility.
 //
-// Mailbox serves device mailbox reads. PullMailbox is the ONLY path that advances a device
-// cursor: the cursor in the request is what the device says it has durably applied.
+// Mailbox serves device mailbox reads. PullMailbox (and its batched form) is the ONLY path that
+// advances a device cursor: the cursor in the request is what the device says it has durably
+// applied.
 type MailboxServer interface {
 	PullMailbox(context.Context, *AuthenticatedPullMailbox) (*PullMailboxOutcome, error)
+	// PullMailboxBatch serves the pulls of many devices in one call (the gateway coalesces the
+	// pulls its connections have in flight): outcome i answers pull i, with exactly the semantics
+	// of PullMailbox; one pull's error never fails another. A gRPC error fails every pull of the
+	// batch, and each may be retried as a whole (storing a cursor is forward-only).
+	PullMailboxBatch(context.Context, *PullMailboxBatchRequest) (*PullMailboxBatchOutcome, error)
 	// HasOffline answers AUTH_OK.has_offline_data: is anything above the device cursor visible?
 	HasOffline(context.Context, *OfflineQuery) (*OfflineAnswer, error)
 	mustEmbedUnimplementedMailboxServer()
@@ -88,6 +111,9 @@ type UnimplementedMailboxServer struct{}
 
 func (UnimplementedMailboxServer) PullMailbox(context.Context, *AuthenticatedPullMailbox) (*PullMailboxOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method PullMailbox not implemented")
+}
+func (UnimplementedMailboxServer) PullMailboxBatch(context.Context, *PullMailboxBatchRequest) (*PullMailboxBatchOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method PullMailboxBatch not implemented")
 }
 func (UnimplementedMailboxServer) HasOffline(context.Context, *OfflineQuery) (*OfflineAnswer, error) {
 	return nil, status.Error(codes.Unimplemented, "method HasOffline not implemented")
@@ -131,6 +157,24 @@ func _Mailbox_PullMailbox_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Mailbox_PullMailboxBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PullMailboxBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MailboxServer).PullMailboxBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mailbox_PullMailboxBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MailboxServer).PullMailboxBatch(ctx, req.(*PullMailboxBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Mailbox_HasOffline_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(OfflineQuery)
 	if err := dec(in); err != nil {
@@ -159,6 +203,10 @@ var Mailbox_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PullMailbox",
 			Handler:    _Mailbox_PullMailbox_Handler,
+		},
+		{
+			MethodName: "PullMailboxBatch",
+			Handler:    _Mailbox_PullMailboxBatch_Handler,
 		},
 		{
 			MethodName: "HasOffline",

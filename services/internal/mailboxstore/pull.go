@@ -53,14 +53,60 @@ type PullResult struct {
 // Pull returns the user's entries with cursor < seq ≤ compose(epoch, watermark) of the user's
 // shard, across the user's day buckets, and records the device cursor when asked. See pull.lua.
 func (s *Store) Pull(ctx context.Context, q PullQuery) (PullResult, error) {
+	res, errs, err := s.PullMany(ctx, []PullQuery{q})
+	if err != nil {
+		return PullResult{}, err
+	}
+	return res[0], errs[0]
+}
+
+// PullMany runs many pulls (any users, any shards) as one pipeline of pull.lua calls, so a
+// MailboxNode serving the pulls a gateway coalesced pays one Redis round trip for all of them.
+// errs[i] is pull i's own failure (an invalid query, a script error, a corrupt reply) and never
+// affects another pull; err is a failure of the round trip itself, after which no outcome is
+// known (each call may or may not have stored its cursor, which is forward-only, so the whole
+// batch may be retried).
+func (s *Store) PullMany(ctx context.Context, qs []PullQuery) (res []PullResult, errs []error, err error) {
+	res, errs = make([]PullResult, len(qs)), make([]error, len(qs))
+	calls := make([]call, 0, len(qs))
+	idx := make([]int, 0, len(qs)) // calls[k] answers qs[idx[k]]
+	for i, q := range qs {
+		c, err := s.pullCall(q)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		calls, idx = append(calls, c), append(idx, i)
+	}
+	if len(calls) == 0 {
+		return res, errs, nil
+	}
+	cmds, err := runCalls(ctx, s.rdb, calls)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mailboxstore: pull of %d queries: %w", len(calls), err)
+	}
+	for k, cmd := range cmds {
+		i := idx[k]
+		shard := s.shards.UserShard(qs[i].Tenant, qs[i].User)
+		if err := cmd.Err(); err != nil {
+			errs[i] = scriptError("pull", shard, -1, contract.DispatchID{}, err)
+			continue
+		}
+		res[i], errs[i] = pullReply(cmd.Val(), qs[i].Cursor, shard)
+	}
+	return res, errs, nil
+}
+
+// pullCall validates one query and builds its pull.lua call.
+func (s *Store) pullCall(q PullQuery) (call, error) {
 	if q.Limit < 1 || q.Limit > maxPullLimit || q.MaxBytes < 1 {
-		return PullResult{}, fmt.Errorf("%w: limit %d, max bytes %d", ErrInvalid, q.Limit, q.MaxBytes)
+		return call{}, fmt.Errorf("%w: limit %d, max bytes %d", ErrInvalid, q.Limit, q.MaxBytes)
 	}
 	if q.StoreCursor && q.Device == "" {
-		return PullResult{}, fmt.Errorf("%w: storing a cursor needs a device id", ErrInvalid)
+		return call{}, fmt.Errorf("%w: storing a cursor needs a device id", ErrInvalid)
 	}
 	if _, err := contract.NewMailboxSeq(uint64(q.Cursor)); err != nil {
-		return PullResult{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return call{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	shard := s.shards.UserShard(q.Tenant, q.User)
 	uk := newUserKeys(shard, q.Tenant, q.User)
@@ -73,17 +119,9 @@ func (s *Store) Pull(ctx context.Context, q PullQuery) (PullResult, error) {
 	if q.StoreCursor {
 		store = "1"
 	}
-	c := call{Script: scripts.pull,
+	return call{Script: scripts.pull,
 		Keys: []string{epochKey(shard), watermarkKey(shard), uk.index, cursorKey(shard, q.Tenant, q.User, q.Device)},
-		Args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}
-	cmds, err := runCalls(ctx, s.rdb, []call{c})
-	if err != nil {
-		return PullResult{}, fmt.Errorf("mailboxstore: pull on shard %d: %w", shard, err)
-	}
-	if err := cmds[0].Err(); err != nil {
-		return PullResult{}, scriptError("pull", shard, -1, contract.DispatchID{}, err)
-	}
-	return pullReply(cmds[0].Val(), q.Cursor, shard)
+		Args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}, nil
 }
 
 func pullReply(v any, cursor contract.MailboxSeq, shard uint32) (PullResult, error) {

@@ -1,6 +1,7 @@
 package mailboxstore
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -191,4 +192,58 @@ func TestDeviceCursorForwardOnly(t *testing.T) {
 	check(seqOf(t, 1, 2))
 	f.pull(a, seqOf(t, 1, 3), 10, 1<<20)
 	check(seqOf(t, 1, 3))
+}
+
+// PullMany answers each query exactly as Pull would, in query order, stores each device's cursor,
+// and an invalid query fails alone.
+func TestPullManyIsPullPerQuery(t *testing.T) {
+	f := newFix(t)
+	a, b := f.user(), f.user()
+	for o := int64(0); o < 3; o++ {
+		f.apply(f.mat(newDispatchID(t), 1, o, testDay, a))
+	}
+	f.apply(f.mat(newDispatchID(t), 1, 3, testDay, b))
+	qs := []PullQuery{
+		{Tenant: f.tenant, User: a, Device: "dev", Cursor: seqOf(t, 1, 0), Limit: 10, MaxBytes: 1 << 20, StoreCursor: true},
+		{Tenant: f.tenant, User: b, Device: "dev", Limit: 0, MaxBytes: 1 << 20, StoreCursor: true}, // invalid limit
+		{Tenant: f.tenant, User: b, Device: "dev", Cursor: 0, Limit: 10, MaxBytes: 1 << 20, StoreCursor: true},
+		{Tenant: f.tenant, User: a, Device: "other", Cursor: 0, Limit: 1, MaxBytes: 1 << 20, StoreCursor: true},
+	}
+	res, errs, err := f.store.PullMany(f.ctx, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs[0] != nil || errs[2] != nil || errs[3] != nil || !errors.Is(errs[1], ErrInvalid) {
+		t.Fatalf("per-query errors %v", errs)
+	}
+	if got := seqs(res[0]); !slices.Equal(got, []contract.MailboxSeq{seqOf(t, 1, 1), seqOf(t, 1, 2)}) || res[0].HasMore {
+		t.Errorf("a after offset 0: %v more=%v", got, res[0].HasMore)
+	}
+	if got := seqs(res[2]); !slices.Equal(got, []contract.MailboxSeq{seqOf(t, 1, 3)}) {
+		t.Errorf("b from zero: %v", got)
+	}
+	if got := seqs(res[3]); !slices.Equal(got, []contract.MailboxSeq{seqOf(t, 1, 0)}) || !res[3].HasMore {
+		t.Errorf("a/other limit 1: %v more=%v", got, res[3].HasMore)
+	}
+	for _, c := range []struct {
+		u    contract.UserID
+		dev  string
+		want contract.MailboxSeq
+	}{{a, "dev", seqOf(t, 1, 0)}, {a, "other", 0}} {
+		got, ok, err := f.store.DeviceCursor(f.ctx, f.tenant, c.u, c.dev)
+		if err != nil || got != c.want || (c.want != 0 && !ok) {
+			t.Errorf("cursor of %d/%s = %d (%v, %v), want %d", c.u, c.dev, got, ok, err, c.want)
+		}
+	}
+	// Every pull of the batch compared with Pull alone (same store state, cursors only move forward).
+	for i, q := range qs {
+		if errs[i] != nil {
+			continue
+		}
+		q.StoreCursor = false
+		one, err := f.store.Pull(f.ctx, q)
+		if err != nil || !slices.Equal(seqs(one), seqs(res[i])) || one.Next != res[i].Next || one.HasMore != res[i].HasMore {
+			t.Errorf("query %d: Pull %v next %d (%v), PullMany %v next %d", i, seqs(one), one.Next, err, seqs(res[i]), res[i].Next)
+		}
+	}
 }
