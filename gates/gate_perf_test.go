@@ -207,7 +207,7 @@ func TestPerfGateFindMax(t *testing.T) {
 					t.Errorf("step duration %s, want %s", c.Duration, perfStep)
 				}
 			}
-			if want := []float64{500, 1000, 1500, 2000, 2400}; !equalRates(rates, want) {
+			if want := []float64{500, 1000, 1250, 1500, 1750, 2000, 2400}; !equalRates(rates, want) {
 				t.Errorf("ladder ran %v, want %v", rates, want)
 			}
 			last := checkNamed(r, "step 2400 msg/s")
