@@ -19,11 +19,20 @@ type Proc struct {
 	Pid  int
 }
 
-// procTimes is one /proc/<pid>/stat reading.
+// procTimes is one /proc/<pid>/stat reading, plus the process's syscall and context-switch
+// counts when readable (they explain CPU on a machine where wake-ups dominate: see docs/perf.md).
 type procTimes struct {
 	ticks     uint64 // utime + stime of all threads
 	startTime uint64 // identifies the process across pid reuse
 	err       error
+	activity  activity
+}
+
+// activity counts what a process asked of the kernel: read- and write-class syscalls
+// (/proc/<pid>/io syscr + syscw) and context switches of all its threads.
+type activity struct {
+	syscalls, switches uint64
+	ok                 bool
 }
 
 // cpuSample is one reading of every accounted process, the loadgen itself and the machine.
@@ -53,7 +62,43 @@ func readProcTimes(pid int) procTimes {
 	if err != nil {
 		return procTimes{err: fmt.Errorf("loadgen: cpu of pid %d: %w", pid, err)}
 	}
-	return parseProcStat(b)
+	t := parseProcStat(b)
+	t.activity = readActivity(pid)
+	return t
+}
+
+// readActivity is best effort: /proc/<pid>/io needs the same user, and a thread may exit
+// between listing and reading; a failed reading leaves the per-message counts out of the report.
+func readActivity(pid int) activity {
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/io")
+	if err != nil {
+		return activity{}
+	}
+	a := activity{syscalls: procField(b, "syscr:") + procField(b, "syscw:"), ok: true}
+	tasks, err := os.ReadDir(dir + "/task")
+	if err != nil {
+		return activity{}
+	}
+	for _, t := range tasks {
+		st, err := os.ReadFile(dir + "/task/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread exited; its switches are lost, a small undercount
+		}
+		a.switches += procField(st, "voluntary_ctxt_switches:") + procField(st, "nonvoluntary_ctxt_switches:")
+	}
+	return a
+}
+
+// procField returns the number after key at the start of a line of a /proc file (0 if absent).
+func procField(b []byte, key string) uint64 {
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte(key)); ok {
+			v, _ := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
+			return v
+		}
+	}
+	return 0
 }
 
 func parseProcStat(b []byte) procTimes {
@@ -132,6 +177,10 @@ type ProcCPU struct {
 	CPUS  float64 `json:"cpu_s"`
 	Cores float64 `json:"cores"` // CPUS / window
 	Error string  `json:"error,omitempty"`
+	// SyscallsPerMsg and SwitchesPerMsg are read+write syscalls and context switches (all
+	// threads) per ACKed message over the window; 0 when /proc did not say.
+	SyscallsPerMsg float64 `json:"syscalls_per_msg,omitempty"`
+	SwitchesPerMsg float64 `json:"ctx_switches_per_msg,omitempty"`
 }
 
 func cpuReport(before, after cpuSample, windowS float64, acked int64) CPUReport {
@@ -149,6 +198,10 @@ func cpuReport(before, after cpuSample, windowS float64, acked int64) CPUReport 
 		default:
 			pc.CPUS = float64(a.ticks-b.ticks) / clockTicks
 			pc.Cores = pc.CPUS / windowS
+			if b.activity.ok && a.activity.ok && acked > 0 {
+				pc.SyscallsPerMsg = float64(a.activity.syscalls-b.activity.syscalls) / float64(acked)
+				pc.SwitchesPerMsg = float64(a.activity.switches-b.activity.switches) / float64(acked)
+			}
 		}
 		rep.Complete = rep.Complete && pc.Error == ""
 		rep.TotalS += pc.CPUS

@@ -44,6 +44,14 @@ func TestCPUReport(t *testing.T) {
 	if rep.MsPerMessage != 0.5 || rep.LoadgenS != 2 || rep.MachineBusyCores != 1.2 || rep.MachineIdlePct != 40 {
 		t.Fatalf("ms/msg %v loadgen %v busy %v idle %v", rep.MsPerMessage, rep.LoadgenS, rep.MachineBusyCores, rep.MachineIdlePct)
 	}
+	if rep.Procs[0].SyscallsPerMsg != 0 {
+		t.Fatalf("syscalls per message without activity readings: %v", rep.Procs[0].SyscallsPerMsg)
+	}
+	before.procs[0].activity = activity{syscalls: 1000, switches: 500, ok: true}
+	after.procs[0].activity = activity{syscalls: 81000, switches: 40500, ok: true}
+	if rep = cpuReport(before, after, 10, 20000); rep.Procs[0].SyscallsPerMsg != 4 || rep.Procs[0].SwitchesPerMsg != 2 {
+		t.Fatalf("per message: syscalls %v switches %v, want 4 and 2", rep.Procs[0].SyscallsPerMsg, rep.Procs[0].SwitchesPerMsg)
+	}
 	after.procs[1].startTime = 99 // pid reused by another process
 	after.procs[2] = procTimes{err: errors.New("gone")}
 	rep = cpuReport(before, after, 10, 20000)
@@ -52,5 +60,19 @@ func TestCPUReport(t *testing.T) {
 	}
 	if rep := cpuReport(cpuSample{}, cpuSample{}, 10, 5); rep.Complete {
 		t.Fatal("no processes is not complete evidence")
+	}
+}
+
+func TestProcField(t *testing.T) {
+	io := []byte("rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 3\nread_bytes: 8192\n")
+	st := []byte("Name:\tqim\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n")
+	if procField(io, "syscr:") != 10 || procField(io, "syscw:") != 3 || procField(io, "missing:") != 0 {
+		t.Fatal("io fields")
+	}
+	if procField(st, "voluntary_ctxt_switches:") != 120 || procField(st, "nonvoluntary_ctxt_switches:") != 7 {
+		t.Fatal("status fields")
+	}
+	if a := readActivity(os.Getpid()); !a.ok || a.syscalls == 0 || a.switches == 0 {
+		t.Fatalf("own activity %+v", a)
 	}
 }

@@ -126,14 +126,14 @@ func writeCounts(b *strings.Builder, rep *Report) {
 }
 
 func writeCPU(b *strings.Builder, cpu *CPUReport) {
-	fmt.Fprintf(b, "<h2>CPU over the %.0f s window</h2><table><tr><th>process</th><th>pid</th><th>CPU s</th><th>cores</th><th>note</th></tr>", cpu.WindowS)
+	fmt.Fprintf(b, "<h2>CPU over the %.0f s window</h2><table><tr><th>process</th><th>pid</th><th>CPU s</th><th>cores</th><th>syscalls/msg</th><th>ctx switches/msg</th><th>note</th></tr>", cpu.WindowS)
 	for _, p := range cpu.Procs {
-		fmt.Fprintf(b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f</td><td class="num">%.3f</td><td>%s</td></tr>`,
-			html.EscapeString(p.Name), p.Pid, p.CPUS, p.Cores, html.EscapeString(p.Error))
+		fmt.Fprintf(b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f</td><td class="num">%.3f</td><td class="num">%.2f</td><td class="num">%.2f</td><td>%s</td></tr>`,
+			html.EscapeString(p.Name), p.Pid, p.CPUS, p.Cores, p.SyscallsPerMsg, p.SwitchesPerMsg, html.EscapeString(p.Error))
 	}
-	fmt.Fprintf(b, `<tr><th>system under test</th><td></td><td class="num">%.2f</td><td></td><td>%.3f ms per ACKed message</td></tr>`, cpu.TotalS, cpu.MsPerMessage)
-	fmt.Fprintf(b, `<tr><th>loadgen</th><td></td><td class="num">%.2f</td><td></td><td></td></tr>`, cpu.LoadgenS)
-	fmt.Fprintf(b, `<tr><th>whole machine</th><td></td><td></td><td class="num">%.2f</td><td>%.0f %% idle</td></tr></table>`, cpu.MachineBusyCores, cpu.MachineIdlePct)
+	fmt.Fprintf(b, `<tr><th>system under test</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td>%.3f ms per ACKed message</td></tr>`, cpu.TotalS, cpu.MsPerMessage)
+	fmt.Fprintf(b, `<tr><th>loadgen</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td></td></tr>`, cpu.LoadgenS)
+	fmt.Fprintf(b, `<tr><th>whole machine</th><td></td><td></td><td class="num">%.2f</td><td></td><td></td><td>%.0f %% idle</td></tr></table>`, cpu.MachineBusyCores, cpu.MachineIdlePct)
 }
 
 func ratePlot(rep *Report) *plot {

@@ -1,0 +1,92 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/qim-dev/qim/loadgen"
+)
+
+// findMax climbs the ladder in short steps. A step is within SLO when arrival, both latency
+// checks, missing, duplicates and failures pass (CPU and the SDK lane do not define capacity);
+// each step is a check that passes when nothing was lost or duplicated — above capacity the
+// system may be slow, never lossy — and the climb stops at the first step outside the SLO.
+func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen.Config, o PerfOptions) {
+	step := min(perfStep, o.Duration)
+	best, stop := 0.0, ""
+	var lane *loadgen.Verdict
+	for i, rate := range perfLadder {
+		within := time.Duration(0) // the default bound before the first step
+		if i > 0 {
+			within = 30 * time.Second // our own previous step is what the machine is cooling from
+		}
+		g.quietWait(ctx, env, r, within)
+		cfg := base
+		cfg.Rate, cfg.Duration, cfg.Label = rate, step, fmt.Sprintf("find-max step %.0f msg/s", rate)
+		if g.newLane != nil {
+			cfg.SDKLane = g.newLane() // base's lane may serve one run only
+		}
+		env.Progressf("find-max step %d: %.0f msg/s for %s", i+1, rate, step)
+		rep, err := g.run(ctx, cfg)
+		if err != nil {
+			r.Fail(fmt.Errorf("gates: find-max step %.0f msg/s: %w", rate, err))
+			return
+		}
+		writeLoadArtifacts(env, r, fmt.Sprintf("perf-step-%05.0f", rate), rep)
+		perfMetrics(r, fmt.Sprintf("step_%.0f_", rate), rep)
+		ok, broken, safe := stepVerdict(rep.Verdicts)
+		if lane == nil {
+			lane = verdictNamed(rep.Verdicts, loadgen.CheckSDKLane)
+		}
+		summary := fmt.Sprintf("achieved %.1f msg/s, send→ACK p99 %.1f ms, end-to-end p99 %.1f ms, %d missing, %d dup after dedup, %.3f CPU ms/msg",
+			rep.AchievedSendRate, rep.Segments["send_ack"].P99Ms, rep.Segments["end_to_end"].P99Ms,
+			rep.Counts.Missing, rep.Counts.DuplicatesAfterDedup, rep.CPU.MsPerMessage)
+		if ok {
+			summary = "within SLO: " + summary
+			best = rate
+		} else {
+			summary = "SLO broken (" + broken + "): " + summary
+			stop = fmt.Sprintf("%.0f msg/s (%s)", rate, broken)
+		}
+		r.Check(fmt.Sprintf("step %.0f msg/s", rate), safe, "%s", summary)
+		if !ok {
+			break
+		}
+	}
+	r.Metric("max_passing_rate", best)
+	r.Check("find-max", best > 0, "highest rate within SLO: %.0f msg/s; first failing step: %s", best, orNone(stop))
+	if lane != nil {
+		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
+	}
+}
+
+// stepVerdict splits a step's verdicts: within SLO (the capacity criteria), the names of those
+// broken, and safe (nothing lost or duplicated).
+func stepVerdict(vs []loadgen.Verdict) (within bool, broken string, safe bool) {
+	within, safe = true, true
+	var names []string
+	for _, v := range vs {
+		switch v.Name {
+		case loadgen.CheckCPU, loadgen.CheckSDKLane:
+			continue
+		case loadgen.CheckMissing, loadgen.CheckDuplicates:
+			safe = safe && v.Passed
+		}
+		if !v.Passed {
+			within = false
+			names = append(names, v.Name)
+		}
+	}
+	return within, strings.Join(names, ", "), safe
+}
+
+func verdictNamed(vs []loadgen.Verdict, name string) *loadgen.Verdict {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
+}
