@@ -27,10 +27,11 @@ type profileCapture struct {
 	metrics      map[string]string // service → metrics address
 }
 
-// newProfileCapture profiles the middle of a window of length d: up to 30 s, starting after a
-// quarter of the window (so connections and batches have settled).
+// newProfileCapture profiles the middle of a window of length d: half of it, 1 to 30 s,
+// starting after a quarter of the window (so connections and batches have settled). The
+// profile endpoint counts whole seconds and reads 0 as its 30 s default, hence the floor.
 func newProfileCapture(set *svc.Set, d time.Duration) *profileCapture {
-	length := min(30*time.Second, d/2)
+	length := max(time.Second, min(30*time.Second, d/2))
 	return &profileCapture{lead: d / 4, length: length, metrics: set.Addrs.Metrics}
 }
 

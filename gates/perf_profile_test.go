@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/svc"
 )
 
 // The capture asks every service for the same window and writes each profile by name; a
@@ -38,5 +41,23 @@ func TestProfileCapture(t *testing.T) {
 	}
 	if b, err := os.ReadFile(want); err != nil || string(b) != "profile-bytes" {
 		t.Errorf("profile file %q, %v", b, err)
+	}
+}
+
+// The profile covers the middle of the window, whole seconds, never the endpoint's 0 = 30 s.
+func TestProfileWindow(t *testing.T) {
+	set, err := svc.New("/nonexistent/qim", stack.Endpoints{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ d, lead, length time.Duration }{
+		{180 * time.Second, 45 * time.Second, 30 * time.Second},
+		{40 * time.Second, 10 * time.Second, 20 * time.Second},
+		{time.Second, 250 * time.Millisecond, time.Second},
+	} {
+		p := newProfileCapture(set, c.d)
+		if p.lead != c.lead || p.length != c.length || len(p.metrics) == 0 {
+			t.Errorf("window %s: lead %s length %s (%d services), want %s and %s", c.d, p.lead, p.length, len(p.metrics), c.lead, c.length)
+		}
 	}
 }
