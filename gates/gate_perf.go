@@ -104,6 +104,9 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 		r.Fail(err)
 		return
 	}
+	if st, err := env.Stack(ctx); err == nil { // the configuration measured belongs in the report
+		r.Metric("dispatch_shards", float64(st.Endpoints().DispatchShards))
+	}
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
 	if g.newLane != nil {
 		base.SDKLane = g.newLane()

@@ -127,7 +127,8 @@ func TestPerfGateRun(t *testing.T) {
 			t.Errorf("artifact %s: %v", a, err)
 		}
 	}
-	if r.Metrics["quiet_reached"] != 1 || r.Metrics["send_ack_p99_ms"] != 10 || r.Metrics["cpu_s_redis-core"] != 0.5 {
+	if r.Metrics["quiet_reached"] != 1 || r.Metrics["send_ack_p99_ms"] != 10 || r.Metrics["cpu_s_redis-core"] != 0.5 ||
+		r.Metrics["dispatch_shards"] != 64 {
 		t.Errorf("metrics %v", r.Metrics)
 	}
 }

@@ -20,6 +20,7 @@ type runOptions struct {
 	reportDir string
 	root      string
 	withCQL   bool
+	shards    int
 	jsonPath  string
 	perf      gates.PerfOptions
 }
@@ -48,6 +49,8 @@ Examples:
 	f.StringVar(&o.reportDir, "report-dir", "", "report directory (default out/gates/<UTC timestamp>)")
 	f.StringVar(&o.root, "root", ".", "repository root")
 	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack")
+	f.IntVar(&o.shards, "dispatch-shards", contract.MailboxShardsDefault,
+		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
 	f.Float64Var(&o.perf.Rate, "rate", 500, "perf: target arrival rate, msg/s (open model)")
 	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window")
@@ -86,6 +89,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, err := contract.NewShardCount(o.shards); err != nil {
+		return fmt.Errorf("qim-gate: --dispatch-shards: %w", err)
+	}
 	if o.reportDir == "" {
 		o.reportDir = filepath.Join(o.root, "out", "gates", time.Now().UTC().Format("20060102T150405Z"))
 	}
@@ -93,8 +99,10 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		Root:      o.root,
 		ReportDir: o.reportDir,
 		Progress:  os.Stderr,
-		NewStack:  func() stack.Stack { return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithProgress(os.Stderr)) },
-		Perf:      o.perf,
+		NewStack: func() stack.Stack {
+			return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithDispatchShards(o.shards), stack.WithProgress(os.Stderr))
+		},
+		Perf: o.perf,
 	})
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/stack"
 )
 
@@ -56,7 +57,7 @@ Examples:
 	}
 	cmd.Flags().BoolVar(&o.withCQL, "with-cql", false, "also start a Cassandra node (tens of seconds on 2 cores)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print endpoints as JSON instead of env lines")
-	cmd.Flags().IntVar(&o.shards, "dispatch-shards", 64, "partitions of qim.dispatch (mailbox shard count)")
+	cmd.Flags().IntVar(&o.shards, "dispatch-shards", contract.MailboxShardsDefault, "partitions of qim.dispatch (mailbox shard count)")
 	return cmd
 }
 
