@@ -69,14 +69,15 @@ func (s *Store) Pull(ctx context.Context, q PullQuery) (PullResult, error) {
 func (s *Store) PullMany(ctx context.Context, qs []PullQuery) (res []PullResult, errs []error, err error) {
 	res, errs = make([]PullResult, len(qs)), make([]error, len(qs))
 	calls := make([]call, 0, len(qs))
-	idx := make([]int, 0, len(qs)) // calls[k] answers qs[idx[k]]
+	idx := make([]int, 0, len(qs))       // calls[k] answers qs[idx[k]]
+	shards := make([]uint32, 0, len(qs)) // the shard of calls[k], for its errors
 	for i, q := range qs {
-		c, err := s.pullCall(q)
+		c, shard, err := s.pullCall(q)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		calls, idx = append(calls, c), append(idx, i)
+		calls, idx, shards = append(calls, c), append(idx, i), append(shards, shard)
 	}
 	if len(calls) == 0 {
 		return res, errs, nil
@@ -86,8 +87,7 @@ func (s *Store) PullMany(ctx context.Context, qs []PullQuery) (res []PullResult,
 		return nil, nil, fmt.Errorf("mailboxstore: pull of %d queries: %w", len(calls), err)
 	}
 	for k, cmd := range cmds {
-		i := idx[k]
-		shard := s.shards.UserShard(qs[i].Tenant, qs[i].User)
+		i, shard := idx[k], shards[k]
 		if err := cmd.Err(); err != nil {
 			errs[i] = scriptError("pull", shard, -1, contract.DispatchID{}, err)
 			continue
@@ -97,16 +97,16 @@ func (s *Store) PullMany(ctx context.Context, qs []PullQuery) (res []PullResult,
 	return res, errs, nil
 }
 
-// pullCall validates one query and builds its pull.lua call.
-func (s *Store) pullCall(q PullQuery) (call, error) {
+// pullCall validates one query and builds its pull.lua call on the user's shard.
+func (s *Store) pullCall(q PullQuery) (call, uint32, error) {
 	if q.Limit < 1 || q.Limit > maxPullLimit || q.MaxBytes < 1 {
-		return call{}, fmt.Errorf("%w: limit %d, max bytes %d", ErrInvalid, q.Limit, q.MaxBytes)
+		return call{}, 0, fmt.Errorf("%w: limit %d, max bytes %d", ErrInvalid, q.Limit, q.MaxBytes)
 	}
 	if q.StoreCursor && q.Device == "" {
-		return call{}, fmt.Errorf("%w: storing a cursor needs a device id", ErrInvalid)
+		return call{}, 0, fmt.Errorf("%w: storing a cursor needs a device id", ErrInvalid)
 	}
 	if _, err := contract.NewMailboxSeq(uint64(q.Cursor)); err != nil {
-		return call{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return call{}, 0, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	shard := s.shards.UserShard(q.Tenant, q.User)
 	uk := newUserKeys(shard, q.Tenant, q.User)
@@ -121,7 +121,7 @@ func (s *Store) pullCall(q PullQuery) (call, error) {
 	}
 	return call{Script: scripts.pull,
 		Keys: []string{epochKey(shard), watermarkKey(shard), uk.index, cursorKey(shard, q.Tenant, q.User, q.Device)},
-		Args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}, nil
+		Args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}, shard, nil
 }
 
 func pullReply(v any, cursor contract.MailboxSeq, shard uint32) (PullResult, error) {
