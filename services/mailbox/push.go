@@ -5,6 +5,10 @@ import (
 	"log/slog"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
@@ -12,7 +16,24 @@ import (
 const (
 	pushBatchMax = 256             // targets per PushBatch call
 	pushTimeout  = 2 * time.Second // a slow gateway costs pushes, never materialization
+	// pushReconnectMax caps gRPC's reconnect backoff to the gateway (default 120 s). A restarted
+	// gateway is back within seconds; with the default cap, pushes kept failing fast long after
+	// it returned, and devices waited for their next heartbeat's fallback pull.
+	pushReconnectMax = time.Second
 )
+
+// pushDialOptions: reconnect quickly to a restarted gateway, and (with WaitForReady on each
+// call) let a push made while the channel reconnects wait up to pushTimeout instead of failing.
+func pushDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: pushReconnectMax},
+			MinConnectTimeout: pushTimeout,
+		}),
+		grpc.WithDefaultCallOptions(grpc.WaitForReady(true)),
+	}
+}
 
 // pusher forwards freshly materialized events to the gateway's Push service, best effort.
 //

@@ -108,3 +108,72 @@ func TestPushQueueFullDropsWithoutBlocking(t *testing.T) {
 		t.Fatalf("dropped %v, want 3", got)
 	}
 }
+
+// servePushAt serves g's Push service on addr until the returned stop is called.
+func servePushAt(t *testing.T, g *fakeGateway, addr string) (stop func()) {
+	t.Helper()
+	var lis net.Listener
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if lis, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	gs := grpc.NewServer()
+	internalv1.RegisterPushServer(gs, g)
+	go func() { _ = gs.Serve(lis) }()
+	return gs.Stop
+}
+
+// A gateway that restarts after being away long enough for gRPC's reconnect backoff to grow gets
+// pushes again as soon as it listens: a push made right after the restart waits for the
+// reconnect instead of being dropped (which would leave devices waiting for their heartbeat's
+// fallback pull).
+func TestPushReachesRestartedGateway(t *testing.T) {
+	m := newMetrics(newTestRegistry())
+	g := &fakeGateway{}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close()
+	stop := servePushAt(t, g, addr)
+	conn, err := grpc.NewClient(addr, pushDialOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	p := newPusher(internalv1.NewPushClient(conn), 64, m, discardLog())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = p.run(ctx) }()
+	waitTargets := func(n int, within time.Duration) {
+		t.Helper()
+		for deadline := time.Now().Add(within); len(g.received()) < n; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("gateway got %d targets after %v, want %d", len(g.received()), within, n)
+			}
+		}
+	}
+	p.enqueue([]*internalv1.PushTarget{{UserId: 1}})
+	waitTargets(1, 5*time.Second)
+
+	stop() // the gateway dies; pushes meanwhile are dropped (best effort)
+	for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		p.enqueue([]*internalv1.PushTarget{{UserId: 2}})
+	}
+	dropped := testCounter(t, m.pushDropped.WithLabelValues("rpc_error"))
+	if dropped == 0 {
+		t.Fatal("no push was dropped while the gateway was down")
+	}
+	defer servePushAt(t, g, addr)()
+	p.enqueue([]*internalv1.PushTarget{{UserId: 3}})
+	waitTargets(2, pushTimeout+time.Second)
+	if got := g.received(); got[len(got)-1].GetUserId() != 3 {
+		t.Fatalf("last target pushed is user %d, want 3", got[len(got)-1].GetUserId())
+	}
+}

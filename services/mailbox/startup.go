@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
@@ -87,7 +86,7 @@ func (s *Service) connectPush() error {
 	if s.cfg.GatewayPushAddr == "" {
 		return nil
 	}
-	conn, err := grpc.NewClient(s.cfg.GatewayPushAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(s.cfg.GatewayPushAddr, pushDialOptions()...)
 	if err != nil {
 		return fmt.Errorf("mailbox: gateway push client for %s: %w", s.cfg.GatewayPushAddr, err)
 	}
