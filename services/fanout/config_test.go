@@ -32,6 +32,10 @@ func TestConfigValidate(t *testing.T) {
 		{"backoff negative", Config{KafkaBrokers: brokers, RetryBackoffMin: -time.Second}, true},
 		{"backoff above cap", Config{KafkaBrokers: brokers, RetryBackoffMax: time.Hour}, true},
 		{"unready after negative", Config{KafkaBrokers: brokers, UnreadyAfter: -1}, true},
+		{"commit interval below 1 ms", Config{KafkaBrokers: brokers, CommitInterval: time.Microsecond}, true},
+		{"commit interval negative", Config{KafkaBrokers: brokers, CommitInterval: -time.Second}, true},
+		{"commit interval above 10 s", Config{KafkaBrokers: brokers, CommitInterval: 11 * time.Second}, true},
+		{"commit interval at 1 ms", Config{KafkaBrokers: brokers, CommitInterval: time.Millisecond}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,6 +56,9 @@ func TestConfigValidate(t *testing.T) {
 			if tc.cfg.BatchSize == 0 && cfg.BatchSize != contract.FanoutBatchDefault {
 				t.Errorf("batch default %d", cfg.BatchSize)
 			}
+			if tc.cfg.CommitInterval == 0 && cfg.CommitInterval != 100*time.Millisecond {
+				t.Errorf("commit interval default %v", cfg.CommitInterval)
+			}
 			if cfg.Group != "qim-fanout" || cfg.MetricsAddr != "127.0.0.1:9106" || cfg.OutboxTopic != contract.TopicOutbox ||
 				cfg.DispatchTopic != contract.TopicDispatch || cfg.UnreadyAfter != 3 ||
 				cfg.RetryBackoffMin != 100*time.Millisecond || cfg.RetryBackoffMax != 5*time.Second || cfg.DisableIdempotence {
@@ -69,6 +76,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_FANOUT_METRICS", "127.0.0.1:0")
 	t.Setenv("QIM_FANOUT_RETRY_BACKOFF_MAX", "2s")
 	t.Setenv("QIM_FANOUT_PRODUCER_IDEMPOTENCE", "false")
+	t.Setenv("QIM_FANOUT_COMMIT_INTERVAL", "250ms")
 	cfg, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +85,13 @@ func TestFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(cfg.KafkaBrokers) != 2 || cfg.ShardCount != 16 || cfg.BatchSize != 128 || cfg.Group != "g" ||
-		cfg.MetricsAddr != "127.0.0.1:0" || cfg.RetryBackoffMax != 2*time.Second || !cfg.DisableIdempotence {
+		cfg.MetricsAddr != "127.0.0.1:0" || cfg.RetryBackoffMax != 2*time.Second || !cfg.DisableIdempotence ||
+		cfg.CommitInterval != 250*time.Millisecond {
 		t.Fatalf("FromEnv() = %+v", cfg)
 	}
 	for env, bad := range map[string]string{
 		"QIM_FANOUT_BATCH_SIZE": "many", "QIM_FANOUT_RETRY_BACKOFF_MIN": "soon", "QIM_FANOUT_PRODUCER_IDEMPOTENCE": "maybe",
+		"QIM_FANOUT_COMMIT_INTERVAL": "often",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, bad)

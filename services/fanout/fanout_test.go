@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -105,6 +106,46 @@ func TestFanoutDispatchesEveryRecordOnce(t *testing.T) {
 	}
 	if got := metricValue(t, svc, "qim_fanout_dispatches_total"); int(got) != len(want) {
 		t.Errorf("qim_fanout_dispatches_total = %v, want %d", got, len(want))
+	}
+}
+
+// With a long CommitInterval, acknowledged batches wait for one commit instead of one each: every
+// dispatch lands while the stored position lags behind, no commit ever covers an unacknowledged
+// dispatch, and a clean stop commits the whole acknowledged position.
+func TestFanoutCommitIntervalCoversManyBatchesAndStopFlushes(t *testing.T) {
+	const n, shards = 24, 8
+	outbox, dlog := createTopic(t, "outbox", 1), createTopic(t, "dispatch", shards)
+	recs := produceEnvelopes(t, outbox, n)
+	cfg := testConfig(t, outbox, dlog, shards)
+	cfg.BatchSize, cfg.CommitInterval = 4, 10*time.Second
+	svc := newService(t, cfg)
+	var order ackOrder
+	order.install(svc)
+	run := startFanout(t, svc)
+	want := plannedDispatches(t, recs, shards)
+	deadline := time.Now().Add(60 * time.Second)
+	for metricValue(t, svc, "qim_fanout_records_total") < n {
+		if time.Now().After(deadline) {
+			t.Fatal("not every record was dispatched after 60 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pos := svc.Position(); pos >= n {
+		t.Fatalf("position %d while running, want it below %d (the interval holds commits back)", pos, n)
+	}
+	order.mu.Lock()
+	early := order.commits
+	order.mu.Unlock()
+	if err := run.stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	wantEach(t, countDispatches(t, readDispatchLog(t, dlog), want), want, 1)
+	if off, ok := committed(t, cfg); !ok || off != n {
+		t.Fatalf("committed position (%d, %v) after stop, want %d", off, ok, n)
+	}
+	if early > 1 || order.commits != early+1 || len(order.violations) > 0 {
+		t.Fatalf("%d commits while running, %d in all (want ≤ 1 and one more at stop), violations: %v",
+			early, order.commits, order.violations)
 	}
 }
 
