@@ -18,8 +18,13 @@ import (
 // comes from loadgen.LaneEnv.
 type Config struct {
 	// Dir is the parent of the lane's temporary directory, which holds one SQLite store
-	// directory per client. Default os.TempDir(). A run's report or scratch directory keeps the
-	// stores of a failing run next to its report.
+	// directory per client. Default /dev/shm when it is a writable directory (tmpfs on Linux),
+	// else os.TempDir(). The stores still commit with synchronous=FULL, so the SDK's SQLite work
+	// is all exercised; on tmpfs their fsyncs just do not reach the disk that the stack's Redis
+	// AOF fsyncs on, when loadgen shares the machine with the stack. Measured at 1,000 msg/s
+	// with the default 5 % lane: load generator CPU 17.4/17.7 s on /tmp against 13.9/14.1 s on
+	// /dev/shm per 60 s run. A run's report or scratch directory keeps the stores of a failing run
+	// next to its report.
 	Dir string
 	// ConnectTimeout bounds Start's wait for every client to be online and reconciled (first
 	// SyncDone). Default 30 s: a client that cannot log in within it fails the lane instead of
@@ -39,7 +44,7 @@ func (c *Config) Validate() error {
 		return errors.New("sdklane: timeouts must not be negative")
 	}
 	if c.Dir == "" {
-		c.Dir = os.TempDir()
+		c.Dir = defaultDir()
 	}
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = 30 * time.Second
@@ -48,6 +53,21 @@ func (c *Config) Validate() error {
 		c.Settle = 60 * time.Second
 	}
 	return nil
+}
+
+// shmDir is the usual tmpfs mount on Linux.
+const shmDir = "/dev/shm"
+
+// defaultDir is shmDir when a directory can be created there, else os.TempDir().
+func defaultDir() string {
+	probe, err := os.MkdirTemp(shmDir, "qim-sdklane-probe-")
+	if err != nil {
+		return os.TempDir()
+	}
+	if os.Remove(probe) != nil {
+		return os.TempDir()
+	}
+	return shmDir
 }
 
 // ErrReused is returned by Start on a lane that was started before: a lane is one run's ledger.
