@@ -66,6 +66,10 @@
 //	                       send_ack       SEND written → SEND_ACK read (sender)
 //	                       send_push      SEND written → first PUSH_EVENTS with it (recipient)
 //	                       end_to_end     SEND written → MAILBOX_BATCH that delivered it
+//	                       ack_push       SEND_ACK read → first PUSH_EVENTS (fanout, materialize,
+//	                                      push; only messages whose ACK came first)
+//	                       push_pull      first PUSH_EVENTS → MAILBOX_BATCH that delivered it
+//	                                      (the recipient's pull; only messages pushed first)
 //	                       ping_rtt       PING → PONG on the control group
 //	                       generator_lag  intended arrival → SEND written
 //	timeline[]           one per window: end_s, dur_s, phase ("run" | "drain"), sent, acked,

@@ -42,6 +42,8 @@ type flowRec struct {
 	pushed uint16 // deliveries through PUSH_EVENTS
 	ackMid [16]byte
 	gotMid [16]byte // message_id of the first pulled delivery
+	ackUs  int64    // when SEND_ACK was read (Unix µs; 0 = not yet)
+	pushUs int64    // when the first PUSH_EVENTS carrying it was read (Unix µs; 0 = not yet)
 }
 
 // flowStats are the per-flow counters summed into the report.
@@ -89,12 +91,14 @@ func (f *flow) answer(ord uint64, state uint8, mid []byte) {
 }
 
 // pulled records a MAILBOX_BATCH delivery and reports whether it is the first one.
-func (f *flow) pulled(ord uint64, mid []byte) bool {
+//
+// sincePush is the time from the first push of ord to atUs, -1 when no push came first.
+func (f *flow) pulled(ord uint64, mid []byte, atUs int64) (first bool, sincePush int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ord >= uint64(len(f.recs)) {
 		f.stats.foreign++
-		return false
+		return false, -1
 	}
 	r := &f.recs[ord]
 	var m [16]byte
@@ -106,7 +110,7 @@ func (f *flow) pulled(ord uint64, mid []byte) bool {
 		} else {
 			f.stats.dupAfterDedup++
 		}
-		return false
+		return false, -1
 	}
 	r.gotMid = m
 	switch r.state {
@@ -118,24 +122,44 @@ func (f *flow) pulled(ord uint64, mid []byte) bool {
 	case stateFailed:
 		f.stats.failedVisible++
 	}
-	return true
+	return true, since(r.pushUs, atUs)
+}
+
+// since is atUs − fromUs, or -1 when from is unknown (0) or later than atUs.
+func since(fromUs, atUs int64) int64 {
+	if fromUs == 0 || atUs < fromUs {
+		return -1
+	}
+	return atUs - fromUs
+}
+
+// ackedAt stamps when ord's SEND_ACK was read; only the first stamp counts.
+func (f *flow) ackedAt(ord uint64, atUs int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ord < uint64(len(f.recs)) && f.recs[ord].ackUs == 0 {
+		f.recs[ord].ackUs = atUs
+	}
 }
 
 // pushed records a PUSH_EVENTS delivery and reports whether it is the first push.
-func (f *flow) pushed(ord uint64) bool {
+// sinceAck is the time from ord's SEND_ACK to atUs, -1 when the push came first (possible: the
+// fanout reads the Outbox before the writer has marked the commit and answered).
+func (f *flow) pushed(ord uint64, atUs int64) (first bool, sinceAck int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ord >= uint64(len(f.recs)) {
 		f.stats.foreign++
-		return false
+		return false, -1
 	}
 	r := &f.recs[ord]
 	r.pushed++
 	if r.pushed > 1 {
 		f.stats.pushDuplicates++
-		return false
+		return false, -1
 	}
-	return true
+	r.pushUs = atUs
+	return true, since(r.ackUs, atUs)
 }
 
 // missing is the number of acked ordinals the recipient has not pulled.

@@ -52,20 +52,22 @@ func TestFlowLedger(t *testing.T) {
 			for range tc.sent {
 				f.add()
 			}
-			for _, e := range tc.evs {
+			for i, e := range tc.evs {
+				at := int64(i+1) * 1000
 				switch e.op {
 				case "ack":
+					f.ackedAt(e.ord, at)
 					f.answer(e.ord, stateAcked, e.mid)
 				case "fail":
 					f.answer(e.ord, stateFailed, nil)
 				case "unknown":
 					f.answer(e.ord, stateUnknown, nil)
 				case "pull":
-					if got := f.pulled(e.ord, e.mid); got != e.first {
+					if got, _ := f.pulled(e.ord, e.mid, at); got != e.first {
 						t.Errorf("pull %d first = %v, want %v", e.ord, got, e.first)
 					}
 				case "push":
-					if got := f.pushed(e.ord); got != e.first {
+					if got, _ := f.pushed(e.ord, at); got != e.first {
 						t.Errorf("push %d first = %v, want %v", e.ord, got, e.first)
 					}
 				}
@@ -77,6 +79,38 @@ func TestFlowLedger(t *testing.T) {
 				t.Errorf("missing() = %d, tally says %d", f.missing(), tc.want.missing)
 			}
 		})
+	}
+}
+
+// The hop times behind the ack_push and push_pull segments: measured from the first ACK and the
+// first push only, and -1 (no sample) when the earlier event had not happened yet.
+func TestFlowHopTimes(t *testing.T) {
+	var f flow
+	f.add()
+	f.add()
+	a := []byte("aaaaaaaaaaaaaaaa")
+	f.ackedAt(0, 1000)
+	f.ackedAt(0, 9000) // a late second answer does not move the stamp
+	if first, d := f.pushed(0, 1500); !first || d != 500 {
+		t.Fatalf("push after ACK: first %v, since ACK %d; want true, 500", first, d)
+	}
+	if first, d := f.pushed(0, 1700); first || d != -1 {
+		t.Fatalf("repeated push: first %v, since ACK %d; want false, -1", first, d)
+	}
+	if first, d := f.pulled(0, a, 2300); !first || d != 800 {
+		t.Fatalf("pull after push: first %v, since push %d; want true, 800 (from the first push)", first, d)
+	}
+	if first, d := f.pulled(0, a, 2400); first || d != -1 {
+		t.Fatalf("repeated pull: first %v, since push %d; want false, -1", first, d)
+	}
+	if first, d := f.pushed(1, 1000); !first || d != -1 {
+		t.Fatalf("push before the ACK: first %v, since ACK %d; want true, -1", first, d)
+	}
+	f.ackedAt(1, 1200)
+	var g flow
+	g.add()
+	if first, d := g.pulled(0, a, 500); !first || d != -1 {
+		t.Fatalf("pull without a push: first %v, since push %d; want true, -1", first, d)
 	}
 }
 

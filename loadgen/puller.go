@@ -106,8 +106,11 @@ func (c *lgConn) apply(b *qimv1.MailboxBatch, at time.Time) {
 		if !ok {
 			continue
 		}
-		if c.in.pulled(h.ordinal, ev.GetMessageId()) {
+		if first, sincePush := c.in.pulled(h.ordinal, ev.GetMessageId(), atUs); first {
 			c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
+			if sincePush >= 0 {
+				c.r.rec.Record(SegPushPull, sincePush)
+			}
 			c.r.rec.CountDelivered()
 			c.r.ctr.delivered.Add(1)
 		}

@@ -87,6 +87,7 @@ func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	if now.Before(c.r.windowEnd()) {
 		c.r.ctr.ackedInWindow.Add(1)
 	}
+	c.out.ackedAt(p.ord, now.UnixMicro())
 	c.out.answer(p.ord, stateAcked, ack.GetMessageId())
 }
 
@@ -151,8 +152,12 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 			continue
 		}
 		fromPeer = true
-		if c.in.pushed(h.ordinal) {
-			c.r.rec.Record(SegSendPush, now.UnixMicro()-h.sentUs)
+		nowUs := now.UnixMicro()
+		if first, sinceAck := c.in.pushed(h.ordinal, nowUs); first {
+			c.r.rec.Record(SegSendPush, nowUs-h.sentUs)
+			if sinceAck >= 0 {
+				c.r.rec.Record(SegAckPush, sinceAck)
+			}
 		}
 	}
 	if fromPeer {
