@@ -143,6 +143,7 @@ func (f *flow) ackedAt(ord uint64, atUs int64) {
 }
 
 // pushed records a PUSH_EVENTS delivery and reports whether it is the first push.
+//
 // sinceAck is the time from ord's SEND_ACK to atUs, -1 when the push came first (possible: the
 // fanout reads the Outbox before the writer has marked the commit and answered).
 func (f *flow) pushed(ord uint64, atUs int64) (first bool, sinceAck int64) {
