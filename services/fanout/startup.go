@@ -43,14 +43,15 @@ func (s *Service) open(ctx context.Context) (_ *conn, err error) {
 			c.close()
 		}
 	}()
-	if c.admin, err = commitlog.NewAdmin(s.cfg.KafkaBrokers); err != nil {
+	requests := commitlog.NewRequestMetrics(s.reg)
+	if c.admin, err = commitlog.NewAdmin(s.cfg.KafkaBrokers, requests); err != nil {
 		return nil, err
 	}
 	if c.bounds, err = s.outboxBounds(ctx, c.admin); err != nil {
 		return nil, err
 	}
 	c.producer, err = commitlog.NewDispatchProducer(commitlog.DispatchConfig{Brokers: s.cfg.KafkaBrokers,
-		Topic: s.cfg.DispatchTopic, DisableIdempotence: s.cfg.DisableIdempotence})
+		Topic: s.cfg.DispatchTopic, DisableIdempotence: s.cfg.DisableIdempotence, Requests: requests})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,8 @@ func (s *Service) open(ctx context.Context) (_ *conn, err error) {
 		return nil, err
 	}
 	c.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.OutboxTopic,
-		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID))
+		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID),
+		commitlog.WithRequestMetrics(requests))
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (s *Service) start(ctx context.Context) error {
 			"start", start, "log_end", b.High)
 	}
 	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, contract.TopicDispatch, starts,
-		commitlog.WithClientID("qim-mailbox"))
+		commitlog.WithClientID("qim-mailbox"), commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
 	if err != nil {
 		return fmt.Errorf("mailbox: dispatch consumer: %w", err)
 	}

@@ -50,7 +50,7 @@ func (s *Service) start(ctx context.Context) error {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
 	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.Topic, starts,
-		commitlog.WithClientID("qim-session"))
+		commitlog.WithClientID("qim-session"), commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
 	if err != nil {
 		return fmt.Errorf("session: dispatch consumer: %w", err)
 	}

@@ -144,7 +144,9 @@ func (s *Service) connect(ctx context.Context) error {
 		s.rdb.Close()
 		return fmt.Errorf("writer: claim hlc window: %w", err)
 	}
-	s.out, err = commitlog.NewOutboxProducer(commitlog.OutboxConfig{Brokers: s.cfg.KafkaBrokers})
+	s.reg = obs.NewRegistry("writer")
+	s.out, err = commitlog.NewOutboxProducer(commitlog.OutboxConfig{Brokers: s.cfg.KafkaBrokers,
+		Requests: commitlog.NewRequestMetrics(s.reg)})
 	if err != nil {
 		s.rdb.Close()
 		return fmt.Errorf("writer: outbox producer: %w", err)
@@ -155,7 +157,6 @@ func (s *Service) connect(ctx context.Context) error {
 		return fmt.Errorf("writer: outbox not ready: %w", err)
 	}
 	s.store = msgstore.New(s.rdb)
-	s.reg = obs.NewRegistry("writer")
 	s.m = newMetrics(s.reg)
 	depth := 2 * contract.WriterInflightPerConnMax
 	s.committer = newCommitter(s.store, s.out, s.ids, s.m, s.log, s.cfg.BatchMax, depth)

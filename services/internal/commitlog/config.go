@@ -77,6 +77,8 @@ type OutboxConfig struct {
 	// resumes the commit and may publish a duplicate, which the contract allows; without it an
 	// idempotent producer waits for a dead broker indefinitely.
 	DeliveryTimeout time.Duration
+	// Requests, when set, counts the producer's Kafka requests (qim_kafka_requests_total).
+	Requests *RequestMetrics
 }
 
 // Validate fills defaults and rejects impossible values.
@@ -93,7 +95,7 @@ func (c *OutboxConfig) Validate() error {
 
 func (c *OutboxConfig) producer() producerConfig {
 	return producerConfig{c.Brokers, c.Topic, c.ClientID, c.Linger, c.MaxBufferedRecords,
-		c.MaxBufferedBytes, c.MaxRecordBytes, c.DeliveryTimeout, true}
+		c.MaxBufferedBytes, c.MaxRecordBytes, c.DeliveryTimeout, true, c.Requests}
 }
 
 // DispatchConfig configures the FanoutCoordinator's dispatch producer; fields as in
@@ -123,6 +125,8 @@ type DispatchConfig struct {
 	// one produce request in flight per broker, so a partition is never reordered; with it, up
 	// to five, kept in order by sequence numbers.
 	DisableIdempotence bool
+	// Requests, when set, counts the producer's Kafka requests (qim_kafka_requests_total).
+	Requests *RequestMetrics
 }
 
 // Validate fills defaults and rejects impossible values.
@@ -139,7 +143,7 @@ func (c *DispatchConfig) Validate() error {
 
 func (c *DispatchConfig) producer() producerConfig {
 	return producerConfig{c.Brokers, c.Topic, c.ClientID, c.Linger, c.MaxBufferedRecords,
-		c.MaxBufferedBytes, c.MaxRecordBytes, c.DeliveryTimeout, !c.DisableIdempotence}
+		c.MaxBufferedBytes, c.MaxRecordBytes, c.DeliveryTimeout, !c.DisableIdempotence, c.Requests}
 }
 
 // producerConfig is the validated common part of both producers.
@@ -153,6 +157,7 @@ type producerConfig struct {
 	maxRecord     int
 	delivery      time.Duration
 	idempotent    bool
+	requests      *RequestMetrics
 }
 
 func (p *producerConfig) validate(what, topic, clientID string, buffered int, delivery time.Duration) error {
@@ -196,6 +201,7 @@ func (p *producerConfig) kgoOpts() []kgo.Opt {
 		kgo.ProducerBatchMaxBytes(int32(p.maxRecord + recordOverhead)),
 		kgo.RecordDeliveryTimeout(p.delivery),
 	}
+	opts = append(opts, p.requests.opts(p.clientID)...)
 	if p.idempotent {
 		opts = append(opts, kgo.AllowIdempotentProduceCancellation())
 	} else {

@@ -29,6 +29,7 @@ type ConsumerOption func(*consumerConfig)
 type consumerConfig struct {
 	clientID     string
 	fetchMaxWait time.Duration
+	requests     *RequestMetrics
 }
 
 // WithFetchMaxWait sets how long the broker may hold an empty fetch, default 500 ms. A fetch
@@ -36,6 +37,12 @@ type consumerConfig struct {
 // cost broker CPU, higher ones make Poll's context the only way out of an idle wait.
 func WithFetchMaxWait(d time.Duration) ConsumerOption {
 	return func(c *consumerConfig) { c.fetchMaxWait = d }
+}
+
+// WithRequestMetrics counts the consumer's Kafka requests (qim_kafka_requests_total), default
+// not counted.
+func WithRequestMetrics(m *RequestMetrics) ConsumerOption {
+	return func(c *consumerConfig) { c.requests = m }
 }
 
 // WithClientID sets the Kafka client.id, default "qim-partition-consumer".
@@ -97,14 +104,14 @@ func NewPartitionConsumer(brokers []string, topic string, starts map[int32]int64
 		parts = append(parts, p)
 	}
 	slices.Sort(parts)
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(brokers...),
 		kgo.ClientID(cfg.clientID),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(cfg.fetchMaxWait),
-	)
+	}, cfg.requests.opts(cfg.clientID)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: consumer of %s: %w", topic, err)
 	}

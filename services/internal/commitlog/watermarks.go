@@ -50,12 +50,17 @@ type Admin struct {
 	adm *kadm.Client
 }
 
-// NewAdmin creates an admin client; it does not contact a broker until used.
-func NewAdmin(brokers []string) (*Admin, error) {
+// NewAdmin creates an admin client; it does not contact a broker until used. requests, when
+// given, counts its Kafka requests (an OffsetStore commits through this client).
+func NewAdmin(brokers []string, requests ...*RequestMetrics) (*Admin, error) {
 	if len(brokers) == 0 {
 		return nil, fmt.Errorf("%w: admin needs at least one broker", ErrConfig)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID(defaultAdminClientID))
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ClientID(defaultAdminClientID)}
+	for _, m := range requests {
+		opts = append(opts, m.opts(defaultAdminClientID)...)
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: admin: %w", err)
 	}
