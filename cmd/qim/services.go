@@ -46,7 +46,7 @@ QIM_GATEWAY_PUSH_ADDR.`,
 			}},
 		{"fanout", "Run the FanoutCoordinator (Outbox → per-shard dispatch log)",
 			`Runs the FanoutCoordinator. Required: QIM_KAFKA_BROKERS. Optional: QIM_MAILBOX_SHARD_COUNT (64),
-QIM_FANOUT_BATCH_SIZE (512), QIM_FANOUT_COMMIT_INTERVAL (100ms), QIM_FANOUT_METRICS.`,
+QIM_FANOUT_BATCH_SIZE (512), QIM_FANOUT_COMMIT_INTERVAL (0: after every batch), QIM_FANOUT_METRICS.`,
 			func(ctx context.Context, log *slog.Logger) error {
 				cfg, err := fanout.FromEnv()
 				if err != nil {

@@ -6,9 +6,9 @@
 // membership), the start rule applied to it (a committed position inside [low, high]; none only
 // from a log that still starts at 0), and the batch cycle: poll, plan deterministically with
 // dispatch.Plan, produce every dispatch, wait for every acks=all acknowledgement; the position
-// (last+1 of the newest acknowledged batch) is committed at most once per CommitInterval. A crash
-// anywhere replays the uncommitted batches byte for byte; the MailboxNode converges the
-// duplicates by dispatch_id + payload_digest.
+// (last+1 of the newest acknowledged batch) is committed after every batch, or at most once per
+// CommitInterval when one is set. A crash anywhere replays the uncommitted batches byte for
+// byte; the MailboxNode converges the duplicates by dispatch_id + payload_digest.
 //
 // It must never: move the position before every dispatch below it is acknowledged; skip an
 // Outbox record it cannot decode or plan (a skipped record is a lost committed message — it stops

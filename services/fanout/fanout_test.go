@@ -101,6 +101,9 @@ func TestFanoutDispatchesEveryRecordOnce(t *testing.T) {
 	if order.commits == 0 || len(order.violations) > 0 {
 		t.Fatalf("%d commits, order violations: %v", order.commits, order.violations)
 	}
+	if batches := metricValue(t, svc, "qim_fanout_batches_total"); int(batches) != order.commits {
+		t.Errorf("%d commits for %v batches, want one per batch (the default CommitInterval 0)", order.commits, batches)
+	}
 	if got := metricValue(t, svc, "qim_fanout_records_total"); got != n {
 		t.Errorf("qim_fanout_records_total = %v, want %d", got, n)
 	}
