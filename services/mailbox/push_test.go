@@ -36,16 +36,10 @@ func (g *fakeGateway) received() []*internalv1.PushTarget {
 
 func startFakeGateway(t *testing.T) (*fakeGateway, string) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := &fakeGateway{}
-	gs := grpc.NewServer()
-	internalv1.RegisterPushServer(gs, g)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	return g, lis.Addr().String()
+	addr, stop := servePushAt(t, g, "127.0.0.1:0")
+	t.Cleanup(stop)
+	return g, addr
 }
 
 // After the record is durable, each recipient's event is pushed to the gateway with its
@@ -109,8 +103,9 @@ func TestPushQueueFullDropsWithoutBlocking(t *testing.T) {
 	}
 }
 
-// servePushAt serves g's Push service on addr until the returned stop is called.
-func servePushAt(t *testing.T, g *fakeGateway, addr string) (stop func()) {
+// servePushAt serves g's Push service on addr (port 0: any free one) until stop is called; a
+// port just released is retried for up to 5 s.
+func servePushAt(t *testing.T, g *fakeGateway, addr string) (bound string, stop func()) {
 	t.Helper()
 	var lis net.Listener
 	var err error
@@ -120,12 +115,12 @@ func servePushAt(t *testing.T, g *fakeGateway, addr string) (stop func()) {
 		}
 	}
 	if err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
+		t.Fatalf("listen on %s: %v", addr, err)
 	}
 	gs := grpc.NewServer()
 	internalv1.RegisterPushServer(gs, g)
 	go func() { _ = gs.Serve(lis) }()
-	return gs.Stop
+	return lis.Addr().String(), gs.Stop
 }
 
 // A gateway that restarts after being away long enough for gRPC's reconnect backoff to grow gets
@@ -135,13 +130,7 @@ func servePushAt(t *testing.T, g *fakeGateway, addr string) (stop func()) {
 func TestPushReachesRestartedGateway(t *testing.T) {
 	m := newMetrics(newTestRegistry())
 	g := &fakeGateway{}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	_ = lis.Close()
-	stop := servePushAt(t, g, addr)
+	addr, stop := servePushAt(t, g, "127.0.0.1:0")
 	conn, err := grpc.NewClient(addr, pushDialOptions()...)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +159,8 @@ func TestPushReachesRestartedGateway(t *testing.T) {
 	if dropped == 0 {
 		t.Fatal("no push was dropped while the gateway was down")
 	}
-	defer servePushAt(t, g, addr)()
+	_, restarted := servePushAt(t, g, addr)
+	defer restarted()
 	p.enqueue([]*internalv1.PushTarget{{UserId: 3}})
 	waitTargets(2, pushTimeout+time.Second)
 	if got := g.received(); got[len(got)-1].GetUserId() != 3 {
