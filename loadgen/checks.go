@@ -1,7 +1,10 @@
 package loadgen
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -91,10 +94,27 @@ func cpuVerdict(cpu *CPUReport, budget float64) Verdict {
 		v.Detail = fmt.Sprintf("incomplete CPU readings (%.3f ms/msg is a lower bound): %s", cpu.MsPerMessage, procErrors(cpu))
 	default:
 		v.Passed = cpu.MsPerMessage <= budget && cpu.MsPerMessage > 0
-		v.Detail = fmt.Sprintf("%.3f ms CPU per ACKed message (budget %.2f): %.1f CPU-s over %.0f s across %d processes; machine %.2f cores busy",
-			cpu.MsPerMessage, budget, cpu.TotalS, cpu.WindowS, len(cpu.Procs), cpu.MachineBusyCores)
+		v.Detail = fmt.Sprintf("%.3f ms CPU per ACKed message (budget %.2f): %.1f CPU-s over %.0f s across %d processes (%s); machine %.2f cores busy",
+			cpu.MsPerMessage, budget, cpu.TotalS, cpu.WindowS, len(cpu.Procs), procShares(cpu), cpu.MachineBusyCores)
 	}
 	return v
+}
+
+// procShares splits MsPerMessage over the processes, largest first, so a failed budget says at
+// once where it went (a broker over the whole budget on its own reads differently from an even
+// spread, and calls for a different fix).
+func procShares(cpu *CPUReport) string {
+	ps := slices.Clone(cpu.Procs)
+	slices.SortStableFunc(ps, func(a, b ProcCPU) int { return cmp.Compare(b.CPUS, a.CPUS) })
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		share := 0.0
+		if cpu.TotalS > 0 {
+			share = cpu.MsPerMessage * p.CPUS / cpu.TotalS
+		}
+		parts = append(parts, fmt.Sprintf("%s %.3f", p.Name, share))
+	}
+	return "ms/msg: " + strings.Join(parts, ", ")
 }
 
 func procErrors(cpu *CPUReport) string {

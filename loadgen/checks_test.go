@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,21 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("Passed = %v", Passed(vs))
 			}
 		})
+	}
+}
+
+// TestCPUVerdictSplitsByProcess: the CPU detail gives every process's share of the per-message
+// figure, largest first, and the shares add up to the total.
+func TestCPUVerdictSplitsByProcess(t *testing.T) {
+	rep := goodReport() // gateway 3 CPU-s, kafka 9 CPU-s of 12; 0.4 ms/msg
+	i := slices.IndexFunc(Evaluate(rep, Thresholds{}), func(v Verdict) bool { return v.Name == CheckCPU })
+	if i < 0 {
+		t.Fatal("no CPU verdict")
+	}
+	v := Evaluate(rep, Thresholds{})[i]
+	want := "ms/msg: kafka 0.300, gateway 0.100"
+	if !strings.Contains(v.Detail, want) {
+		t.Fatalf("detail %q lacks %q", v.Detail, want)
 	}
 }
 
