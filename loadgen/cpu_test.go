@@ -4,14 +4,16 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"testing"
 )
 
 func TestParseProcStat(t *testing.T) {
-	// comm with spaces and a parenthesis; utime 1234, stime 766, starttime 98765.
-	line := []byte("4242 (java (kafka) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 766 0 0 20 0 80 0 98765 1000 100\n")
+	// comm with spaces and a parenthesis; utime 1234, stime 766, cutime 300, cstime 200,
+	// starttime 98765.
+	line := []byte("4242 (java (kafka) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 766 300 200 20 0 80 0 98765 1000 100\n")
 	p := parseProcStat(line)
-	if p.err != nil || p.ticks != 2000 || p.startTime != 98765 {
+	if p.err != nil || p.ticks != 2000 || p.reaped != 500 || p.startTime != 98765 {
 		t.Fatalf("parse = %+v", p)
 	}
 	if p := parseProcStat([]byte("12 (x) S 1 2")); p.err == nil {
@@ -19,6 +21,34 @@ func TestParseProcStat(t *testing.T) {
 	}
 	if self := readProcTimes(os.Getpid()); self.err != nil || self.startTime == 0 {
 		t.Fatalf("own /proc stat: %+v", self)
+	}
+}
+
+// TestProcTimesCountReapedChildren: CPU burnt by a child the process waited for (as Redis waits
+// for its AOF-rewrite fork) shows up in the parent's reading, and cpuReport counts it.
+func TestProcTimesCountReapedChildren(t *testing.T) {
+	before := readProcTimes(os.Getpid())
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("busy child: %v", err)
+	}
+	after := readProcTimes(os.Getpid())
+	if before.err != nil || after.err != nil {
+		t.Fatalf("readings: %v, %v", before.err, after.err)
+	}
+	child := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	childTicks := uint64(child.Seconds() * clockTicks)
+	if childTicks < 10 {
+		t.Skipf("the child used only %v of CPU; too little to tell", child)
+	}
+	if got := after.reaped - before.reaped; got+2 < childTicks {
+		t.Fatalf("parent's reading grew %d ticks while a reaped child used %d", got, childTicks)
+	}
+	names := []Proc{{Name: "parent", Pid: os.Getpid()}}
+	rep := cpuReport(cpuSample{names: names, procs: []procTimes{before}},
+		cpuSample{names: names, procs: []procTimes{after}}, 1, 1)
+	if got := rep.Procs[0].CPUS * clockTicks; got+2 < float64(childTicks) {
+		t.Fatalf("report gives the parent %.0f ticks while a reaped child used %d", got, childTicks)
 	}
 }
 
