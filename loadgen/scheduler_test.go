@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 )
@@ -25,71 +24,110 @@ func TestSchedulerTotal(t *testing.T) {
 	}
 }
 
+// virtualClock is a deterministic clock: Sleep advances it by the requested wait plus
+// oversleep(n) for the n-th sleep, so the tests below are independent of how busy the machine is.
+type virtualClock struct {
+	now       time.Time
+	sleeps    int
+	oversleep func(n int) time.Duration
+}
+
+func (v *virtualClock) Until(t time.Time) time.Duration { return t.Sub(v.now) }
+
+func (v *virtualClock) Sleep(ctx context.Context, d time.Duration) bool {
+	v.sleeps++
+	v.now = v.now.Add(d)
+	if v.oversleep != nil {
+		v.now = v.now.Add(v.oversleep(v.sleeps))
+	}
+	return ctx.Err() == nil
+}
+
 // TestSchedulerOpenModel: the arrival schedule must not depend on how fast the sink consumes.
-// A sink that takes 20 ms per arrival (behind a small bounded queue) gets exactly the same
-// number of arrivals at exactly the same intended times as an instant sink; the difference shows
-// up only as rejections, and the clock still ends on time.
+// A sink that can take one arrival per 20 ms gets exactly the same number of arrivals at exactly
+// the same intended times as an instant sink; the difference shows up only as rejections, and
+// the clock ends when the last arrival is due, whatever the sink did.
 func TestSchedulerOpenModel(t *testing.T) {
 	const rate, sinks = 2000.0, 4
 	d := 500 * time.Millisecond
-	run := func(slow bool) (ScheduleResult, []time.Time, time.Duration) {
-		s := Scheduler{Rate: rate, Duration: d, Sinks: sinks}
-		queues := make([]chan time.Time, sinks)
-		var wg sync.WaitGroup
-		ctx, cancel := context.WithCancel(context.Background())
-		defer func() { cancel(); wg.Wait() }()
-		for i := range queues {
-			queues[i] = make(chan time.Time, 8)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-queues[i]:
-						if slow {
-							time.Sleep(20 * time.Millisecond)
-						}
-					}
-				}
-			}()
-		}
+	start := time.Unix(1_700_000_000, 0)
+	run := func(accept func(now time.Time) bool) (ScheduleResult, []time.Time, time.Time) {
+		clk := &virtualClock{now: start}
+		s := Scheduler{Rate: rate, Duration: d, Sinks: sinks, clock: clk}
 		var due []time.Time
-		start := time.Now()
 		res := s.Run(context.Background(), start, func(sink int, seq int64, intended time.Time) bool {
 			if int64(len(due)) != seq || sink != int(seq%sinks) {
 				t.Errorf("arrival %d offered out of order (sink %d)", seq, sink)
 			}
 			due = append(due, intended)
-			select {
-			case queues[sink] <- intended:
-				return true
-			default:
-				return false
-			}
+			return accept(clk.now)
 		})
-		return res, due, time.Since(start)
+		return res, due, clk.now
 	}
-	fast, fastDue, _ := run(false)
-	slow, slowDue, took := run(true)
+	fast, fastDue, fastEnd := run(func(time.Time) bool { return true })
+	var busyUntil time.Time
+	slow, slowDue, slowEnd := run(func(now time.Time) bool { // one arrival per 20 ms, then busy
+		if now.Before(busyUntil) {
+			return false
+		}
+		busyUntil = now.Add(20 * time.Millisecond)
+		return true
+	})
 	if fast.Scheduled != 1000 || slow.Scheduled != 1000 {
 		t.Fatalf("scheduled fast %d slow %d, want 1000 each", fast.Scheduled, slow.Scheduled)
-	}
-	if slow.Rejected < 500 {
-		t.Errorf("a 20 ms/arrival sink at %v/s rejected only %d: the sink throttled the clock", rate, slow.Rejected)
 	}
 	if fast.Rejected != 0 {
 		t.Errorf("instant sink rejected %d", fast.Rejected)
 	}
-	if took > d+200*time.Millisecond {
-		t.Errorf("clock took %s for a %s schedule behind a slow sink", took, d)
+	if slow.Rejected != 1000-25 { // 500 ms at one per 20 ms: 25 taken
+		t.Errorf("a 20 ms/arrival sink rejected %d of 1000, want 975: the sink throttled the clock", slow.Rejected)
+	}
+	lastDue := start.Add(999 * time.Second / 2000)
+	if !fastEnd.Equal(lastDue) || !slowEnd.Equal(lastDue) {
+		t.Errorf("clock ended at +%s (fast) / +%s (slow), want +%s", fastEnd.Sub(start), slowEnd.Sub(start), lastDue.Sub(start))
 	}
 	for i := range fastDue {
-		wantOff := time.Duration(float64(i) * float64(time.Second) / rate)
-		if got := slowDue[i].Sub(slowDue[0]); got != wantOff || fastDue[i].Sub(fastDue[0]) != wantOff {
-			t.Fatalf("arrival %d intended at +%s (slow) / +%s (fast), want +%s", i, got, fastDue[i].Sub(fastDue[0]), wantOff)
+		want := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
+		if !slowDue[i].Equal(want) || !fastDue[i].Equal(want) {
+			t.Fatalf("arrival %d intended at +%s (slow) / +%s (fast), want +%s", i, slowDue[i].Sub(start),
+				fastDue[i].Sub(start), want.Sub(start))
 		}
+	}
+}
+
+// TestSchedulerCatchesUpAfterOversleep: when a sleep overshoots (a busy machine), every arrival
+// that became due meanwhile is offered at once, without a sleep, and keeps its exact intended
+// time, so the lag is measured downstream instead of being absorbed into a shorter schedule.
+func TestSchedulerCatchesUpAfterOversleep(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	clk := &virtualClock{now: start, oversleep: func(n int) time.Duration {
+		if n == 3 {
+			return 100 * time.Millisecond // the third sleep overshoots by ten arrivals
+		}
+		return 0
+	}}
+	var offeredAt []time.Duration
+	res := Scheduler{Rate: 100, Duration: time.Second, Sinks: 1, clock: clk}.Run(context.Background(), start,
+		func(_ int, seq int64, intended time.Time) bool {
+			if want := start.Add(time.Duration(seq) * 10 * time.Millisecond); !intended.Equal(want) {
+				t.Errorf("arrival %d intended at +%s, want +%s", seq, intended.Sub(start), want.Sub(start))
+			}
+			offeredAt = append(offeredAt, clk.now.Sub(start))
+			return true
+		})
+	if res.Scheduled != 100 || res.Rejected != 0 {
+		t.Fatalf("result %+v, want 100 scheduled, none rejected", res)
+	}
+	// Arrivals 0..2 on time; the sleep for arrival 3 (due +30 ms) lands at +130 ms, so arrivals
+	// 3..13 are offered then, and only arrivals 1..3 and 14..99 needed a sleep.
+	for seq := 3; seq <= 13; seq++ {
+		if offeredAt[seq] != 130*time.Millisecond {
+			t.Errorf("arrival %d offered at +%s, want +130ms (caught up at once)", seq, offeredAt[seq])
+		}
+	}
+	if offeredAt[2] != 20*time.Millisecond || offeredAt[14] != 140*time.Millisecond || clk.sleeps != 3+86 {
+		t.Errorf("arrivals 2 and 14 at +%s and +%s after %d sleeps; want +20ms, +140ms and 89 sleeps",
+			offeredAt[2], offeredAt[14], clk.sleeps)
 	}
 }
 

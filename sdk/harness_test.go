@@ -12,6 +12,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/sdk/store"
+	"github.com/qim-dev/qim/sdk/store/storetest"
 	"github.com/qim-dev/qim/wire"
 )
 
@@ -69,7 +70,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	id := store.Identity{EndpointScope: contract.EndpointScope("x"), User: self}
-	h := &harness{t: t, st: &faultStore{Store: store.OpenMemory(t, id)}, now: time.Unix(1_800_000_000, 0), mbseq: 1 << 48}
+	h := &harness{t: t, st: &faultStore{Store: storetest.Open(t, id)}, now: time.Unix(1_800_000_000, 0), mbseq: 1 << 48}
 	h.e = newEngine(&cfg, h.st, func(ev Event) { h.events = append(h.events, ev) }, &h.stats, func() int { return 0 })
 	return h
 }

@@ -22,9 +22,9 @@
 //
 // What it must never do: talk to the network, decide protocol state (that is the SDK's single
 // connection goroutine), move the cursor backwards except through ResetForRebuild, or store a
-// token. A store without a data directory exists only for tests (OpenMemory takes a testing.TB):
-// the seed's desktop and GUI hosts once ran on an in-memory store in production and lost every
-// cursor and pending send at exit.
+// token. There is no in-memory store: a host without a data directory cannot open one, because a
+// store that does not survive the process loses every cursor and pending send at exit (tests
+// open file stores too, through storetest).
 //
 // Schema (PRAGMA user_version = schemaVersion; u64 values are stored as their two's-complement
 // int64, sequences never have bit 63 set):

@@ -42,7 +42,7 @@ func TestMergeNeverLowersTheReadWatermark(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := OpenMemory(t, testIdentity())
+			s := openTest(t, testIdentity())
 			var msgs []Message
 			for i := uint64(1); i <= 6; i++ {
 				msgs = append(msgs, msg(i, peer))
@@ -79,7 +79,7 @@ func TestMergeNeverLowersTheReadWatermark(t *testing.T) {
 // A conversation the device never saw is recorded with the server's values; when something lies
 // after its read watermark it gets a gap there, so the backfill fetches what can be unread.
 func TestMergeDiscoversConversations(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	other := contract.DirectConversationID(contract.TenantID{}, self, 42)
 	mg, err := s.MergeSessions(ctx, []SessionState{session(8, 5),
 		{Conversation: other, Peer: 42, LatestSeq: 3, ReadSeq: 3, LastActivityMs: 1}})
@@ -118,7 +118,7 @@ func TestMergeDiscoversConversations(t *testing.T) {
 func TestOwnMessagesNeverUnreadOnAFreshStore(t *testing.T) {
 	own := []Message{msg(1, self), msg(2, self), msg(3, self)}
 	for _, listFirst := range []bool{true, false} {
-		s := OpenMemory(t, testIdentity())
+		s := openTest(t, testIdentity())
 		steps := []func() error{
 			func() error { _, err := s.MergeSessions(ctx, []SessionState{session(3, 0)}); return err },
 			func() error { _, err := s.Apply(ctx, Batch{Source: SourcePull, Messages: own}); return err },
@@ -148,7 +148,7 @@ func TestOwnMessagesNeverUnreadOnAFreshStore(t *testing.T) {
 // MarkRead is owed until acknowledged; the ACK's absolute value moves the watermark forward
 // only, and a request the server clamped is not owed again.
 func TestUnsentReadsUntilAcknowledged(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	if _, err := s.Apply(ctx, Batch{Source: SourcePull, Messages: []Message{msg(1, peer), msg(2, peer), msg(3, peer)}}); err != nil {
 		t.Fatal(err)
 	}

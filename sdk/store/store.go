@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
@@ -63,7 +62,7 @@ type Store struct {
 	db      *sql.DB
 	id      Identity
 	install contract.U128
-	path    string // "" for a test store in memory
+	path    string
 	ord     ordinalRange
 	closed  atomic.Bool
 }
@@ -86,19 +85,6 @@ func Open(ctx context.Context, path string, id Identity) (*Store, error) {
 	}
 	dsn := path + "?_txlock=immediate&_busy_timeout=5000&_journal_mode=WAL&_synchronous=FULL"
 	return open(ctx, dsn, path, id)
-}
-
-// OpenMemory opens an in-memory store for tests. It takes a testing.TB so that no production
-// path can reach it by accident, and closes the store when the test ends. The code is the same
-// as the file store's; only durability is missing.
-func OpenMemory(tb testing.TB, id Identity) *Store {
-	tb.Helper()
-	s, err := open(context.Background(), ":memory:?_txlock=immediate", "", id)
-	if err != nil {
-		tb.Fatalf("store: open in-memory test store: %v", err)
-	}
-	tb.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 func open(ctx context.Context, dsn, path string, id Identity) (*Store, error) {

@@ -116,7 +116,7 @@ func TestOrdinalsNeverRepeatAcrossReopen(t *testing.T) {
 }
 
 func TestApplyIsAtomicAndDeduplicates(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	b := Batch{Source: SourcePull, Messages: []Message{msg(1, peer), msg(2, peer)}, Cursor: seqp(100)}
 	a, err := s.Apply(ctx, b)
 	if err != nil {
@@ -159,7 +159,7 @@ func TestCursorMovesOnlyForwardAndOnlyWithAPull(t *testing.T) {
 		{"empty pull may confirm it", Batch{Source: SourcePull, Cursor: seqp(50)}, 50, false},
 		{"backwards is refused", Batch{Source: SourcePull, Messages: []Message{msg(4, peer)}, Cursor: seqp(10)}, 50, true},
 	}
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	for _, tc := range tests {
 		_, err := s.Apply(ctx, tc.batch)
 		var re *CursorRegressionError
@@ -197,7 +197,7 @@ func TestPendingResolution(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := OpenMemory(t, testIdentity())
+			s := openTest(t, testIdentity())
 			p, err := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText, Body: []byte("hi")})
 			if err != nil {
 				t.Fatal(err)
@@ -226,7 +226,7 @@ func TestPendingResolution(t *testing.T) {
 }
 
 func TestFailPendingStopsResend(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	p, _ := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText})
 	ok, err := s.FailPending(ctx, p.ClientMessageID, contract.ErrCodePayloadTooLarge, "too big")
 	if err != nil || !ok {

@@ -27,7 +27,7 @@ func TestUnreadDefinition(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := OpenMemory(t, testIdentity())
+			s := openTest(t, testIdentity())
 			a, err := s.Apply(ctx, Batch{Source: SourcePull, Messages: tc.msgs})
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +48,7 @@ func TestUnreadDefinition(t *testing.T) {
 // Sending is reading: an own message at seq s raises read_seq to s, so the peer messages before
 // it stop counting. The watermark never goes back and never passes the latest local seq.
 func TestSendingIsReadingAndReadNeverGoesBack(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	if _, err := s.Apply(ctx, Batch{Source: SourcePull, Messages: []Message{msg(1, peer), msg(2, self), msg(3, peer)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSendingIsReadingAndReadNeverGoesBack(t *testing.T) {
 }
 
 func TestUnreadSaturates(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	var msgs []Message
 	for i := uint64(1); i <= contract.UnreadExactWindow+5; i++ {
 		msgs = append(msgs, msg(i, peer))
@@ -80,7 +80,7 @@ func TestUnreadSaturates(t *testing.T) {
 }
 
 func TestRebuildResetAndGapBackfill(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	if _, err := s.Apply(ctx, Batch{Source: SourcePull, Messages: []Message{msg(1, peer), msg(2, peer)}, Cursor: seqp(70)}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRebuildResetAndGapBackfill(t *testing.T) {
 }
 
 func TestMessagesPaging(t *testing.T) {
-	s := OpenMemory(t, testIdentity())
+	s := openTest(t, testIdentity())
 	var msgs []Message
 	for _, n := range []uint64{1, 2, 4, 7, 9} {
 		msgs = append(msgs, msg(n, peer))

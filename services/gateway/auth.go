@@ -55,11 +55,10 @@ func (c *conn) authenticate() bool {
 		}
 		return false
 	}
-	if !c.reply(contract.OpAuthOK, m.RequestID, ok) {
-		return false
-	}
+	// Counted before AUTH_OK is written: a client that holds AUTH_OK can rely on the counter
+	// already including its login (a login whose AUTH_OK write then fails was still granted).
 	c.s.m.auths.Inc()
-	return true
+	return c.reply(contract.OpAuthOK, m.RequestID, ok)
 }
 
 // admit validates the AUTH frame, asks the mailbox about offline data, assigns the

@@ -36,7 +36,7 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Live client connections (authenticated or not), by transport.", "transport"),
 		connRejected: reg.CounterVec("qim_gateway_connections_rejected_total",
 			"Connections closed at accept, by reason (max_conns).", "reason"),
-		auths: reg.Counter("qim_gateway_auths_total", "Successful AUTH handshakes."),
+		auths: reg.Counter("qim_gateway_auths_total", "AUTH requests granted (counted before AUTH_OK is written)."),
 		authFailures: reg.CounterVec("qim_gateway_auth_failures_total",
 			"Failed AUTH handshakes, by reason.", "reason"),
 		framesRejected: reg.CounterVec("qim_gateway_frames_rejected_total",
