@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/qim-dev/qim/services/internal/rpc"
+
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/services/internal/failpoint"
@@ -276,14 +278,14 @@ func (c *committer) complete(cl *call, committedAtMs int64) {
 // fail answers a send whose commit did not complete. For anything but a refusal of the request
 // itself the client's outcome is unknown (UNAVAILABLE) and its retry resumes the same intent.
 func (c *committer) fail(cl *call, stage string, err error) {
-	var re *RequestError
+	var re *rpc.RequestError
 	switch {
 	case errors.As(err, &re):
 	case errors.Is(err, msgstore.ErrIdentityConflict):
-		err = reqErr(contract.ErrCodeConflict, "client_message_id reused with different content")
+		err = rpc.Refuse(contract.ErrCodeConflict, "client_message_id reused with different content")
 	default:
 		c.log.Warn("writer: commit stage failed", "stage", stage, "err", err)
 	}
-	c.m.failures.WithLabelValues(stage, CodeOf(err).String()).Inc()
+	c.m.failures.WithLabelValues(stage, rpc.CodeOf(err).String()).Inc()
 	cl.done(nil, err)
 }

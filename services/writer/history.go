@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/qim-dev/qim/services/internal/rpc"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -26,18 +28,18 @@ const (
 func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedPullHistory) (*qimv1.HistoryBatch, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	}
 	var req qimv1.PullHistory
 	if err := proto.Unmarshal(in.GetPullHistory(), &req); err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "malformed PullHistory: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "malformed PullHistory: %v", err)
 	}
 	conv, err := contract.ParseConversationID(req.GetConversationId())
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "%v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
 	if conv.Kind() != contract.KindDirect {
-		return nil, reqErr(contract.ErrCodeUnimplemented, "history of %s conversations is not served by this build", conv.Kind())
+		return nil, rpc.Refuse(contract.ErrCodeUnimplemented, "history of %s conversations is not served by this build", conv.Kind())
 	}
 	q := msgstore.HistoryQuery{Tenant: tenant, Conversation: conv, Anchor: req.GetAnchorSeq(),
 		Limit: int(req.GetLimit()), MaxBytes: int(req.GetMaxBytes())}
@@ -47,12 +49,12 @@ func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedP
 	case wireNewer:
 		q.Direction = msgstore.Newer
 	default:
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "direction %d is neither OLDER (1) nor NEWER (2)", req.GetDirection())
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "direction %d is neither OLDER (1) nor NEWER (2)", req.GetDirection())
 	}
 	page, err := s.store.HistoryPage(ctx, q)
 	if err != nil {
 		if errors.Is(err, msgstore.ErrCorrupt) {
-			return nil, reqErr(contract.ErrCodeInternal, "history page unavailable: %v", err)
+			return nil, rpc.Refuse(contract.ErrCodeInternal, "history page unavailable: %v", err)
 		}
 		return nil, err
 	}
@@ -64,10 +66,10 @@ func historyBatch(cid []byte, page msgstore.HistoryPage, actor contract.UserID) 
 	for _, raw := range page.Records {
 		var r internalv1.MessageRecord
 		if err := proto.Unmarshal(raw, &r); err != nil {
-			return nil, reqErr(contract.ErrCodeInternal, "history page unavailable: corrupt record")
+			return nil, rpc.Refuse(contract.ErrCodeInternal, "history page unavailable: corrupt record")
 		}
 		if uint64(actor) != r.GetSenderUserId() && uint64(actor) != r.GetDirectPeerUserId() {
-			return nil, reqErr(contract.ErrCodeNotMember, "not a participant of this conversation")
+			return nil, rpc.Refuse(contract.ErrCodeNotMember, "not a participant of this conversation")
 		}
 		m := &qimv1.HistoryMessage{
 			MessageId: r.GetMessageId(), ConversationId: r.GetConversationId(), ConversationSeq: r.GetConversationSeq(),

@@ -32,7 +32,7 @@ func startWriter(t testing.TB, mutate func(*Config)) *testWriter {
 	t.Helper()
 	ep := itest.Endpoints(t)
 	cfg := Config{RedisAddr: ep.RedisCore, KafkaBrokers: ep.KafkaBrokers, ListenAddr: "127.0.0.1:0",
-		MetricsAddr: "127.0.0.1:0", WriterID: -1, RecoveryInterval: 100 * time.Millisecond, RecoveryGrace: 200 * time.Millisecond}
+		MetricsAddr: "127.0.0.1:0", RecoveryInterval: 100 * time.Millisecond, RecoveryGrace: 200 * time.Millisecond}
 	if mutate != nil {
 		mutate(&cfg)
 	}

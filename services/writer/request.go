@@ -2,9 +2,10 @@ package writer
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/qim-dev/qim/services/internal/rpc"
 
 	"google.golang.org/protobuf/proto"
 	"lukechampine.com/blake3"
@@ -13,30 +14,6 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
-
-// RequestError is a client-visible refusal: it carries the contract error code the gateway puts
-// in the ERROR frame. Nothing has been written when a RequestError is returned for bad input.
-type RequestError struct {
-	Code contract.ErrorCode
-	Msg  string
-}
-
-func (e *RequestError) Error() string { return "writer: " + e.Code.String() + ": " + e.Msg }
-
-func reqErr(code contract.ErrorCode, format string, args ...any) error {
-	return &RequestError{Code: code, Msg: fmt.Sprintf(format, args...)}
-}
-
-// CodeOf maps any error to the contract code a client sees. Unknown errors are UNAVAILABLE: the
-// outcome of the send is unknown to the client, and a retry with the same client_message_id is
-// always safe.
-func CodeOf(err error) contract.ErrorCode {
-	var re *RequestError
-	if errors.As(err, &re) {
-		return re.Code
-	}
-	return contract.ErrCodeUnavailable
-}
 
 // sendCmd is a validated, canonical send. Everything the commit needs is derived here, before the
 // store is touched, so bad input never consumes a sequence.
@@ -57,25 +34,25 @@ type sendCmd struct {
 func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	}
 	if in.GetSenderUserId() == 0 {
-		return nil, reqErr(contract.ErrCodeUnauthorized, "no authenticated sender")
+		return nil, rpc.Refuse(contract.ErrCodeUnauthorized, "no authenticated sender")
 	}
 	var req qimv1.SendRequest
 	if err := proto.Unmarshal(in.GetSendRequest(), &req); err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "malformed SendRequest: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "malformed SendRequest: %v", err)
 	}
 	cmid, err := contract.ParseClientMessageID(req.GetClientMessageId())
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "%v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
 	if len(req.GetCustomType()) > contract.CustomTypeMaxBytes {
-		return nil, reqErr(contract.ErrCodePayloadTooLarge, "custom_type is %d bytes, limit %d",
+		return nil, rpc.Refuse(contract.ErrCodePayloadTooLarge, "custom_type is %d bytes, limit %d",
 			len(req.GetCustomType()), contract.CustomTypeMaxBytes)
 	}
 	if len(req.GetBody()) > maxBody {
-		return nil, reqErr(contract.ErrCodePayloadTooLarge, "body is %d bytes, limit %d", len(req.GetBody()), maxBody)
+		return nil, rpc.Refuse(contract.ErrCodePayloadTooLarge, "body is %d bytes, limit %d", len(req.GetBody()), maxBody)
 	}
 	c := &sendCmd{
 		tenant: tenant, sender: contract.UserID(in.GetSenderUserId()), device: in.GetSenderDeviceId(),
@@ -85,14 +62,14 @@ func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) 
 	switch t := req.GetTarget().(type) {
 	case *qimv1.SendRequest_PeerUserId:
 		if t.PeerUserId == 0 {
-			return nil, reqErr(contract.ErrCodeInvalidArgument, "peer_user_id is zero")
+			return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "peer_user_id is zero")
 		}
 		c.peer = contract.UserID(t.PeerUserId)
 		c.conversation = contract.DirectConversationID(tenant, c.sender, c.peer)
 	case *qimv1.SendRequest_GroupId:
-		return nil, reqErr(contract.ErrCodeUnimplemented, "group sends are not served by this build")
+		return nil, rpc.Refuse(contract.ErrCodeUnimplemented, "group sends are not served by this build")
 	default:
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "SendRequest has no target")
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "SendRequest has no target")
 	}
 	return c, nil
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/qim-dev/qim/services/internal/rpc"
+
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
@@ -107,14 +109,14 @@ func (g grpcServer) SendMessage(ctx context.Context, in *internalv1.Authenticate
 func (g grpcServer) PullHistory(ctx context.Context, in *internalv1.AuthenticatedPullHistory) (*internalv1.PullHistoryOutcome, error) {
 	batch, err := g.s.pullHistory(ctx, in)
 	if err != nil {
-		return &internalv1.PullHistoryOutcome{ErrorCode: uint32(CodeOf(err)), ErrorMessage: err.Error()}, nil
+		return &internalv1.PullHistoryOutcome{ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}, nil
 	}
 	return &internalv1.PullHistoryOutcome{Batch: batch}, nil
 }
 
 func outcome(callID uint64, ack *qimv1.SendAck, err error) *internalv1.SendOutcome {
 	if err != nil {
-		return &internalv1.SendOutcome{CallId: callID, ErrorCode: uint32(CodeOf(err)), ErrorMessage: err.Error()}
+		return &internalv1.SendOutcome{CallId: callID, ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}
 	}
 	return &internalv1.SendOutcome{CallId: callID, Ack: ack}
 }
@@ -122,17 +124,17 @@ func outcome(callID uint64, ack *qimv1.SendAck, err error) *internalv1.SendOutco
 // send validates and submits one send; done is called exactly once.
 func (s *Service) send(ctx context.Context, in *internalv1.AuthenticatedSend, done func(*qimv1.SendAck, error)) {
 	if s.stopped() {
-		done(nil, reqErr(contract.ErrCodeUnavailable, "writer is not committing (lease lost or shutting down)"))
+		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "writer is not committing (lease lost or shutting down)"))
 		return
 	}
 	cmd, err := parseSend(in, s.cfg.MaxBodyBytes)
 	if err != nil {
-		s.m.failures.WithLabelValues("validate", CodeOf(err).String()).Inc()
+		s.m.failures.WithLabelValues("validate", rpc.CodeOf(err).String()).Inc()
 		done(nil, err)
 		return
 	}
 	cl := &call{cmd: cmd, ident: cmd.identity(), start: time.Now(), done: done}
 	if err := s.committer.submit(ctx, cl); err != nil {
-		done(nil, reqErr(contract.ErrCodeUnavailable, "send abandoned: %v", err))
+		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "send abandoned: %v", err))
 	}
 }

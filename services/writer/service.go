@@ -5,21 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/identity"
+	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
-	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // ErrLeaseLost stops the writer: without its writer_id lease another writer may issue the same
@@ -30,16 +27,17 @@ var ErrLeaseLost = errors.New("writer: writer_id lease lost; stopped committing"
 type Service struct {
 	cfg       Config
 	log       *slog.Logger
+	proc      *lifecycle.Process
+	reg       *obs.Registry
+	m         *metrics
 	rdb       *redis.Client
 	store     *msgstore.Store
 	out       *commitlog.OutboxProducer
 	lease     *identity.Lease
 	ids       *identity.Issuer
-	reg       *obs.Registry
-	m         *metrics
 	committer *committer
-	done      chan struct{}
-	stop      atomic.Bool
+	done      chan struct{} // closed when Run returned: no pipeline is left to answer a send
+	stop      atomic.Bool   // no new send is accepted (lease lost or stopping)
 	grpcAddr  atomic.Pointer[string]
 }
 
@@ -51,7 +49,10 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{cfg: cfg, log: log.With("service", "writer"), done: make(chan struct{})}, nil
+	log = log.With("service", "writer")
+	reg := obs.NewRegistry("writer")
+	return &Service{cfg: cfg, log: log, reg: reg, m: newMetrics(reg), proc: lifecycle.New("writer", log, reg, cfg.MetricsAddr),
+		done: make(chan struct{})}, nil
 }
 
 func (s *Service) stopped() bool { return s.stop.Load() }
@@ -69,104 +70,76 @@ func (s *Service) GRPCAddr() string {
 // no free writer_id refuse to start with an error naming the cause.
 func (s *Service) Run(ctx context.Context) error {
 	defer close(s.done)
-	if err := s.connect(ctx); err != nil {
-		return err
-	}
-	defer s.rdb.Close()
-	defer s.out.Close()
-	defer func() { _ = s.lease.Release(context.Background()) }()
-	lis, err := net.Listen("tcp", s.cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("writer: listen %s: %w (is another writer running? set QIM_WRITER_LISTEN)", s.cfg.ListenAddr, err)
-	}
-	addr := lis.Addr().String()
-	s.grpcAddr.Store(&addr)
-	gs := grpc.NewServer()
-	internalv1.RegisterWriterServer(gs, grpcServer{s: s})
-	health := obs.NewServer(s.cfg.MetricsAddr, s.reg, s.ready)
-	if err := health.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = health.Shutdown(context.Background()) }()
-	s.log.Info("writer: serving", "grpc", addr, "metrics", s.cfg.MetricsAddr, "writer_id", s.lease.WriterID())
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.committer.runReserve(gctx) })
-	g.Go(func() error { return s.committer.runMarks(gctx) })
-	g.Go(func() error { return s.committer.runRecovery(gctx, s.cfg.RecoveryInterval, s.cfg.RecoveryGrace) })
-	g.Go(func() error { return untilCancel(gctx, s.lease.Run(gctx)) })
-	g.Go(func() error { return untilCancel(gctx, s.ids.Run(gctx)) })
-	g.Go(func() error {
-		select {
-		case <-s.lease.Lost():
-			s.stop.Store(true)
-			return ErrLeaseLost
-		case <-gctx.Done():
-			return nil
-		}
-	})
-	g.Go(func() error { return gs.Serve(lis) })
-	g.Go(func() error {
-		<-gctx.Done()
-		s.stop.Store(true)
-		rpc.Stop(gs, 5*time.Second)
-		return nil
-	})
-	return g.Wait()
+	return s.proc.Run(ctx, s.start, s.ready)
 }
 
-// untilCancel treats an error caused by our own cancellation as a clean stop.
-func untilCancel(ctx context.Context, err error) error {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return nil
-	}
-	return err
-}
-
-// connect performs the start-up checks and builds the pipeline.
-func (s *Service) connect(ctx context.Context) error {
+// start performs the start-up checks in order, builds the commit pipeline and registers its
+// loops and the gRPC server.
+func (s *Service) start(ctx context.Context) error {
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 4})
+	s.proc.OnClose("redis", s.rdb.Close)
 	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
-		s.rdb.Close()
 		return fmt.Errorf("writer: refusing to start: %w", err)
 	}
 	var err error
 	if s.lease, err = s.claimLease(ctx); err != nil {
-		s.rdb.Close()
 		return err
 	}
+	s.proc.OnClose("writer_id lease", func() error { return s.lease.Release(context.Background()) })
 	s.ids, err = identity.NewIssuer(s.rdb, s.cfg.RegionID, s.lease.WriterID(), identity.WithLease(s.lease))
 	if err != nil {
-		s.rdb.Close()
 		return fmt.Errorf("writer: hlc issuer: %w", err)
 	}
 	if err := s.ids.Start(ctx); err != nil {
-		s.rdb.Close()
 		return fmt.Errorf("writer: claim hlc window: %w", err)
 	}
-	s.reg = obs.NewRegistry("writer")
 	s.out, err = commitlog.NewOutboxProducer(commitlog.OutboxConfig{Brokers: s.cfg.KafkaBrokers,
 		Requests: commitlog.NewRequestMetrics(s.reg)})
 	if err != nil {
-		s.rdb.Close()
 		return fmt.Errorf("writer: outbox producer: %w", err)
 	}
+	s.proc.OnClose("outbox producer", func() error { s.out.Close(); return nil })
 	if err := s.out.Ready(ctx); err != nil {
-		s.rdb.Close()
-		s.out.Close()
 		return fmt.Errorf("writer: outbox not ready: %w", err)
 	}
 	s.store = msgstore.New(s.rdb)
-	s.m = newMetrics(s.reg)
-	depth := 2 * contract.WriterInflightPerConnMax
-	s.committer = newCommitter(s.store, s.out, s.ids, s.m, s.log, s.cfg.BatchMax, depth)
+	s.committer = newCommitter(s.store, s.out, s.ids, s.m, s.log, s.cfg.BatchMax, 2*contract.WriterInflightPerConnMax)
+	s.register()
 	return nil
+}
+
+// register hands the pipeline's loops and the gRPC server to the lifecycle.
+func (s *Service) register() {
+	s.proc.Go("reserve", s.committer.runReserve)
+	s.proc.Go("marks", s.committer.runMarks)
+	s.proc.Go("recovery", func(ctx context.Context) error {
+		return s.committer.runRecovery(ctx, s.cfg.RecoveryInterval, s.cfg.RecoveryGrace)
+	})
+	s.proc.Go("writer_id lease", s.lease.Run)
+	s.proc.Go("hlc windows", s.ids.Run)
+	s.proc.Go("lease watch", func(ctx context.Context) error {
+		select {
+		case <-s.lease.Lost():
+			s.stop.Store(true)
+			return ErrLeaseLost
+		case <-ctx.Done():
+			return nil
+		}
+	})
+	gs := grpc.NewServer()
+	internalv1.RegisterWriterServer(gs, grpcServer{s: s})
+	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_WRITER_LISTEN",
+		OnListen: func(addr string) {
+			s.grpcAddr.Store(&addr)
+			s.log.Info("writer: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "writer_id", s.lease.WriterID())
+		}})
+	s.proc.OnStop(func() { s.stop.Store(true) })
 }
 
 func (s *Service) claimLease(ctx context.Context) (*identity.Lease, error) {
 	var opts []identity.LeaseOption
-	if s.cfg.WriterID >= 0 {
-		opts = append(opts, identity.WithFixedWriterID(uint16(s.cfg.WriterID)))
+	if s.cfg.WriterID != nil {
+		opts = append(opts, identity.WithFixedWriterID(*s.cfg.WriterID))
 	}
 	l, err := identity.ClaimLease(ctx, s.rdb, s.cfg.RegionID, opts...)
 	if err != nil {

@@ -1,4 +1,5 @@
-// Package rpc holds server-side gRPC helpers shared by the services.
+// Package rpc holds server-side helpers shared by the services: the one mapping from errors to
+// client-visible contract codes, and a bounded graceful gRPC stop.
 package rpc
 
 import (

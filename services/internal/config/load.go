@@ -1,0 +1,190 @@
+package config
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel reasons carried by *Error; callers branch with errors.Is.
+var (
+	ErrRequired  = errors.New("is required")
+	ErrMalformed = errors.New("malformed value")
+	ErrZero      = errors.New("zero is not allowed here (unset the variable for its default)")
+)
+
+// Error names the variable that made a configuration unusable. Value is empty for secrets.
+type Error struct {
+	Var   string
+	Value string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s: %v", e.Var, e.Err)
+	}
+	return fmt.Sprintf("%s=%q: %v", e.Var, e.Value, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Lookup reads one variable; os.LookupEnv in production.
+type Lookup func(name string) (string, bool)
+
+// Describe lists the variables of T, with their defaults taken from def. A declaration error
+// (missing tag, unsupported type, a bool defaulting to true) is returned.
+func Describe[T any](def T) ([]Var, error) {
+	fields, err := walk(reflect.TypeOf(def))
+	if err != nil {
+		return nil, err
+	}
+	dv := reflect.ValueOf(def)
+	out := make([]Var, 0, len(fields))
+	for _, f := range fields {
+		v := dv.FieldByIndex(f.index)
+		if v.Kind() == reflect.Bool && v.Bool() {
+			return nil, fmt.Errorf("config: %s defaults to true; name the field so that false is the default", f.Name)
+		}
+		if d := format(v); d != "" {
+			if f.Secret || f.Required {
+				return nil, fmt.Errorf("config: %s is required or secret and must not have a default", f.Name)
+			}
+			f.Default = d
+		}
+		out = append(out, f.Var)
+	}
+	return out, nil
+}
+
+// Load returns def with every variable that lookup finds set applied on top. Malformed values,
+// and an explicit zero where def is not zero, are *Errors naming the variable. Required
+// variables are not checked here but by Apply (Validate), which sees literal configs too.
+func Load[T any](def T, lookup Lookup) (T, error) {
+	fields, err := walk(reflect.TypeOf(def))
+	if err != nil {
+		return def, err
+	}
+	cfg := def
+	cv := reflect.ValueOf(&cfg).Elem()
+	dv := reflect.ValueOf(def)
+	for _, f := range fields {
+		raw, ok := lookup(f.Name)
+		if !ok {
+			continue
+		}
+		shown := raw
+		if f.Secret {
+			shown = ""
+		}
+		dst := cv.FieldByIndex(f.index)
+		if err := parseInto(dst, raw); err != nil {
+			return def, &Error{Var: f.Name, Value: shown, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		}
+		if dst.IsZero() && !dv.FieldByIndex(f.index).IsZero() {
+			return def, &Error{Var: f.Name, Value: shown, Err: ErrZero}
+		}
+	}
+	return cfg, nil
+}
+
+// Apply fills every zero field of *cfg from def and then reports the first required field
+// that is still empty. Services call it at the top of Validate, so a Config built as a literal
+// (tests, embedding) gets the same defaults as one loaded from the environment.
+func Apply[T any](cfg *T, def T) error {
+	fields, err := walk(reflect.TypeOf(def))
+	if err != nil {
+		return err
+	}
+	cv := reflect.ValueOf(cfg).Elem()
+	dv := reflect.ValueOf(def)
+	for _, f := range fields {
+		dst := cv.FieldByIndex(f.index)
+		if dst.IsZero() {
+			dst.Set(dv.FieldByIndex(f.index))
+		}
+		if f.Required && dst.IsZero() {
+			return &Error{Var: f.Name, Err: ErrRequired}
+		}
+	}
+	return nil
+}
+
+// parseInto parses raw into dst according to dst's type.
+func parseInto(dst reflect.Value, raw string) error {
+	if dst.Kind() == reflect.Pointer {
+		elem := reflect.New(dst.Type().Elem())
+		if err := parseInto(elem.Elem(), raw); err != nil {
+			return err
+		}
+		dst.Set(elem)
+		return nil
+	}
+	if u, ok := dst.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		return u.UnmarshalText([]byte(raw))
+	}
+	raw = strings.TrimSpace(raw)
+	switch {
+	case dst.Type() == durationType:
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return fmt.Errorf("want a Go duration such as 250ms, 5s or 1m: %v", err)
+		}
+		dst.SetInt(int64(d))
+	case dst.Kind() == reflect.String:
+		dst.SetString(raw)
+	case dst.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		dst.SetBool(b)
+	case dst.CanInt():
+		n, err := strconv.ParseInt(raw, 10, dst.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("want a whole number that fits %d bits", dst.Type().Bits())
+		}
+		dst.SetInt(n)
+	case dst.CanUint():
+		n, err := strconv.ParseUint(raw, 10, dst.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("want a non-negative whole number that fits %d bits", dst.Type().Bits())
+		}
+		dst.SetUint(n)
+	case dst.CanFloat():
+		x, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return errors.New("want a number")
+		}
+		dst.SetFloat(x)
+	case dst.Kind() == reflect.Slice:
+		return parseList(dst, raw)
+	default:
+		return fmt.Errorf("unsupported type %v", dst.Type())
+	}
+	return nil
+}
+
+// parseList splits a comma-separated list; an empty element ("a,,b", a trailing comma) is a
+// typo, not a value.
+func parseList(dst reflect.Value, raw string) error {
+	if raw == "" {
+		dst.Set(reflect.Zero(dst.Type()))
+		return nil
+	}
+	parts := strings.Split(raw, ",")
+	out := reflect.MakeSlice(dst.Type(), 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return errors.New("empty element in comma-separated list")
+		}
+		out = reflect.Append(out, reflect.ValueOf(p).Convert(dst.Type().Elem()))
+	}
+	dst.Set(out)
+	return nil
+}
