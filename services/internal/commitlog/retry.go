@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/qim-dev/qim/services/internal/backoff"
 )
 
 // Retry budget for admin calls (offset listing, group offset commit and fetch). A broker that
@@ -22,19 +24,11 @@ const (
 // withRetry runs fn until it succeeds, fails with a non-retriable error, exhausts the budget or
 // ctx ends; it returns fn's last error.
 func withRetry(ctx context.Context, fn func() error) error {
-	backoff := retryBackoffMin
+	delay := backoff.New(retryBackoffMin, retryBackoffMax)
 	for attempt := 1; ; attempt++ {
 		err := fn()
-		if err == nil || !kerr.IsRetriable(err) || attempt == retryAttempts {
+		if err == nil || !kerr.IsRetriable(err) || attempt == retryAttempts || !delay.Wait(ctx) {
 			return err
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		backoff = min(2*backoff, retryBackoffMax)
 	}
 }

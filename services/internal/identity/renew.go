@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/qim-dev/qim/services/internal/backoff"
 )
 
 // claimIDs names claim attempts: <random tag>:<sequence>. A retry after a transport error
@@ -37,7 +39,7 @@ func (c *claimIDs) settle() { c.pending = false }
 // when the last window runs out and the next successful claim resumes issuing.
 func (i *Issuer) Run(ctx context.Context) error {
 	poll := i.cfg.pollInterval()
-	backoff := i.cfg.backoffMin
+	delay := backoff.New(i.cfg.backoffMin, i.cfg.backoffMax)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -59,11 +61,10 @@ func (i *Issuer) Run(ctx context.Context) error {
 			if i.cfg.onClaimError != nil {
 				i.cfg.onClaimError(err)
 			}
-			timer.Reset(backoff)
-			backoff = min(2*backoff, i.cfg.backoffMax)
+			timer.Reset(delay.Next())
 			continue
 		}
-		backoff = i.cfg.backoffMin
+		delay.Reset()
 		timer.Reset(poll)
 	}
 }
