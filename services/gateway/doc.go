@@ -24,9 +24,10 @@
 //   - resynchronise a broken frame stream: a malformed frame closes that connection only.
 //
 // session_epoch is assigned here, by INCR of qim:sess:<tenant>:<user>:<device> in the core Redis
-// (durable, no TTL, so it only moves forward across gateways and restarts). The seed gives that
-// job to an Auth/Session service with the ConnectionNode only verifying; until that service
-// exists the gateway is the only writer of the counter, and moving it is a drop-in change.
+// (durable, no TTL, so it only moves forward across gateways and restarts). The design gives that
+// job to an Auth/Session service with the ConnectionNode only verifying (docs/architecture.md,
+// section 2: planned); until that service exists the gateway is the only writer of the counter,
+// and moving it is a drop-in change.
 //
 // Phase-one scope: a login replaces an older one of the same (tenant, user, device) on THIS
 // gateway only. Evicting across gateways needs the PresenceDirectory (a compacted topic keyed by

@@ -143,8 +143,8 @@ type pendingSend struct {
 // the outcome is unknown, and the client's retry with the same client_message_id is safe.
 //
 // Rejected: a unary SendMessage per SEND. It needs a goroutine per call and hides a queue in the
-// gateway (the seed measured ACK P99 of 400–700 ms there); the stream carries the writer's permit
-// window back to the socket instead.
+// gateway (ACK P99 of 400–700 ms hidden there, docs/adr/0004-writer-permit-on-the-send-stream.md);
+// the stream carries the writer's permit window back to the socket instead.
 type sendPipe struct {
 	stream internalv1.Writer_SendStreamClient
 	cancel context.CancelFunc

@@ -34,7 +34,8 @@ const (
 // per gateway connection: the writer takes a permit (1,024 in flight by default) BEFORE it reads
 // the next request, so a saturated writer stops reading and HTTP/2 flow control pushes back to the
 // gateway, which stops reading its client sockets. A unary RPC per send would queue invisibly in
-// the gateway instead (the seed measured ACK P99 of 400-700 ms hidden that way).
+// the gateway instead (ACK P99 of 400-700 ms hidden that way; see
+// docs/adr/0004-writer-permit-on-the-send-stream.md).
 type WriterClient interface {
 	SendStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AuthenticatedSend, SendOutcome], error)
 	// SendMessage is the unary form for tools and tests; same semantics, same limits.
@@ -91,7 +92,8 @@ func (c *writerClient) PullHistory(ctx context.Context, in *AuthenticatedPullHis
 // per gateway connection: the writer takes a permit (1,024 in flight by default) BEFORE it reads
 // the next request, so a saturated writer stops reading and HTTP/2 flow control pushes back to the
 // gateway, which stops reading its client sockets. A unary RPC per send would queue invisibly in
-// the gateway instead (the seed measured ACK P99 of 400-700 ms hidden that way).
+// the gateway instead (ACK P99 of 400-700 ms hidden that way; see
+// docs/adr/0004-writer-permit-on-the-send-stream.md).
 type WriterServer interface {
 	SendStream(grpc.BidiStreamingServer[AuthenticatedSend, SendOutcome]) error
 	// SendMessage is the unary form for tools and tests; same semantics, same limits.
