@@ -40,10 +40,10 @@ const lagInterval = time.Second
 // the next batch fill. Without it fanout cycled 2.6× as often with smaller batches and the
 // broker served 80 % more requests overall (see Config.CommitInterval).
 // Rejected: a Kafka transaction per batch (consume-transform-produce with the source offset
-// inside the transaction). The seed ran one transaction per Outbox record at ~100 msg/s
-// (ADR-0012); per batch it still adds coordinator round trips and markers to every batch, while
-// the atomicity it buys is already given by replay + convergence, which the mailbox needs anyway
-// for the writer's own duplicate Outbox records.
+// inside the transaction). One transaction per Outbox record ran at ~100 msg/s
+// (docs/adr/0012-fanout-without-kafka-transactions.md); per batch it still adds coordinator round
+// trips and markers to every batch, while the atomicity it buys is already given by replay +
+// convergence, which the mailbox needs anyway for the writer's own duplicate Outbox records.
 type coordinator struct {
 	cfg     Config
 	log     *slog.Logger

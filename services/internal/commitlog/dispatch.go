@@ -19,17 +19,20 @@ import (
 // the mailbox shard, and mailbox rejects a dispatch found on another shard).
 //
 // How: all records are enqueued back to back through franz-go's promise API (one produce request
-// per broker carries every partition that has data, not one request per partition as the seed's
-// librdkafka producer did), then one WaitGroup waits for every promise. The first error wins.
+// per broker carries every partition that has data, not one request per partition as the
+// predecessor's librdkafka producer did), then one WaitGroup waits for every promise. The first
+// error wins.
 //
 // All-or-nothing is the caller's side of the contract: on any error some records of the batch may
 // be in the log and others not, and the caller replays the WHOLE batch (and does not commit its
 // source offset); dispatch_id + payload_digest make the replay converge in the mailbox. Nothing
 // here is transactional, and duplicates across a replay are expected.
 //
-// Rejected: a Kafka transaction per batch (ADR-0012: the atomicity it buys is already provided by
-// replay + convergence, at the price of a coordinator round trip per batch) and per-partition
-// ProduceSync calls (one round trip per shard per batch: the seed's 27 ms batch ack wait).
+// Rejected: a Kafka transaction per batch (docs/adr/0012-fanout-without-kafka-transactions.md: the
+// atomicity it buys is already provided by replay + convergence, at the price of a coordinator
+// round trip per batch) and per-partition ProduceSync calls (one round trip per shard per batch;
+// compare the predecessor's 27 ms batch ack wait in
+// docs/adr/0017-dispatch-producer-batch-and-idempotence.md).
 type DispatchProducer struct {
 	cfg DispatchConfig
 	cl  *kgo.Client

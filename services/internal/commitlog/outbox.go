@@ -27,8 +27,9 @@ import (
 // caller's retry, and the Outbox then holds it twice under the same key. That is allowed;
 // downstream convergence by message_id / dispatch_id is the uniqueness boundary.
 //
-// Rejected: a transactional producer (seed ADR-0012: one transaction per record measured ~100
-// msg/s) and a synchronous produce per request (no batching across concurrent commits).
+// Rejected: a transactional producer (one transaction per record measured ~100 msg/s:
+// docs/adr/0012-fanout-without-kafka-transactions.md) and a synchronous produce per request (no
+// batching across concurrent commits).
 type OutboxProducer struct {
 	cfg OutboxConfig
 	cl  *kgo.Client
