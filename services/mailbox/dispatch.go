@@ -11,8 +11,9 @@ package mailbox
 // device never sees one message at two positions. The same dispatch_id with a different digest
 // means two different payloads claim one identity: the node stops rather than choose one.
 //
-// 64 lanes. The seed keeps a vector of 64 lane watermarks per shard because it materialized a
-// large group dispatch in chunks, lane by lane, and needed "every lane complete up to offset N".
+// 64 lanes. The predecessor implementation kept a vector of 64 lane watermarks per shard because
+// it materialized a large group dispatch in chunks, lane by lane, and needed "every lane complete
+// up to offset N" (docs/adr/0003-mailbox-single-watermark-lex-members.md).
 // Here a whole record — every entry, its identity and the watermark — is ONE Redis script, so a
 // single contiguous watermark per shard is exact: it never passes a record whose entries are not
 // all stored, and a reader bounded by it never sees half a record. contract.LaneCount stays fixed

@@ -50,9 +50,10 @@ func (l *lane) depth() int { return len(l.fifo) + int(l.spilled.Load()) }
 // by idle so the spill is retried and the partition resumed without waiting for traffic on
 // other partitions.
 //
-// Rejected: blocking on a full FIFO (the seed's first design). One hot shard then stalls all 64
-// partitions: the seed measured the consumer 99 % of wall time in enqueue. Also rejected: one
-// consumer per shard (64 clients, 64 fetch sessions, and no shared fetch batching).
+// Rejected: blocking on a full FIFO (the predecessor's first design). One hot shard then stalls all
+// 64 partitions: the consumer spent 99 % of its wall time in enqueue
+// (docs/adr/0007-mailbox-router-pauses-full-partition.md). Also rejected: one consumer per shard
+// (64 clients, 64 fetch sessions, and no shared fetch batching).
 type router struct {
 	c       logConsumer
 	lanes   map[int32]*lane

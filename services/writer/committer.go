@@ -44,7 +44,8 @@ type call struct {
 //
 // Rejected: a goroutine per send awaiting each step in turn. Simpler, but each send then costs two
 // Redis round trips of its own, and under appendfsync always the fsync per event-loop turn is paid
-// by fewer commands; the seed measured commit throughput collapsing to 1,873/s that way.
+// by fewer commands; commit throughput was measured collapsing to 1,873/s that way
+// (docs/adr/0005-batched-commit-pipeline.md).
 type committer struct {
 	store    commitStore
 	out      outboxProducer

@@ -1,6 +1,7 @@
 // Package identity owns the two facts that make a message_id unique: the writer_id a
 // ConversationWriter holds through a Redis lease, and the persisted HLC windows it issues
-// message_id time components from (DESIGN.md §5 invariant 4, seed §6.2).
+// message_id time components from (docs/architecture.md, invariant 4; the message_id bit layout
+// is in docs/adr/0001-contract-values.md).
 //
 // What it owns:
 //

@@ -53,8 +53,9 @@ func requireAbove(t *testing.T, what string, earlier, later []contract.MessageID
 	}
 }
 
-// The seed's failure: a fixed writer_id restarted with its clock set back 10 minutes, or
-// restarted in the same millisecond, must never issue an id already issued.
+// The failure invariant 4 of docs/architecture.md rules out: a fixed writer_id restarted with its
+// clock set back 10 minutes, or restarted in the same millisecond, must never issue an id already
+// issued.
 func TestIssuerRestartNeverReusesIDs(t *testing.T) {
 	rdb := coreRedis(t)
 	region := testRegion(t, rdb, 4)

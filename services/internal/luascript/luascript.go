@@ -3,10 +3,10 @@
 // server restarted or SCRIPT FLUSH ran) loads the script and re-sends.
 //
 // EVAL of the full source per call was rejected: it ships the script on every message and makes
-// Redis hash it each time (the seed measured a third of a MailboxNode's CPU in per-call script
-// hashing). Every script run through this package must be idempotent — answer a retry with its
-// original result — because a re-send after NOSCRIPT, or a caller's retry after a transport
-// error, may run a call that already ran.
+// Redis hash it each time (per-call script hashing was measured at a third of a MailboxNode's
+// CPU: docs/adr/0006-lua-scripts-sha-once-evalsha.md). Every script run through this package
+// must be idempotent — answer a retry with its original result — because a re-send after
+// NOSCRIPT, or a caller's retry after a transport error, may run a call that already ran.
 package luascript
 
 import (

@@ -13,8 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// metricPrefix is the namespace every Q-IM metric carries (DESIGN.md §5.15), so dashboards and the
-// invariant gate can select Q-IM series without a list.
+// metricPrefix is the namespace every Q-IM metric carries (docs/architecture.md, invariant 15), so
+// dashboards and the invariant gate can select Q-IM series without a list.
 const metricPrefix = "qim_"
 
 // serviceLabel is the constant label every qim_ metric of a Registry carries.

@@ -62,9 +62,10 @@ func (e *ListenError) Unwrap() error { return e.Err }
 // handlers to); Start binds synchronously so a port clash fails startup with the address in the
 // error, then serves in one goroutine.
 //
-// Rejected: a /healthz that only reports liveness. The seed's writer once opened its listener on
-// a lazily created producer that had never reached a broker; readiness must exercise the real
-// dependencies, and a broken invariant must take the instance out of rotation, not just a graph.
+// Rejected: a /healthz that only reports liveness. A writer of the predecessor implementation once
+// opened its listener on a lazily created producer that had never reached a broker; readiness must
+// exercise the real dependencies, and a broken invariant must take the instance out of rotation,
+// not just a graph (docs/adr/0009-readiness-exercises-real-dependencies.md).
 // /debug/pprof/cmdline is not served: command lines can carry credentials.
 type Server struct {
 	addr         string

@@ -1,7 +1,8 @@
 -- lease_claim: lease the lowest free writer_id of a region.
 --
 -- Keys are derived inside the script (prefix .. id) because the free id is not known in advance;
--- this is valid only on a standalone Redis, which the core instance is by contract (DESIGN §5.14).
+-- this is valid only on a standalone Redis, which the core instance is by contract
+-- (docs/architecture.md, invariant 14).
 -- ARGV[1]  key prefix  qim:writer-lease:<region>:
 -- ARGV[2]  max_writers ids are 0 .. max_writers-1, 1 <= max_writers <= 65536
 -- ARGV[3]  owner       random hex value identifying this lease holder
