@@ -163,9 +163,10 @@ type entry struct {
 // serialised by the entry's serve lock, so two refreshes never race each other.
 //
 // Rejected: invalidating the whole snapshot per message (a 5,000-conversation user then rebuilds
-// the list and every row's unread per message), and lock-free concurrent rebuilds (the seed lost
+// the list and every row's unread per message), and lock-free concurrent rebuilds (they lose
 // markers three ways: markers dropped while a rebuild read Redis, an invalidation deleting markers
-// newer than an in-flight refresh, and a slower rebuild installing over a newer one).
+// newer than an in-flight refresh, and a slower rebuild installing over a newer one;
+// docs/adr/0010-session-snapshot-dirty-markers.md).
 type cache struct {
 	src   source
 	max   int

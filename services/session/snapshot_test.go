@@ -120,7 +120,8 @@ func firstPage(t *testing.T, c *cache, limit int) ([]uint64, []uint32) {
 }
 
 // A write that lands while a rebuild reads the list (after its read) keeps its marker: the next
-// first page shows it. (The seed dropped such markers because no snapshot was live yet.)
+// first page shows it. (The predecessor dropped such markers because no snapshot was live yet:
+// docs/adr/0010-session-snapshot-dirty-markers.md.)
 func TestCacheMarkDuringRebuildIsKept(t *testing.T) {
 	src := newFakeSource()
 	c := testCache(src, 8)

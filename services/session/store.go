@@ -236,7 +236,8 @@ func parseRow(m string, score float64) (row, error) {
 
 // readSeqs reads a user's read watermarks of convs (0 where none). It is one HMGET, never an
 // HGET with a field list: a client library that sends HGET for a single field answers nil for a
-// missing one, and the seed lost whole refreshes to that.
+// missing one, and whole refreshes were lost to that
+// (docs/adr/0010-session-snapshot-dirty-markers.md).
 func (s *store) readSeqs(ctx context.Context, k userKey, convs []contract.ConversationID) ([]uint64, error) {
 	fields := make([]string, len(convs))
 	for i, c := range convs {

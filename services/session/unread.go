@@ -18,8 +18,9 @@ package session
 // records; beyond it the value is saturated at the window with unread_exact = false (the client
 // renders "200+"). Any record in the window that is missing or does not decode fails the whole
 // page (msgstore.Tails): a zero would look like "nothing unread", which is a lie, not a degradation.
-// Unread is not maintained on the write path: the seed measured +30,000 store round trips per
-// second at 15k msg/s for pushing unread in SESSION_DELTA, so it is computed where it is read.
+// Unread is not maintained on the write path: pushing unread in SESSION_DELTA was measured at
+// +30,000 store round trips per second at 15k msg/s, so it is computed where it is read
+// (docs/adr/0008-unread-computed-on-read.md).
 
 import (
 	"context"
