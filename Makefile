@@ -25,7 +25,7 @@ proto:
 proto-check:
 	bash scripts/gen-proto.sh --check
 
-## lint: contract lint (gofmt, go vet, golangci-lint, the seed's check-contract rules)
+## lint: contract lint (gofmt, go vet, golangci-lint, the contract rules of gates/lint)
 lint:
 	$(GO) run ./cmd/qim-lint --root .
 

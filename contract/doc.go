@@ -1,7 +1,8 @@
 // Package contract is the contract core in code: every constant the services, SDK and harness share
-// (DESIGN.md §6), the identifier and sequence types with their validation rules, routing from a
-// user or conversation to its lane, virtual bucket, mailbox shard and commit bucket, and the
-// deterministic derivations (dispatch_id, endpoint scope, conversation ids).
+// (docs/architecture.md, section 6; docs/contract-constants.md), the identifier and sequence types
+// with their validation rules, routing from a user or conversation to its lane, virtual bucket,
+// mailbox shard and commit bucket, and the deterministic derivations (dispatch_id, endpoint scope,
+// conversation ids).
 //
 // Contract constants are defined here and nowhere else; the contract lint rejects redeclarations.
 // Immutable values carry compile-time guards (guards.go): changing LaneCount or the MailboxSeq bit

@@ -7,8 +7,9 @@ import (
 )
 
 // Constant is one row of the contract constant table: the snake_case name used in the design
-// docs (so every constant is traceable to DESIGN.md §6 or the seed), its value and whether it is
-// immutable once a cluster holds data.
+// docs (so every constant is traceable to docs/architecture.md, section 6, or an ADR such as
+// docs/adr/0001-contract-values.md), its value and whether it is immutable once a cluster holds
+// data.
 type Constant struct {
 	Name      string
 	Value     any

@@ -108,7 +108,7 @@ func TestOpcodeTable(t *testing.T) {
 			t.Errorf("lookup of %s failed", info.Name)
 		}
 	}
-	// Frozen by the seed.
+	// Frozen values (docs/architecture.md, section 6).
 	if OpReadSync != 0x0406 || OpLeaveGroup != 0x0A04 {
 		t.Fatal("READ_SYNC or LEAVE_GROUP renumbered")
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/qim-dev/qim/gates/lint"
 )
 
-// lintGate is gate 1: gofmt, go vet, golangci-lint and the seed's check-contract rules.
+// lintGate is gate 1: gofmt, go vet, golangci-lint and the contract rules of gates/lint
+// (docs/architecture.md, section 7).
 type lintGate struct{}
 
 func (lintGate) Name() string  { return "lint" }

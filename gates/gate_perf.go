@@ -45,11 +45,13 @@ const (
 // is finer around today's capacity on 2 cores (1,000-1,500 msg/s) and around the 2,400 bar.
 var perfLadder = []float64{500, 1000, 1250, 1500, 1750, 2000, 2400, 3000, 3600, 4200, 5000, 6000, 7000, 8000, 10000, 12000, 15000}
 
-// perfGate is gate 5: the arrival-rate / SLO run of issue 8 on the run's deployment.
+// perfGate is gate 5 (docs/architecture.md, section 7): the arrival-rate / SLO run on the run's
+// deployment, against the bar in docs/perf.md.
 //
 // Invariants: the measured run is preceded by a warm-up of real messages through the gateway
-// (so the writer's idempotent producer and every connection pool are ready: the seed measured a
-// cold start costing ~14k slow ACKs) — never by fake Outbox records; the measured run waits for
+// (so the writer's idempotent producer and every connection pool are ready: a cold start was
+// measured costing ~14k slow ACKs, docs/adr/0013-perf-runs-warm-up-and-quiet-machine.md) — never
+// by fake Outbox records; the measured run waits for
 // a quiet machine first, boundedly, and the wait's outcome is recorded as metrics either way;
 // every loadgen verdict becomes a check, so a lane that did not run, missing CPU evidence or
 // one lost message fails the gate.

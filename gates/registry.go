@@ -17,7 +17,7 @@ func (g plannedGate) Run(_ context.Context, _ *Env, r *Result) {
 	r.Fail(fmt.Errorf("gates: %s has no implementation in this build (%s); a missing gate fails the run", g.name, g.issue))
 }
 
-// Registry returns the gates in release order (DESIGN.md §7).
+// Registry returns the gates in release order (docs/architecture.md, section 7).
 func Registry() []Gate {
 	return []Gate{
 		lintGate{},

@@ -16,7 +16,7 @@ type Thresholds struct {
 	SendAckP99   time.Duration // default contract.SLOSendAckP99
 	EndToEndP99  time.Duration // default contract.SLOEndToEndP99
 	// CPUMsPerMessage is the budget of CPU across the system under test (services, Redis,
-	// Kafka) per ACKed message. Default 0.5 ms (issue 8's target).
+	// Kafka) per ACKed message. Default 0.5 ms (the project's bar, docs/perf.md).
 	CPUMsPerMessage float64
 }
 

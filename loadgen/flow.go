@@ -2,8 +2,9 @@ package loadgen
 
 import "sync"
 
-// Send outcomes, in the checker vocabulary of DESIGN.md §8: ok (SEND_ACK), fail (a definite
-// ERROR: must never be visible), info (timeout or lost connection: may appear, never twice).
+// Send outcomes, in the checker vocabulary of docs/architecture.md, section 8: ok (SEND_ACK), fail
+// (a definite ERROR: must never be visible), info (timeout or lost connection: may appear, never
+// twice).
 const (
 	stateSent    uint8 = iota + 1 // on the wire, no answer yet
 	stateAcked                    // ok

@@ -10,9 +10,9 @@ import (
 
 // Lane is the SDK regression lane: a share of the connections (Config.SDKClientsPercent,
 // default 5 % in the CLIs) driven by the real client SDK instead of frame-level code, so the
-// SDK's state machine, cursors, pending sends and dedup are executed under load. The seed's
-// rule: the load generator must not carry its own copy of that logic — a copy drifts, and the
-// drifted side is the one never load-tested.
+// SDK's state machine, cursors, pending sends and dedup are executed under load. The rule
+// (docs/adr/0011-sdk-lane-drives-the-real-sdk.md): the load generator must not carry its own copy
+// of that logic — a copy drifts, and the drifted side is the one never load-tested.
 //
 // This package does not import the SDK (frame-only users must not link it): the
 // implementation is loadgen/sdklane, which gate 5 and qim-loadgen wire. A run whose

@@ -9,10 +9,11 @@ import (
 	"time"
 )
 
-// QuietOptions say when the machine counts as quiet enough for a performance run. The seed's
-// lesson: right after a build, the same binaries measured end-to-end P99 twice as high (302–416
-// ms against 179–246 ms idle). The thresholds are not relaxed for a busy machine; the run waits
-// for a quiet one instead, boundedly, and reports what it saw.
+// QuietOptions say when the machine counts as quiet enough for a performance run. The lesson
+// (docs/adr/0013-perf-runs-warm-up-and-quiet-machine.md): right after a build, the same binaries
+// measured end-to-end P99 twice as high (302–416 ms against 179–246 ms idle). The thresholds are
+// not relaxed for a busy machine; the run waits for a quiet one instead, boundedly, and reports
+// what it saw.
 type QuietOptions struct {
 	MaxLoad1   float64       // quiet when the 1-minute load average is below this (default 1.5)
 	MinIdlePct float64       // ... or when the CPU was at least this idle over Sample (default 70)

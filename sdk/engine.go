@@ -36,9 +36,10 @@ import (
 // when the connection must be dropped. It does no I/O of its own besides the store.
 //
 // Rejected: a mutex-guarded client with the read loop, Send and timers all touching the same
-// maps. It is what the seed's SDK started with; every fix for a race (a pending resolved before
-// its commit, a cursor moved by a push) added a lock order to remember. One owner makes each of
-// those rules a sequence of statements in one function.
+// maps. It is what the predecessor's SDK started with; every fix for a race (a pending resolved
+// before its commit, a cursor moved by a push) added a lock order to remember. One owner makes
+// each of those rules a sequence of statements in one function
+// (docs/adr/0016-sdk-engine-single-owner.md).
 type engine struct {
 	cfg     *Config
 	st      localStore

@@ -2,9 +2,9 @@ package wire
 
 import "github.com/qim-dev/qim/contract"
 
-// The wire limits of DESIGN.md §6. The contract package owns the values (its lint rejects
-// redeclared contract constants); these names only alias them so codec callers and tests can
-// speak in wire terms, and they cannot drift because they are not separate values.
+// The wire limits of docs/architecture.md, section 6. The contract package owns the values (its
+// lint rejects redeclared contract constants); these names only alias them so codec callers and
+// tests can speak in wire terms, and they cannot drift because they are not separate values.
 const (
 	// MaxPayload bounds a logical message: its reassembled on-wire payload and, when compressed,
 	// its decompressed payload. A frame or message above it is a protocol violation.

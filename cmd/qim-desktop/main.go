@@ -1,10 +1,10 @@
-// Command qim-desktop is the interactive terminal client over the SDK: one account on one
-// device, its local store at a stable path under --data-dir, and a line-oriented command set
-// (/login, /msg, /history, /pending, /convs, /quit). It starts without touching the network;
-// /login connects. It exits promptly on /quit, on end of input and when the device is replaced
-// by a newer login (KICKED): the exit path closes the client (store flushed) and calls os.Exit,
-// because a goroutine blocked reading stdin must never keep the process alive (the seed's desktop
-// hung after /quit for exactly that reason).
+// Command qim-desktop is the interactive terminal client over the SDK: one account on one device,
+// its local store at a stable path under --data-dir, and a line-oriented command set (/login, /msg,
+// /history, /pending, /convs, /quit). It starts without touching the network; /login connects. It
+// exits promptly on /quit, on end of input and when the device is replaced by a newer login
+// (KICKED): the exit path closes the client (store flushed) and calls os.Exit, because a goroutine
+// blocked reading stdin must never keep the process alive (the predecessor's desktop client hung
+// after /quit for exactly that reason: docs/adr/0014-desktop-exits-with-os-exit.md).
 package main
 
 import (

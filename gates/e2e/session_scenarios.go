@@ -11,8 +11,8 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 )
 
-// SessionScenarios are the session-list scenarios (issue 7): unread from the server's
-// definition, MARK_READ, and the user-level read watermark seen by every device.
+// SessionScenarios are the session-list scenarios (docs/architecture.md, invariant 10): unread from
+// the server's definition, MARK_READ, and the user-level read watermark seen by every device.
 func SessionScenarios() []Scenario {
 	return []Scenario{
 		{"session-unread-3-to-0-after-mark-read", scenarioUnreadMarkRead},

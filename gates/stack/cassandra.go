@@ -49,7 +49,9 @@ const cassandraLogback = `<configuration scan="false">
 `
 
 // cassandraJVM17 is Cassandra 5.0's conf/jvm17-server.options JPMS list (the jar does not ship
-// it) plus the two additions INFRA.md names, written to an argfile.
+// it) plus the two that running it from the jars on JDK 17 also needs (--add-exports
+// java.management/com.sun.jmx.remote.security and --add-opens java.base/java.nio), written to an
+// argfile.
 var cassandraJVM17 = []string{
 	"-Djdk.attach.allowAttachSelf=true",
 	"--add-exports java.base/jdk.internal.misc=ALL-UNNAMED",

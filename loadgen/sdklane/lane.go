@@ -87,8 +87,8 @@ var ErrReused = errors.New("sdklane: lane already started (build one lane per ru
 // events into the flow logs, and the run goroutine settles, verifies and closes everything.
 //
 // Rejected alternative: counting SEND_ACKs on the SDK's socket. That would be a second client
-// state machine next to the SDK's — the drift the seed forbids — and would trust the wire
-// instead of what the SDK tells its app.
+// state machine next to the SDK's — the drift docs/adr/0011-sdk-lane-drives-the-real-sdk.md rules
+// out — and would trust the wire instead of what the SDK tells its app.
 type Lane struct {
 	cfg     Config
 	started atomic.Bool

@@ -2,7 +2,7 @@ package store
 
 // Conversations and the local unread count.
 //
-// Unread has ONE definition, the server's (contract, DESIGN §5.10):
+// Unread has ONE definition, the server's (docs/architecture.md, invariant 10):
 // |{m : m.seq > read_seq ∧ m.sender ≠ self}|, CONTROL, recalled and deleted messages excluded,
 // exact up to contract.UnreadExactWindow. It is evaluated over stored messages after every change
 // (countUnread), never derived from latest_seq and read_seq: conversation_seq has holes and the

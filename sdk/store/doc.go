@@ -24,7 +24,7 @@
 // connection goroutine), move the cursor backwards except through ResetForRebuild, or store a
 // token. There is no in-memory store: a host without a data directory cannot open one, because a
 // store that does not survive the process loses every cursor and pending send at exit (tests
-// open file stores too, through storetest).
+// open file stores too, through storetest; docs/adr/0015-sdk-store-is-a-file-store.md).
 //
 // Schema (PRAGMA user_version = schemaVersion; u64 values are stored as their two's-complement
 // int64, sequences never have bit 63 set):
