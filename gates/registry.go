@@ -9,12 +9,12 @@ import (
 
 // plannedGate stands in for a gate whose implementation has not landed. It exists so `list` shows
 // the whole release pipeline and `run --full` fails honestly instead of skipping work it lacks.
-type plannedGate struct{ name, title, issue string }
+type plannedGate struct{ name, title, plan string }
 
 func (g plannedGate) Name() string  { return g.name }
 func (g plannedGate) Title() string { return g.title }
 func (g plannedGate) Run(_ context.Context, _ *Env, r *Result) {
-	r.Fail(fmt.Errorf("gates: %s has no implementation in this build (%s); a missing gate fails the run", g.name, g.issue))
+	r.Fail(fmt.Errorf("gates: %s has no implementation in this build (%s); a missing gate fails the run", g.name, g.plan))
 }
 
 // Registry returns the gates in release order (docs/architecture.md, section 7).
@@ -26,9 +26,9 @@ func Registry() []Gate {
 		e2eGate{},
 		perfGate{newLane: sdklane.New},
 		theavyGate{},
-		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "writer/mailbox issues"},
-		plannedGate{"invariants", "always-zero counters and /healthz evidence", "delivery-chain issue"},
-		plannedGate{"orphan-audit", "every committed Outbox record has its dispatches and vice versa", "audit issue"},
+		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "planned: docs/architecture.md, section 7"},
+		plannedGate{"invariants", "always-zero counters and /healthz evidence", "planned: docs/architecture.md, section 7"},
+		plannedGate{"orphan-audit", "every committed Outbox record has its dispatches and vice versa", "planned: docs/architecture.md, section 7"},
 	}
 }
 

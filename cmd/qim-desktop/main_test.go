@@ -109,7 +109,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration, out *syncBuffer
 			t.Fatalf("exit: %v\n%s", err, out.String())
 		}
 	case <-time.After(within):
-		t.Fatalf("still running %v later although stdin is open (the seed's hang); output:\n%s", within, out.String())
+		t.Fatalf("still running %v later although stdin is open (the hang docs/adr/0014-desktop-exits-with-os-exit.md is about); output:\n%s", within, out.String())
 	}
 }
 
