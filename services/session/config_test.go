@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
@@ -21,20 +22,25 @@ func TestConfigValidate(t *testing.T) {
 	bad := []struct {
 		name string
 		mut  func(*Config)
+		want string // the variable the error must name
 	}{
-		{"no redis", func(c *Config) { c.RedisAddr = "" }},
-		{"no brokers", func(c *Config) { c.KafkaBrokers = nil }},
-		{"shards not a power of two", func(c *Config) { c.ShardCount = 48 }},
-		{"bad listen", func(c *Config) { c.ListenAddr = "7104" }},
-		{"page above max", func(c *Config) { c.PageSize = maxPageSize + 1 }},
-		{"negative snapshot users", func(c *Config) { c.SnapshotUsers = -1 }},
-		{"head body above inline budget", func(c *Config) { c.HeadBodyMax = contract.InlineBodyBudgetBytes + 1 }},
+		{"no redis", func(c *Config) { c.RedisAddr = "" }, "QIM_REDIS_ADDR"},
+		{"redis without port", func(c *Config) { c.RedisAddr = "localhost" }, "QIM_REDIS_ADDR"},
+		{"no brokers", func(c *Config) { c.KafkaBrokers = nil }, "QIM_KAFKA_BROKERS"},
+		{"shards not a power of two", func(c *Config) { c.ShardCount = 48 }, "QIM_MAILBOX_SHARD_COUNT"},
+		{"negative shards", func(c *Config) { c.ShardCount = -64 }, "QIM_MAILBOX_SHARD_COUNT"},
+		{"bad listen", func(c *Config) { c.ListenAddr = "7104" }, "QIM_SESSION_LISTEN"},
+		{"bad metrics", func(c *Config) { c.MetricsAddr = "9104" }, "QIM_SESSION_METRICS"},
+		{"page above max", func(c *Config) { c.PageSize = maxPageSize + 1 }, "QIM_SESSION_PAGE_SIZE"},
+		{"negative snapshot users", func(c *Config) { c.SnapshotUsers = -1 }, "QIM_SESSION_SNAPSHOT_USERS"},
+		{"poll above max", func(c *Config) { c.PollMax = 16385 }, "QIM_SESSION_POLL_MAX"},
+		{"head body above inline budget", func(c *Config) { c.HeadBodyMax = contract.InlineBodyBudgetBytes + 1 }, "QIM_SESSION_HEAD_BODY_MAX"},
 	}
 	for _, b := range bad {
 		c := valid()
 		b.mut(&c)
-		if err := c.Validate(); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: Validate = %v, want ErrConfig", b.name, err)
+		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: Validate = %v, want ErrConfig naming %s", b.name, err, b.want)
 		}
 	}
 }
@@ -45,6 +51,9 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_MAILBOX_SHARD_COUNT", "8")
 	t.Setenv("QIM_SESSION_LISTEN", "127.0.0.1:0")
 	t.Setenv("QIM_SESSION_PAGE_SIZE", "50")
+	t.Setenv("QIM_SESSION_HEAD_BODY_MAX", "2048")
+	t.Setenv("QIM_SESSION_DISPATCH_TOPIC", "qim.dispatch.migrate")
+	t.Setenv("QIM_DEV_ALLOW_RELAXED_REDIS", "true") // was silently read as false before the shared loader
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -52,12 +61,34 @@ func TestFromEnv(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.KafkaBrokers) != 2 || c.ShardCount != 8 || c.PageSize != 50 || c.ListenAddr != "127.0.0.1:0" {
+	if len(c.KafkaBrokers) != 2 || c.ShardCount != 8 || c.PageSize != 50 || c.ListenAddr != "127.0.0.1:0" ||
+		c.HeadBodyMax != 2048 || c.Topic != "qim.dispatch.migrate" || !c.AllowRelaxedRedis ||
+		c.PollMax != 1024 || c.SnapshotUsers != 4096 || c.MetricsAddr != "127.0.0.1:9104" {
 		t.Fatalf("FromEnv = %+v", c)
 	}
 	t.Setenv("QIM_SESSION_POLL_MAX", "many")
 	if _, err := FromEnv(); !errors.Is(err, ErrConfig) {
 		t.Fatalf("malformed number: %v", err)
+	}
+}
+
+func TestFromEnvRefusesGarbageNamingTheVariable(t *testing.T) {
+	for name, value := range map[string]string{
+		"QIM_SESSION_POLL_MAX":        "many",
+		"QIM_SESSION_PAGE_SIZE":       "20rows",
+		"QIM_SESSION_SNAPSHOT_USERS":  "4e3",
+		"QIM_MAILBOX_SHARD_COUNT":     "0", // zero over a non-zero default is ambiguous
+		"QIM_SESSION_HEAD_BODY_MAX":   "0",
+		"QIM_DEV_ALLOW_RELAXED_REDIS": "yes",
+		"QIM_KAFKA_BROKERS":           "a:1,,b:2",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := FromEnv()
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s=%s: %v", name, value, err)
+			}
+		})
 	}
 }
 
