@@ -1,11 +1,14 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/msgstore"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // Sentinel errors callers branch on.
@@ -16,8 +19,9 @@ var (
 	// ErrStopped is the readiness error of a service that stopped projecting.
 	ErrStopped = errors.New("session: not projecting (stopped or shutting down)")
 	// ErrCorruptState: session state in Redis that this build cannot read (a checkpoint that is
-	// not a number, offsets without a binding). Fail closed; an operator decides.
-	ErrCorruptState = errors.New("session: corrupt session state in redis")
+	// not a number, offsets without a binding). Fail closed; an operator decides. It wraps
+	// rpc.ErrCorrupt, so a request that meets it is answered INTERNAL.
+	ErrCorruptState = fmt.Errorf("session: corrupt session state in redis: %w", rpc.ErrCorrupt)
 )
 
 // BindingError: the checkpoints in Redis were written for another log than the one the broker
@@ -89,28 +93,34 @@ func (e *RecordError) Error() string {
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// RequestError is a client-visible refusal carrying the contract error code the gateway puts in
-// the ERROR frame.
-type RequestError struct {
-	Code contract.ErrorCode
-	Msg  string
+// corruptHistory is the writer's hot history as this package reads it: the history store's
+// corrupt-state errors (a missing or undecodable record, msgstore.ErrCorrupt) are marked
+// rpc.ErrCorrupt where they enter the package, so a request that meets one is answered INTERNAL
+// like one that meets ErrCorruptState, while a failed history read stays UNAVAILABLE.
+type corruptHistory struct{ historyReader }
+
+func (h corruptHistory) LatestSeqs(ctx context.Context, tenant contract.TenantID, convs []contract.ConversationID) ([]uint64, error) {
+	v, err := h.historyReader.LatestSeqs(ctx, tenant, convs)
+	return v, markCorrupt(err)
 }
 
-func (e *RequestError) Error() string { return "session: " + e.Code.String() + ": " + e.Msg }
-
-func reqErr(code contract.ErrorCode, format string, args ...any) error {
-	return &RequestError{Code: code, Msg: fmt.Sprintf(format, args...)}
+func (h corruptHistory) Tails(ctx context.Context, tenant contract.TenantID, qs []msgstore.TailQuery) ([]msgstore.Tail, error) {
+	v, err := h.historyReader.Tails(ctx, tenant, qs)
+	return v, markCorrupt(err)
 }
 
-// CodeOf maps an error to the code a client sees. Corrupt stored state is INTERNAL (reported,
-// the page is refused); anything else unknown is UNAVAILABLE (a dependency failed; retry).
-func CodeOf(err error) contract.ErrorCode {
-	var re *RequestError
-	switch {
-	case errors.As(err, &re):
-		return re.Code
-	case errors.Is(err, ErrCorruptState), isCorrupt(err):
-		return contract.ErrCodeInternal
+// markCorrupt makes errors.Is(err, rpc.ErrCorrupt) hold for the history store's corrupt state,
+// keeping err's message and chain.
+func markCorrupt(err error) error {
+	if err == nil || !errors.Is(err, msgstore.ErrCorrupt) || errors.Is(err, rpc.ErrCorrupt) {
+		return err
 	}
-	return contract.ErrCodeUnavailable
+	return corruptError{err}
 }
+
+// corruptError is an error of the history store that matches rpc.ErrCorrupt too.
+type corruptError struct{ error }
+
+func (e corruptError) Unwrap() error { return e.error }
+
+func (e corruptError) Is(target error) bool { return target == rpc.ErrCorrupt }

@@ -9,6 +9,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // tokenLen is the page token: the last row of the previous page, activity score (8 bytes,
@@ -21,10 +22,10 @@ const tokenLen = 8 + 16
 func identityOf(tenant []byte, user uint64) (userKey, error) {
 	t, err := contract.U128FromBytes(tenant)
 	if err != nil {
-		return userKey{}, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+		return userKey{}, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	}
 	if user == 0 {
-		return userKey{}, reqErr(contract.ErrCodeUnauthorized, "no authenticated user")
+		return userKey{}, rpc.Refuse(contract.ErrCodeUnauthorized, "no authenticated user")
 	}
 	return userKey{tenant: t, user: contract.UserID(user)}, nil
 }
@@ -34,11 +35,11 @@ func parseToken(b []byte) (*row, error) {
 		return nil, nil
 	}
 	if len(b) != tokenLen {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "page_token of %d bytes is not one this server issued", len(b))
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "page_token of %d bytes is not one this server issued", len(b))
 	}
 	c, err := contract.ParseConversationID(b[8:])
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "page_token: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "page_token: %v", err)
 	}
 	return &row{score: binary.BigEndian.Uint64(b[:8]), conv: c}, nil
 }
@@ -58,7 +59,7 @@ func (s *Service) pullSessionList(ctx context.Context, in *internalv1.Authentica
 	}
 	var req qimv1.PullSessionList
 	if err := proto.Unmarshal(in.GetPullSessionList(), &req); err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "malformed PullSessionList: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "malformed PullSessionList: %v", err)
 	}
 	after, err := parseToken(req.GetPageToken())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // markRead serves MARK_READ: the user-level watermark becomes max(stored, min(requested,
@@ -24,15 +25,15 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 	}
 	var req qimv1.MarkRead
 	if err := proto.Unmarshal(in.GetMarkRead(), &req); err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "malformed MarkRead: %v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "malformed MarkRead: %v", err)
 	}
 	conv, err := contract.ParseConversationID(req.GetConversationId())
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "%v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
 	want, err := contract.NewConversationSeq(req.GetReadConversationSeq())
 	if err != nil {
-		return nil, reqErr(contract.ErrCodeInvalidArgument, "%v", err)
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
 	latest, err := s.authorize(ctx, k, conv)
 	if err != nil {
@@ -78,5 +79,5 @@ func (s *Service) authorize(ctx context.Context, k userKey, conv contract.Conver
 			}
 		}
 	}
-	return 0, reqErr(contract.ErrCodeNotMember, "not a participant of this conversation")
+	return 0, rpc.Refuse(contract.ErrCodeNotMember, "not a participant of this conversation")
 }

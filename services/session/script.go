@@ -3,14 +3,12 @@ package session
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/services/internal/luascript"
-	"github.com/qim-dev/qim/services/internal/msgstore"
 )
 
 //go:embed lua/*.lua
@@ -50,9 +48,4 @@ func loadScripts(ctx context.Context, rdb redis.Cmdable) error {
 func scriptClass(err error) (class, detail string) {
 	class, detail, _ = strings.Cut(err.Error(), " ")
 	return class, detail
-}
-
-// isCorrupt reports corrupt stored state found by this package or by the history store.
-func isCorrupt(err error) bool {
-	return errors.Is(err, ErrCorruptState) || errors.Is(err, msgstore.ErrCorrupt)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // grpcServer adapts the Service to the generated Session service. Every outcome is either a
@@ -35,24 +36,16 @@ func (g grpcServer) MarkRead(ctx context.Context, in *internalv1.AuthenticatedMa
 	return &internalv1.MarkReadOutcome{Ack: ack}, nil
 }
 
-// outcome counts a request and turns its error into a client code and message. A refusal keeps
-// its message; other failures are logged here and answered with a generic message, so storage
-// details never reach a client.
+// outcome counts a request and turns its error into a client code and message (rpc.CodeOf and
+// rpc.ClientMessage). A refusal keeps its message; other failures are logged here and answered
+// with a generic message, so storage details never reach a client.
 func (s *Service) outcome(op string, start time.Time, err error) (contract.ErrorCode, string) {
 	s.m.latency.WithLabelValues(op).Observe(float64(time.Since(start).Microseconds()))
-	if err == nil {
-		s.m.requests.WithLabelValues(op, contract.ErrCodeUnspecified.String()).Inc()
-		return contract.ErrCodeUnspecified, ""
-	}
-	code := CodeOf(err)
+	code := rpc.CodeOf(err)
 	s.m.requests.WithLabelValues(op, code.String()).Inc()
-	var re *RequestError
-	if errors.As(err, &re) {
-		return code, re.Msg
+	var re *rpc.RequestError
+	if err != nil && !errors.As(err, &re) {
+		s.log.Warn("session: request failed", "op", op, "code", code.String(), "err", err)
 	}
-	s.log.Warn("session: request failed", "op", op, "code", code.String(), "err", err)
-	if code == contract.ErrCodeInternal {
-		return code, "session state unreadable (reported); the page was refused rather than shown incomplete"
-	}
-	return code, "session service dependency unavailable; retry"
+	return code, rpc.ClientMessage(err)
 }
