@@ -16,8 +16,6 @@ var (
 	// ErrBadDispatch: a dispatch record that does not decode, verify or belong to its partition.
 	// The projection stops instead of skipping it (a skipped record loses a conversation).
 	ErrBadDispatch = errors.New("session: dispatch record cannot be projected")
-	// ErrStopped is the readiness error of a service that stopped projecting.
-	ErrStopped = errors.New("session: not projecting (stopped or shutting down)")
 	// ErrCorruptState: session state in Redis that this build cannot read (a checkpoint that is
 	// not a number, offsets without a binding). Fail closed; an operator decides. It wraps
 	// rpc.ErrCorrupt, so a request that meets it is answered INTERNAL.

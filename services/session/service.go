@@ -5,24 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
-	"github.com/qim-dev/qim/services/internal/rpc"
 )
+
+// catchUpPoll is how often the Session listener's gate checks whether the projection caught up.
+const catchUpPoll = 10 * time.Millisecond
 
 // Service is one SessionProjection process.
 type Service struct {
 	cfg      Config
 	log      *slog.Logger
+	proc     *lifecycle.Process
 	reg      *obs.Registry
 	m        *metrics
 	rdb      *redis.Client
@@ -32,10 +34,8 @@ type Service struct {
 	consumer *commitlog.PartitionConsumer
 	proj     *projector
 
-	stop        atomic.Bool
-	serving     atomic.Bool
-	grpcAddr    atomic.Pointer[string]
-	metricsAddr atomic.Pointer[string]
+	serving  atomic.Bool // the Session listener is open: the projection caught up
+	grpcAddr atomic.Pointer[string]
 }
 
 // New validates the configuration. Nothing is contacted until Run.
@@ -46,25 +46,24 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	log = log.With("service", "session")
 	reg := obs.NewRegistry("session")
-	return &Service{cfg: cfg, log: log.With("service", "session"), reg: reg, m: newMetrics(reg)}, nil
+	return &Service{cfg: cfg, log: log, reg: reg, m: newMetrics(reg), proc: lifecycle.New("session", log, reg, cfg.MetricsAddr)}, nil
 }
 
 // GRPCAddr is the bound Session gRPC address once the projection caught up ("" before).
-func (s *Service) GRPCAddr() string { return load(&s.grpcAddr) }
-
-// MetricsAddr is the bound /metrics and /healthz address once Run started it ("" before).
-func (s *Service) MetricsAddr() string { return load(&s.metricsAddr) }
-
-// Registry is the service's metric registry (the invariant counters /healthz watches).
-func (s *Service) Registry() *obs.Registry { return s.reg }
-
-func load(p *atomic.Pointer[string]) string {
-	if v := p.Load(); v != nil {
-		return *v
+func (s *Service) GRPCAddr() string {
+	if p := s.grpcAddr.Load(); p != nil {
+		return *p
 	}
 	return ""
 }
+
+// MetricsAddr is the bound /metrics and /healthz address once Run started it ("" before).
+func (s *Service) MetricsAddr() string { return s.proc.MetricsAddr() }
+
+// Registry is the service's metric registry (the invariant counters /healthz watches).
+func (s *Service) Registry() *obs.Registry { return s.reg }
 
 // Run starts the service and blocks until ctx ends (nil) or the projection must stop (an error
 // naming the partition and offset). Start-up fails closed: a core Redis that does not fsync every
@@ -74,65 +73,27 @@ func load(p *atomic.Pointer[string]) string {
 // the projection caught up with the log end seen at start-up, so a first page never shows a list
 // that is still replaying.
 func (s *Service) Run(ctx context.Context) error {
-	defer s.stop.Store(true)
-	err := s.start(ctx)
-	defer s.closeDeps()
-	if err != nil {
-		return err
-	}
-	health := obs.NewServer(s.cfg.MetricsAddr, s.reg, s.ready)
-	if err := health.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = health.Shutdown(context.Background()) }()
-	maddr := health.Addr()
-	s.metricsAddr.Store(&maddr)
+	return s.proc.Run(ctx, s.start, s.ready)
+}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.proj.run(gctx) })
+// register hands the projector and the Session server to the lifecycle. The server's gate is
+// the catch-up: it listens once every partition reached the log end seen at start-up.
+func (s *Service) register() {
+	s.proc.Go("projector", s.proj.run)
 	gs := grpc.NewServer()
 	internalv1.RegisterSessionServer(gs, grpcServer{s: s})
-	g.Go(func() error { return s.serve(gctx, gs) })
-	g.Go(func() error {
-		<-gctx.Done()
-		s.stop.Store(true)
-		rpc.Stop(gs, 5*time.Second)
-		return nil
-	})
-	return g.Wait()
+	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_SESSION_LISTEN",
+		Gate: func(ctx context.Context) error { return lifecycle.Poll(ctx, catchUpPoll, s.proj.caught.Load) },
+		OnListen: func(addr string) {
+			s.grpcAddr.Store(&addr)
+			s.serving.Store(true)
+			s.log.Info("session: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "topic", s.cfg.Topic)
+		}})
 }
 
-// serve waits for the catch-up, then opens the Session listener.
-func (s *Service) serve(ctx context.Context, gs *grpc.Server) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !s.proj.caught.Load() {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
-	lis, err := net.Listen("tcp", s.cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("session: listen %s: %w (is another session service running? set QIM_SESSION_LISTEN)", s.cfg.ListenAddr, err)
-	}
-	addr := lis.Addr().String()
-	s.grpcAddr.Store(&addr)
-	s.serving.Store(true)
-	s.log.Info("session: serving", "grpc", addr, "metrics", s.MetricsAddr(), "topic", s.cfg.Topic)
-	if err := gs.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("session: grpc: %w", err)
-	}
-	return nil
-}
-
-// ready is the /healthz readiness: projecting, caught up and serving, and the core Redis
-// answering.
+// ready is the /healthz readiness (the lifecycle answers 503 once the process stops): caught up
+// and serving, and the core Redis answering.
 func (s *Service) ready(ctx context.Context) error {
-	if s.stop.Load() {
-		return ErrStopped
-	}
 	if !s.serving.Load() {
 		return errors.New("session: catching up with the dispatch log")
 	}
@@ -140,13 +101,4 @@ func (s *Service) ready(ctx context.Context) error {
 		return fmt.Errorf("session: redis: %w", err)
 	}
 	return nil
-}
-
-func (s *Service) closeDeps() {
-	if s.consumer != nil {
-		s.consumer.Close()
-	}
-	if s.rdb != nil {
-		_ = s.rdb.Close()
-	}
 }

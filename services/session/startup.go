@@ -13,9 +13,12 @@ import (
 
 // start performs the fail-closed start-up checks in order and builds the pipeline: core Redis
 // fitness, the topic's live identity, the checkpoint binding, each partition's checkpoint against
-// its log, then one consumer from the checkpoints.
+// its log, then one consumer from the checkpoints; last it registers the projector and the
+// Session server with the lifecycle. Each dependency's close is registered as soon as it opened,
+// so a refusal half-way closes what was opened.
 func (s *Service) start(ctx context.Context) error {
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 2})
+	s.proc.OnClose("redis", s.rdb.Close)
 	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
@@ -54,9 +57,11 @@ func (s *Service) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("session: dispatch consumer: %w", err)
 	}
+	s.proc.OnClose("dispatch consumer", func() error { s.consumer.Close(); return nil })
 	s.build(live.topicID, cps, starts, bounds)
 	s.log.Info("session: checkpoints bound", "topic", s.cfg.Topic, "topic_id", live.topicID, "cluster", live.cluster,
 		"partitions", live.partitions, "fresh_binding", fresh)
+	s.register()
 	return nil
 }
 
