@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -48,7 +47,6 @@ type projector struct {
 	caught  atomic.Bool
 	mark    func(userKey, contract.ConversationID)
 	m       *metrics
-	log     *slog.Logger
 }
 
 // run polls and applies until ctx ends (nil) or the projection must stop (an error naming the
@@ -65,8 +63,7 @@ func (p *projector) run(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil //nolint:nilerr // cancelled mid-pipeline; checkpoints say where to resume
 				}
-				p.log.Error("session: projection stopped", "err", err)
-				return err
+				return err // the lifecycle logs it and stops the process
 			}
 		}
 		if perr != nil {

@@ -82,7 +82,7 @@ func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error
 func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bounds map[int32]commitlog.Bounds) {
 	n := len(cps)
 	p := &projector{c: s.consumer, st: s.st, topicID: topicID, pollMax: s.cfg.PollMax,
-		prev: make([]string, n), next: make([]int64, n), target: make([]int64, n), m: s.m, log: s.log}
+		prev: make([]string, n), next: make([]int64, n), target: make([]int64, n), m: s.m}
 	for i, cp := range cps {
 		if cp >= 0 {
 			p.prev[i] = strconv.FormatInt(cp, 10)
