@@ -1,13 +1,10 @@
 package session
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
-	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
@@ -90,35 +87,3 @@ func (e *RecordError) Error() string {
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }
-
-// corruptHistory is the writer's hot history as this package reads it: the history store's
-// corrupt-state errors (a missing or undecodable record, msgstore.ErrCorrupt) are marked
-// rpc.ErrCorrupt where they enter the package, so a request that meets one is answered INTERNAL
-// like one that meets ErrCorruptState, while a failed history read stays UNAVAILABLE.
-type corruptHistory struct{ historyReader }
-
-func (h corruptHistory) LatestSeqs(ctx context.Context, tenant contract.TenantID, convs []contract.ConversationID) ([]uint64, error) {
-	v, err := h.historyReader.LatestSeqs(ctx, tenant, convs)
-	return v, markCorrupt(err)
-}
-
-func (h corruptHistory) Tails(ctx context.Context, tenant contract.TenantID, qs []msgstore.TailQuery) ([]msgstore.Tail, error) {
-	v, err := h.historyReader.Tails(ctx, tenant, qs)
-	return v, markCorrupt(err)
-}
-
-// markCorrupt makes errors.Is(err, rpc.ErrCorrupt) hold for the history store's corrupt state,
-// keeping err's message and chain.
-func markCorrupt(err error) error {
-	if err == nil || !errors.Is(err, msgstore.ErrCorrupt) || errors.Is(err, rpc.ErrCorrupt) {
-		return err
-	}
-	return corruptError{err}
-}
-
-// corruptError is an error of the history store that matches rpc.ErrCorrupt too.
-type corruptError struct{ error }
-
-func (e corruptError) Unwrap() error { return e.error }
-
-func (e corruptError) Is(target error) bool { return target == rpc.ErrCorrupt }

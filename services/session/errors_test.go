@@ -28,8 +28,8 @@ func (f failingHistory) Tails(context.Context, contract.TenantID, []msgstore.Tai
 func TestErrorCodes(t *testing.T) {
 	ctx := context.Background()
 	hist := func(err error) error {
-		_, lerr := corruptHistory{failingHistory{err}}.LatestSeqs(ctx, contract.TenantID{}, nil)
-		_, terr := corruptHistory{failingHistory{err}}.Tails(ctx, contract.TenantID{}, nil)
+		_, lerr := failingHistory{err}.LatestSeqs(ctx, contract.TenantID{}, nil)
+		_, terr := failingHistory{err}.Tails(ctx, contract.TenantID{}, nil)
 		if !errors.Is(lerr, err) || !errors.Is(terr, err) || lerr.Error() != err.Error() {
 			t.Fatalf("history error changed: %v / %v, want %v", lerr, terr, err)
 		}

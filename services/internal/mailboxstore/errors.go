@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qim-dev/qim/services/internal/rpc"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
@@ -17,7 +19,7 @@ var (
 	ErrInvalid = errors.New("mailboxstore: invalid argument")
 	// ErrCorrupt: stored state that cannot be right (a watermark that is not a number, an index
 	// value that is not a seq, a watermark past a record without its identity). Fail closed.
-	ErrCorrupt = errors.New("mailboxstore: stored mailbox state is corrupt")
+	ErrCorrupt = fmt.Errorf("mailboxstore: stored mailbox state: %w", rpc.ErrCorrupt)
 )
 
 // ConflictError: a dispatch_id was materialized before with a different payload_digest. The

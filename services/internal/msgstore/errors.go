@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qim-dev/qim/services/internal/rpc"
+
 	"github.com/qim-dev/qim/contract"
 )
 
@@ -15,7 +17,8 @@ var (
 	ErrIdentityConflict = errors.New("msgstore: idempotency key already used by a different request")
 	// ErrCorrupt: stored state disagrees with itself (a missing or undecodable history record, a
 	// history record that differs from its commit, a malformed commit hash). Fail closed.
-	ErrCorrupt = errors.New("msgstore: corrupt stored state")
+	// It wraps rpc.ErrCorrupt, so every service answers it INTERNAL through rpc.CodeOf.
+	ErrCorrupt = fmt.Errorf("msgstore: %w", rpc.ErrCorrupt)
 	// ErrNotRecorded: MarkCommitted on a RESERVED commit; Record must run first.
 	ErrNotRecorded = errors.New("msgstore: commit is reserved but not recorded")
 	// ErrNotFound: no commit under the key (never reserved, or forgotten after the window).
@@ -61,8 +64,8 @@ func (e *CorruptError) Error() string {
 		e.Conversation, e.Seq, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// Unwrap makes errors.Is(err, ErrCorrupt) (and so rpc.ErrCorrupt) true.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
 // scriptError maps a script's error reply ("CLASS message") to the package's errors; anything
 // else (an unexpected server error) is wrapped as is. op names the operation for context.

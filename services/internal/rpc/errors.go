@@ -63,5 +63,5 @@ func ClientMessage(err error) string {
 	case contract.ErrCodeInternal:
 		return "stored state unreadable (reported); the request was refused rather than answered incompletely"
 	}
-	return "a dependency is unavailable; retry (a SEND with the same client_message_id)"
+	return "a dependency is unavailable; retry later (a retried SEND must reuse its client_message_id)"
 }
