@@ -10,61 +10,109 @@ import (
 	"strings"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/config"
 )
 
-// Config is the MailboxNode's configuration. Each field maps 1:1 to the environment variable in
-// its comment; FromEnv reads them and Validate fills defaults.
+// Config is the MailboxNode's configuration: one field per QIM_* variable (the tags give its
+// name, unit and help line; docs/config.md and `qim mailbox --help` are generated from them).
+// Defaults live in DefaultConfig; the comments here give each knob's trade-off.
 type Config struct {
-	// RedisAddr (QIM_MAILBOX_REDIS_ADDR) is the mailbox Redis. Required. It must be standalone,
-	// ≥ 7.0, AOF with appendfsync everysec or always, maxmemory-policy noeviction.
-	RedisAddr string
-	// KafkaBrokers (QIM_KAFKA_BROKERS, comma-separated) host qim.dispatch. Required.
-	KafkaBrokers []string
-	// ShardCount (QIM_MAILBOX_SHARD_COUNT) is the number of mailbox shards = qim.dispatch
-	// partitions. Default contract.MailboxShardsDefault (64); a power of two in [1, 65536]. Writer,
-	// fanout and mailbox must agree: start-up refuses a topic with another partition count.
-	ShardCount int
-	// OwnedShards (QIM_MAILBOX_OWNED_SHARDS, e.g. "0-31" or "0,4,8-11") are the shards this node
-	// materializes. Default: all. Two nodes owning one shard fence each other through the
-	// watermark compare-and-set: the loser stops.
-	OwnedShards []uint32
-	// ListenAddr (QIM_MAILBOX_LISTEN) is the gRPC address of the Mailbox service. Default
-	// 127.0.0.1:7102. Opened only after every owned shard caught up with its log.
-	ListenAddr string
-	// MetricsAddr (QIM_MAILBOX_METRICS) serves /metrics, /healthz and pprof. Default
-	// 127.0.0.1:9102.
-	MetricsAddr string
-	// GatewayPushAddr (QIM_GATEWAY_PUSH_ADDR) is the gateway's Push gRPC address. Optional: empty
-	// disables push; offline delivery through PULL_MAILBOX is unaffected.
-	GatewayPushAddr string
-	// PushQueue (QIM_MAILBOX_PUSH_QUEUE) bounds the push targets waiting for the gateway.
-	// Default 4,096. A full queue drops pushes (counted in qim_mailbox_push_dropped_total), never
-	// blocks materialization: a dropped push costs latency, the pull recovers it.
-	PushQueue int
-	// MaterializeBatch (QIM_MAILBOX_MATERIALIZE_BATCH) is how many records of one shard's FIFO
-	// go to Redis in one pipeline. Default 32, in [1, contract.MailboxShardFIFOCapacity]. Larger
-	// batches amortise the round trip when a shard is behind; a lone record is never held back.
-	MaterializeBatch int
+	// RedisAddr is the mailbox Redis (entries, shard watermarks, device cursors). Start-up
+	// refuses one that may lose more than a second or evict: it must be standalone, ≥ 7.0, AOF
+	// with appendfsync everysec or always, maxmemory-policy noeviction.
+	RedisAddr string `env:"QIM_MAILBOX_REDIS_ADDR" required:"true" doc:"mailbox Redis (host:port); must be standalone, >= 7.0, AOF everysec or always, maxmemory-policy noeviction"`
+	// KafkaBrokers host qim.dispatch, whose partitions are the mailbox shards.
+	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.dispatch"`
+	// ShardCount is the number of mailbox shards, which is the partition count of qim.dispatch.
+	// Writer, fanout, mailbox and session must agree: start-up refuses a topic with another
+	// partition count, because users would be routed to shards nobody reads.
+	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shards = qim.dispatch partitions; a power of two, the same on every service"`
+	// OwnedShards are the shards this node materializes. Two nodes owning one shard fence each
+	// other through the watermark compare-and-set: the loser stops, so an overlap costs a
+	// restart, never a duplicate or a gap.
+	OwnedShards ShardSet `env:"QIM_MAILBOX_OWNED_SHARDS" default:"all shards" doc:"shards this node materializes, e.g. 0-31 or 0,4,8-11 (ranges inclusive)"`
+	// ListenAddr is the gRPC address of the Mailbox service. It opens only after every owned
+	// shard caught up with its log, so a pull never reads a shard that is still replaying.
+	ListenAddr string `env:"QIM_MAILBOX_LISTEN" doc:"gRPC listen address of the Mailbox service (opened once every owned shard caught up)"`
+	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
+	MetricsAddr string `env:"QIM_MAILBOX_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
+	// GatewayPushAddr is the gateway's Push gRPC address. Unset disables push; offline
+	// delivery through PULL_MAILBOX is unaffected, devices only learn of new entries later.
+	GatewayPushAddr string `env:"QIM_GATEWAY_PUSH_ADDR" doc:"gateway Push gRPC address (unset: no push; pulls still deliver everything)"`
+	// PushQueue bounds the push targets waiting for the gateway. A full queue drops pushes
+	// (counted in qim_mailbox_push_dropped_total) and never blocks materialization: a dropped
+	// push costs latency, the device's next pull recovers it. Larger only helps a gateway that
+	// is briefly slow, at the price of memory.
+	PushQueue int `env:"QIM_MAILBOX_PUSH_QUEUE" unit:"targets" doc:"push targets waiting for the gateway before new ones are dropped (1..1048576)"`
+	// MaterializeBatch is how many records of one shard's FIFO go to Redis in one pipeline.
+	// Larger batches amortise the round trip when a shard is behind; a lone record is never held
+	// back waiting for company, so this does not add latency. At most the FIFO capacity.
+	MaterializeBatch int `env:"QIM_MAILBOX_MATERIALIZE_BATCH" unit:"records" doc:"dispatch records of one shard per Redis pipeline (1..128, the shard FIFO capacity)"`
 }
 
-// ErrConfig is wrapped by every validation error.
+// pushQueueMax caps QIM_MAILBOX_PUSH_QUEUE: a queue beyond a million targets only hides a dead
+// gateway behind memory.
+const pushQueueMax = 1 << 20
+
+// DefaultConfig is the configuration with every default set and the required fields empty.
+// OwnedShards stays empty: Validate takes every shard of ShardCount.
+func DefaultConfig() Config {
+	return Config{
+		ShardCount:       contract.MailboxShardsDefault,
+		ListenAddr:       "127.0.0.1:7102",
+		MetricsAddr:      "127.0.0.1:9102",
+		PushQueue:        4096,
+		MaterializeBatch: 32,
+	}
+}
+
+// ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("mailbox: invalid config")
 
-// Validate rejects bad values and fills documented defaults.
+// FromEnv reads the QIM_* variables over DefaultConfig. Malformed values are errors naming the
+// variable.
+func FromEnv() (Config, error) {
+	c, err := config.Load(DefaultConfig(), os.LookupEnv)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return c, nil
+}
+
+// Validate fills the defaults of zero fields (every shard when none is named) and rejects bad
+// values, naming the variable.
 func (c *Config) Validate() error {
-	if c.RedisAddr == "" {
-		return fmt.Errorf("%w: QIM_MAILBOX_REDIS_ADDR is required", ErrConfig)
-	}
-	if len(c.KafkaBrokers) == 0 {
-		return fmt.Errorf("%w: QIM_KAFKA_BROKERS is required", ErrConfig)
-	}
-	if c.ShardCount == 0 {
-		c.ShardCount = contract.MailboxShardsDefault
+	if err := config.Apply(c, DefaultConfig()); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	n, err := contract.NewShardCount(c.ShardCount)
 	if err != nil {
-		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT: %v", ErrConfig, err)
+		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %v", ErrConfig, c.ShardCount, err)
 	}
+	if err := c.validateOwned(n); err != nil {
+		return err
+	}
+	for _, a := range []struct{ name, addr string }{
+		{"QIM_MAILBOX_REDIS_ADDR", c.RedisAddr}, {"QIM_MAILBOX_LISTEN", c.ListenAddr},
+		{"QIM_MAILBOX_METRICS", c.MetricsAddr}, {"QIM_GATEWAY_PUSH_ADDR", c.GatewayPushAddr},
+	} {
+		if _, _, err := net.SplitHostPort(a.addr); a.addr != "" && err != nil {
+			return fmt.Errorf("%w: %s=%q: %v", ErrConfig, a.name, a.addr, err)
+		}
+	}
+	switch {
+	case c.PushQueue < 1 || c.PushQueue > pushQueueMax:
+		return fmt.Errorf("%w: QIM_MAILBOX_PUSH_QUEUE=%d not in [1, %d]", ErrConfig, c.PushQueue, pushQueueMax)
+	case c.MaterializeBatch < 1 || c.MaterializeBatch > contract.MailboxShardFIFOCapacity:
+		return fmt.Errorf("%w: QIM_MAILBOX_MATERIALIZE_BATCH=%d not in [1, %d]", ErrConfig, c.MaterializeBatch,
+			contract.MailboxShardFIFOCapacity)
+	}
+	return nil
+}
+
+// validateOwned takes every shard when none is named, and otherwise sorts the owned shards and
+// refuses duplicates and shards the topic does not have.
+func (c *Config) validateOwned(n contract.ShardCount) error {
 	if len(c.OwnedShards) == 0 {
 		c.OwnedShards = allShards(n)
 	}
@@ -72,56 +120,54 @@ func (c *Config) Validate() error {
 	slices.Sort(c.OwnedShards)
 	for i, s := range c.OwnedShards {
 		if s >= uint32(n) || (i > 0 && c.OwnedShards[i-1] == s) {
-			return fmt.Errorf("%w: owned shard %d duplicated or not below the shard count %d", ErrConfig, s, n)
+			return fmt.Errorf("%w: QIM_MAILBOX_OWNED_SHARDS: shard %d duplicated or not below QIM_MAILBOX_SHARD_COUNT=%d",
+				ErrConfig, s, n)
 		}
-	}
-	setDefault(&c.ListenAddr, "127.0.0.1:7102")
-	setDefault(&c.MetricsAddr, "127.0.0.1:9102")
-	for _, a := range []string{c.ListenAddr, c.MetricsAddr, c.GatewayPushAddr} {
-		if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
-			return fmt.Errorf("%w: address %q: %v", ErrConfig, a, err)
-		}
-	}
-	if c.PushQueue == 0 {
-		c.PushQueue = 4096
-	}
-	if c.PushQueue < 1 || c.PushQueue > 1<<20 {
-		return fmt.Errorf("%w: push queue %d not in [1, %d]", ErrConfig, c.PushQueue, 1<<20)
-	}
-	if c.MaterializeBatch == 0 {
-		c.MaterializeBatch = 32
-	}
-	if c.MaterializeBatch < 1 || c.MaterializeBatch > contract.MailboxShardFIFOCapacity {
-		return fmt.Errorf("%w: materialize batch %d not in [1, %d]", ErrConfig, c.MaterializeBatch, contract.MailboxShardFIFOCapacity)
 	}
 	return nil
 }
 
 func (c *Config) shards() contract.ShardCount { return contract.ShardCount(c.ShardCount) }
 
-func allShards(n contract.ShardCount) []uint32 {
-	out := make([]uint32, n)
+func allShards(n contract.ShardCount) ShardSet {
+	out := make(ShardSet, n)
 	for i := range out {
 		out[i] = uint32(i)
 	}
 	return out
 }
 
-func setDefault(s *string, v string) {
-	if *s == "" {
-		*s = v
+// ShardSet is a set of mailbox shards, written "0-31", "3" or "0,4,8-11" in the environment.
+type ShardSet []uint32
+
+// UnmarshalText parses the environment form (see ParseShardSet).
+func (s *ShardSet) UnmarshalText(b []byte) error {
+	v, err := parseShardSet(string(b))
+	if err != nil {
+		return err
 	}
+	*s = v
+	return nil
 }
 
 // ParseShardSet parses "0-31", "3", "0,4,8-11" (ranges inclusive). Empty means none (Validate
-// then takes every shard). Bounds against the shard count are checked by Validate.
+// then takes every shard); an empty element ("0,,4", a trailing comma) is a typo and refused.
+// Bounds against the shard count are checked by Validate.
 func ParseShardSet(s string) ([]uint32, error) {
+	v, err := parseShardSet(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shard set %q: %w", ErrConfig, s, err)
+	}
+	return v, nil
+}
+
+func parseShardSet(s string) ([]uint32, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	var out []uint32
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 16)
 		b := a
@@ -130,43 +176,11 @@ func ParseShardSet(s string) ([]uint32, error) {
 			b, err2 = strconv.ParseUint(strings.TrimSpace(hi), 10, 16)
 		}
 		if err1 != nil || err2 != nil || b < a {
-			return nil, fmt.Errorf("%w: shard set %q: bad element %q", ErrConfig, s, part)
+			return nil, fmt.Errorf("bad element %q (want a shard or an inclusive range such as 8-11)", part)
 		}
 		for v := a; v <= b; v++ {
 			out = append(out, uint32(v))
 		}
 	}
 	return out, nil
-}
-
-// FromEnv reads the QIM_* variables named on the fields. Unset variables leave defaults to
-// Validate; malformed values are errors, never silently ignored.
-func FromEnv() (Config, error) {
-	c := Config{
-		RedisAddr:       os.Getenv("QIM_MAILBOX_REDIS_ADDR"),
-		ListenAddr:      os.Getenv("QIM_MAILBOX_LISTEN"),
-		MetricsAddr:     os.Getenv("QIM_MAILBOX_METRICS"),
-		GatewayPushAddr: os.Getenv("QIM_GATEWAY_PUSH_ADDR"),
-	}
-	if b := os.Getenv("QIM_KAFKA_BROKERS"); b != "" {
-		c.KafkaBrokers = strings.Split(b, ",")
-	}
-	owned, err := ParseShardSet(os.Getenv("QIM_MAILBOX_OWNED_SHARDS"))
-	if err != nil {
-		return c, err
-	}
-	c.OwnedShards = owned
-	for env, dst := range map[string]*int{
-		"QIM_MAILBOX_SHARD_COUNT": &c.ShardCount, "QIM_MAILBOX_PUSH_QUEUE": &c.PushQueue,
-		"QIM_MAILBOX_MATERIALIZE_BATCH": &c.MaterializeBatch,
-	} {
-		if v := os.Getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return c, fmt.Errorf("%w: %s=%q: %v", ErrConfig, env, v, err)
-			}
-			*dst = n
-		}
-	}
-	return c, nil
 }
