@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // ErrBadDispatch is wrapped by every reason a dispatch record cannot be materialized safely:
@@ -47,23 +47,7 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// requestError is a client-visible failure of PullMailbox with its contract code.
-type requestError struct {
-	code contract.ErrorCode
-	msg  string
-}
-
-func (e *requestError) Error() string { return "mailbox: " + e.msg }
-
-func reqErr(code contract.ErrorCode, format string, args ...any) error {
-	return &requestError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// codeOf maps an error to its contract code (INTERNAL when it carries none).
-func codeOf(err error) contract.ErrorCode {
-	var re *requestError
-	if errors.As(err, &re) {
-		return re.code
-	}
-	return contract.ErrCodeInternal
-}
+// ErrCorruptEntry: a stored mailbox entry does not decode to its own mailbox_seq. The pull is
+// refused as a whole (INTERNAL through rpc.CodeOf) rather than answered without the entry, which
+// the device would take for a complete batch and step its cursor over.
+var ErrCorruptEntry = fmt.Errorf("mailbox: stored mailbox entry does not decode: %w", rpc.ErrCorrupt)

@@ -28,6 +28,7 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/mailboxstore"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // Pull bounds. Defaults serve a phone catching up after a day offline in a few round trips; the
@@ -53,19 +54,19 @@ type pullRequest struct {
 func parsePull(in *internalv1.AuthenticatedPullMailbox) (pullRequest, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
 	if err != nil {
-		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+		return pullRequest{}, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	}
 	dev := in.GetDeviceId()
 	if dev == "" || len(dev) > deviceIDMaxBytes || !utf8.ValidString(dev) {
-		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "device_id must be 1..%d bytes of UTF-8", deviceIDMaxBytes)
+		return pullRequest{}, rpc.Refuse(contract.ErrCodeInvalidArgument, "device_id must be 1..%d bytes of UTF-8", deviceIDMaxBytes)
 	}
 	var req qimv1.PullMailbox
 	if err := proto.Unmarshal(in.GetPullMailbox(), &req); err != nil {
-		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "PULL_MAILBOX payload: %v", err)
+		return pullRequest{}, rpc.Refuse(contract.ErrCodeInvalidArgument, "PULL_MAILBOX payload: %v", err)
 	}
 	cursor, err := contract.NewMailboxSeq(req.GetCursor().GetMailboxSeq())
 	if err != nil {
-		return pullRequest{}, reqErr(contract.ErrCodeInvalidArgument, "cursor: %v", err)
+		return pullRequest{}, rpc.Refuse(contract.ErrCodeInvalidArgument, "cursor: %v", err)
 	}
 	return pullRequest{tenant: tenant, user: contract.UserID(in.GetUserId()), device: dev, cursor: cursor,
 		limit:    clamp(int(req.GetLimit()), pullLimitDefault, pullLimitMax),
@@ -85,8 +86,8 @@ func clamp(v, def, max int) int {
 // pullMany serves PULL_MAILBOX requests (each records its cursor as the device's cursor and gets
 // the entries after it) with one store round trip; batches[i] or errs[i]
 // answers ins[i], and one pull's error never fails another. A failed round trip fails every
-// pull that reached the store, each as UNAVAILABLE (retryable: a stored cursor only moves
-// forward).
+// pull that reached the store, each as UNAVAILABLE through rpc.CodeOf (retryable: a stored
+// cursor only moves forward).
 func (s *Service) pullMany(ctx context.Context, ins []*internalv1.AuthenticatedPullMailbox) ([]*qimv1.MailboxBatch, []error) {
 	batches, errs := make([]*qimv1.MailboxBatch, len(ins)), make([]error, len(ins))
 	qs := make([]mailboxstore.PullQuery, 0, len(ins))
@@ -110,9 +111,9 @@ func (s *Service) pullMany(ctx context.Context, ins []*internalv1.AuthenticatedP
 	for k, i := range idx {
 		switch {
 		case err != nil:
-			errs[i] = reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", err)
+			errs[i] = fmt.Errorf("mailbox: pull: %w", err)
 		case qerrs[k] != nil:
-			errs[i] = reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", qerrs[k])
+			errs[i] = fmt.Errorf("mailbox: pull: %w", qerrs[k])
 		default:
 			batches[i], errs[i] = batchOf(res[k])
 		}
@@ -128,12 +129,12 @@ func batchOf(res mailboxstore.PullResult) (*qimv1.MailboxBatch, error) {
 	for _, se := range res.Entries {
 		var e internalv1.MailboxEntry
 		if err := proto.Unmarshal(se.Value, &e); err != nil || e.GetMailboxSeq() != uint64(se.Seq) {
-			return nil, fmt.Errorf("mailbox: stored entry at seq %d does not decode to its own seq", se.Seq)
+			return nil, fmt.Errorf("%w: seq %d", ErrCorruptEntry, se.Seq)
 		}
 		batch.Entries = append(batch.Entries, eventOf(&e))
 	}
 	if n := proto.Size(batch); n > contract.MaxFramePayload {
-		return nil, fmt.Errorf("mailbox: batch of %d bytes exceeds the frame limit", n)
+		return nil, rpc.Refuse(contract.ErrCodeInternal, "mailbox batch of %d bytes exceeds the frame limit", n)
 	}
 	return batch, nil
 }
@@ -143,18 +144,18 @@ func batchOf(res mailboxstore.PullResult) (*qimv1.MailboxBatch, error) {
 func (s *Service) hasOffline(ctx context.Context, in *internalv1.OfflineQuery) (bool, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
 	if err != nil {
-		return false, reqErr(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
+		return false, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	}
 	cursor, err := contract.NewMailboxSeq(in.GetCursor())
 	if err != nil {
-		return false, reqErr(contract.ErrCodeInvalidArgument, "cursor: %v", err)
+		return false, rpc.Refuse(contract.ErrCodeInvalidArgument, "cursor: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
 	defer cancel()
 	res, err := s.store.Pull(ctx, mailboxstore.PullQuery{Tenant: tenant, User: contract.UserID(in.GetUserId()),
 		Cursor: cursor, Limit: 1, MaxBytes: 1})
 	if err != nil {
-		return false, reqErr(contract.ErrCodeUnavailable, "mailbox store: %v", err)
+		return false, fmt.Errorf("mailbox: offline check: %w", err)
 	}
 	return res.Expired || len(res.Entries) > 0, nil
 }

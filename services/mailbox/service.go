@@ -40,6 +40,7 @@ type Service struct {
 	done        chan struct{}
 	stop        atomic.Bool
 	caughtUp    atomic.Bool
+	pullFailing atomic.Bool // pulls are failing for a reason of ours (logged on the transitions)
 	grpcAddr    atomic.Pointer[string]
 	metricsAddr atomic.Pointer[string]
 }
