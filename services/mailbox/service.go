@@ -5,28 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/mailboxstore"
 	"github.com/qim-dev/qim/services/internal/obs"
-	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // ErrStopped is the readiness error of a node that stopped materializing.
 var ErrStopped = errors.New("mailbox: not materializing (stopped or shutting down)")
 
+// catchUpPoll is how often the Mailbox listener's gate checks whether every owned shard caught
+// up; it only delays the first pull of a start-up by at most this much.
+const catchUpPoll = 10 * time.Millisecond
+
 // Service is one MailboxNode process.
 type Service struct {
 	cfg      Config
 	log      *slog.Logger
+	proc     *lifecycle.Process
 	reg      *obs.Registry
 	m        *metrics
 	rdb      *redis.Client
@@ -34,15 +37,11 @@ type Service struct {
 	consumer *commitlog.PartitionConsumer
 	router   *router
 	workers  []*shardWorker
-	pusher   *pusher
-	pushConn *grpc.ClientConn
+	pusher   *pusher // nil: push disabled
 
-	done        chan struct{}
-	stop        atomic.Bool
-	caughtUp    atomic.Bool
+	caughtUp    atomic.Bool // every owned shard reached the log end seen at start-up
 	pullFailing atomic.Bool // pulls are failing for a reason of ours (logged on the transitions)
 	grpcAddr    atomic.Pointer[string]
-	metricsAddr atomic.Pointer[string]
 }
 
 // New validates the configuration. Nothing is contacted until Run.
@@ -53,26 +52,24 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	log = log.With("service", "mailbox")
 	reg := obs.NewRegistry("mailbox")
-	return &Service{cfg: cfg, log: log.With("service", "mailbox"), reg: reg, m: newMetrics(reg),
-		done: make(chan struct{})}, nil
+	return &Service{cfg: cfg, log: log, reg: reg, m: newMetrics(reg), proc: lifecycle.New("mailbox", log, reg, cfg.MetricsAddr)}, nil
 }
 
 // GRPCAddr is the bound Mailbox gRPC address once every owned shard caught up ("" before).
-func (s *Service) GRPCAddr() string { return load(&s.grpcAddr) }
-
-// MetricsAddr is the bound /metrics and /healthz address once Run started it ("" before).
-func (s *Service) MetricsAddr() string { return load(&s.metricsAddr) }
-
-// Registry is the node's metric registry (the invariant counters /healthz watches).
-func (s *Service) Registry() *obs.Registry { return s.reg }
-
-func load(p *atomic.Pointer[string]) string {
-	if v := p.Load(); v != nil {
+func (s *Service) GRPCAddr() string {
+	if v := s.grpcAddr.Load(); v != nil {
 		return *v
 	}
 	return ""
 }
+
+// MetricsAddr is the bound /metrics and /healthz address once Run started it ("" before).
+func (s *Service) MetricsAddr() string { return s.proc.MetricsAddr() }
+
+// Registry is the node's metric registry (the invariant counters /healthz watches).
+func (s *Service) Registry() *obs.Registry { return s.reg }
 
 // Run starts the node and blocks until ctx ends (nil) or materialization must stop (an error
 // naming the shard and offset, e.g. *ShardError). Start-up fails closed: a mailbox Redis that
@@ -81,63 +78,35 @@ func load(p *atomic.Pointer[string]) string {
 // start. The Mailbox gRPC listener opens only after every owned shard caught up with the log end
 // seen at start-up, so a pull never reads a shard that is still replaying.
 func (s *Service) Run(ctx context.Context) error {
-	defer close(s.done)
-	defer s.stop.Store(true)
-	err := s.start(ctx)
-	defer s.closeDeps()
-	if err != nil {
-		return err
-	}
-	health := obs.NewServer(s.cfg.MetricsAddr, s.reg, s.ready)
-	if err := health.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = health.Shutdown(context.Background()) }()
-	maddr := health.Addr()
-	s.metricsAddr.Store(&maddr)
+	return s.proc.Run(ctx, s.start, s.ready)
+}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.router.run(gctx) })
+// register hands the router, one worker per owned shard, the pusher and the gated Mailbox
+// server to the lifecycle.
+func (s *Service) register() {
+	s.proc.Go("dispatch router", s.router.run)
 	for _, w := range s.workers {
-		g.Go(func() error { return w.run(gctx) })
+		s.proc.Go("shard "+shardLabel(w.lane.shard), w.run)
 	}
 	if s.pusher != nil {
-		g.Go(func() error { return s.pusher.run(gctx) })
+		s.proc.Go("gateway push", s.pusher.run)
 	}
 	gs := grpc.NewServer()
 	internalv1.RegisterMailboxServer(gs, grpcServer{s: s})
-	g.Go(func() error { return s.serve(gctx, gs) })
-	g.Go(func() error {
-		<-gctx.Done()
-		s.stop.Store(true)
-		rpc.Stop(gs, 5*time.Second)
-		return nil
-	})
-	return g.Wait()
+	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_MAILBOX_LISTEN", Gate: s.catchUp,
+		OnListen: func(addr string) {
+			s.grpcAddr.Store(&addr)
+			s.log.Info("mailbox: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "shards", len(s.workers))
+		}})
 }
 
-// serve waits for the catch-up, then opens the Mailbox listener.
-func (s *Service) serve(ctx context.Context, gs *grpc.Server) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !s.allCaughtUp() {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
+// catchUp is the Mailbox listener's gate: it passes once every owned shard applied the records
+// that were in its log at start-up.
+func (s *Service) catchUp(ctx context.Context) error {
+	if err := lifecycle.Poll(ctx, catchUpPoll, s.allCaughtUp); err != nil {
+		return err
 	}
 	s.caughtUp.Store(true)
-	lis, err := net.Listen("tcp", s.cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("mailbox: listen %s: %w (is another mailbox running? set QIM_MAILBOX_LISTEN)", s.cfg.ListenAddr, err)
-	}
-	addr := lis.Addr().String()
-	s.grpcAddr.Store(&addr)
-	s.log.Info("mailbox: serving", "grpc", addr, "metrics", s.MetricsAddr(), "shards", len(s.workers))
-	if err := gs.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("mailbox: grpc: %w", err)
-	}
 	return nil
 }
 
@@ -152,7 +121,7 @@ func (s *Service) allCaughtUp() bool {
 
 // ready is the /healthz readiness: materializing, caught up, and the mailbox Redis answering.
 func (s *Service) ready(ctx context.Context) error {
-	if s.stop.Load() {
+	if s.proc.Stopping() {
 		return ErrStopped
 	}
 	if !s.caughtUp.Load() {
@@ -162,16 +131,4 @@ func (s *Service) ready(ctx context.Context) error {
 		return fmt.Errorf("mailbox: redis: %w", err)
 	}
 	return nil
-}
-
-func (s *Service) closeDeps() {
-	if s.consumer != nil {
-		s.consumer.Close()
-	}
-	if s.pushConn != nil {
-		_ = s.pushConn.Close()
-	}
-	if s.rdb != nil {
-		_ = s.rdb.Close()
-	}
 }

@@ -22,9 +22,11 @@ const (
 
 // start performs the fail-closed start-up checks and builds the pipeline: mailbox Redis fitness,
 // the qim.dispatch partition count, each owned shard's epoch and watermark against its log, then
-// one consumer from watermark + 1 of every owned partition.
+// one consumer from watermark + 1 of every owned partition. Each dependency's close is registered
+// right after it opened, so a refusal further down closes what was opened before it.
 func (s *Service) start(ctx context.Context) error {
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: len(s.cfg.OwnedShards) + 16, MinIdleConns: 2})
+	s.proc.OnClose("mailbox redis", s.rdb.Close)
 	if err := mailboxstore.CheckDurability(ctx, s.rdb); err != nil {
 		return fmt.Errorf("mailbox: refusing to start: %w", err)
 	}
@@ -56,10 +58,12 @@ func (s *Service) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mailbox: dispatch consumer: %w", err)
 	}
+	s.proc.OnClose("dispatch consumer", func() error { s.consumer.Close(); return nil })
 	if err := s.connectPush(); err != nil {
 		return err
 	}
 	s.buildPipeline(states, bounds)
+	s.register()
 	return nil
 }
 
@@ -82,6 +86,8 @@ func (s *Service) dispatchBounds(ctx context.Context) (map[int32]commitlog.Bound
 	return bounds, nil
 }
 
+// connectPush creates the gateway Push client when push is configured. The connection is lazy:
+// a gateway that is down at start-up costs pushes, never the start.
 func (s *Service) connectPush() error {
 	if s.cfg.GatewayPushAddr == "" {
 		return nil
@@ -90,7 +96,7 @@ func (s *Service) connectPush() error {
 	if err != nil {
 		return fmt.Errorf("mailbox: gateway push client for %s: %w", s.cfg.GatewayPushAddr, err)
 	}
-	s.pushConn = conn
+	s.proc.OnClose("gateway push client", conn.Close)
 	s.pusher = newPusher(internalv1.NewPushClient(conn), s.cfg.PushQueue, s.m, s.log)
 	s.reg.GaugeFunc("qim_mailbox_push_queue_depth", "Push targets waiting for the gateway.",
 		func() float64 { return float64(len(s.pusher.q)) })
