@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -140,16 +141,21 @@ func TestPushReachesRestartedGateway(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = p.run(ctx) }()
-	waitTargets := func(n int, within time.Duration) {
+	// waitUser waits until the gateway got user's target. The queue is FIFO with one sender, so
+	// once it arrived nothing enqueued before it is still on its way (counting targets instead
+	// raced with a user-2 push that was in flight across the restart).
+	waitUser := func(user uint64, within time.Duration) {
 		t.Helper()
-		for deadline := time.Now().Add(within); len(g.received()) < n; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(within); !slices.ContainsFunc(g.received(), func(tg *internalv1.PushTarget) bool {
+			return tg.GetUserId() == user
+		}); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("gateway got %d targets after %v, want %d", len(g.received()), within, n)
+				t.Fatalf("gateway got no target of user %d within %v (%d targets)", user, within, len(g.received()))
 			}
 		}
 	}
 	p.enqueue([]*internalv1.PushTarget{{UserId: 1}})
-	waitTargets(1, 5*time.Second)
+	waitUser(1, 5*time.Second)
 
 	stop() // the gateway dies; pushes meanwhile are dropped (best effort)
 	for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
@@ -162,7 +168,7 @@ func TestPushReachesRestartedGateway(t *testing.T) {
 	_, restarted := servePushAt(t, g, addr)
 	defer restarted()
 	p.enqueue([]*internalv1.PushTarget{{UserId: 3}})
-	waitTargets(2, pushTimeout+time.Second)
+	waitUser(3, pushTimeout+time.Second)
 	if got := g.received(); got[len(got)-1].GetUserId() != 3 {
 		t.Fatalf("last target pushed is user %d, want 3", got[len(got)-1].GetUserId())
 	}
