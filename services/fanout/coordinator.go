@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/qim-dev/qim/services/internal/backoff"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 )
 
@@ -59,14 +60,16 @@ type coordinator struct {
 	lastErr  atomic.Pointer[string]
 
 	// Owned by the run goroutine.
-	acked      int64     // acknowledged position: last+1 of the newest batch whose dispatches are all acked
-	lastCommit time.Time // when the position was last stored (zero: never by this run)
+	acked      int64            // acknowledged position: last+1 of the newest batch whose dispatches are all acked
+	lastCommit time.Time        // when the position was last stored (zero: never by this run)
+	retryDelay *backoff.Backoff // wait between attempts of the batch or commit being retried
 }
 
 func newCoordinator(cfg Config, log *slog.Logger, src outboxSource, sink dispatchSink, pos positionStore,
 	m *metrics, start, high int64) *coordinator {
 	c := &coordinator{cfg: cfg, log: log, src: src, sink: sink, pos: pos, m: m,
-		planner: newPlanner(cfg.OutboxTopic, cfg.shards()), acked: start}
+		planner: newPlanner(cfg.OutboxTopic, cfg.shards()), acked: start,
+		retryDelay: backoff.New(cfg.RetryBackoffMin, cfg.RetryBackoffMax)}
 	c.next.Store(start)
 	c.high.Store(max(high, start))
 	m.position.Set(float64(start))
@@ -135,10 +138,11 @@ func (c *coordinator) deliver(ctx context.Context, b *batch) bool {
 	return ok
 }
 
-// retry runs op until it succeeds (true) or ctx ends (false), backing off between attempts and
-// counting consecutive failures for readiness.
+// retry runs op until it succeeds (true) or ctx ends (false), backing off between attempts
+// (RetryBackoffMin doubling to RetryBackoffMax, from Min again for every op) and counting
+// consecutive failures for readiness.
 func (c *coordinator) retry(ctx context.Context, op func() error, logFail func(attempt int, err error)) bool {
-	backoff := c.cfg.RetryBackoffMin
+	c.retryDelay.Reset()
 	for attempt := 1; ; attempt++ {
 		err := op()
 		if err == nil {
@@ -150,14 +154,9 @@ func (c *coordinator) retry(ctx context.Context, op func() error, logFail func(a
 		}
 		c.failed(err)
 		logFail(attempt, err)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !c.retryDelay.Wait(ctx) {
 			return false
-		case <-t.C:
 		}
-		backoff = min(2*backoff, c.cfg.RetryBackoffMax)
 	}
 }
 
