@@ -6,8 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -16,10 +15,10 @@ import (
 type Service struct {
 	cfg   Config
 	log   *slog.Logger
+	proc  *lifecycle.Process
 	reg   *obs.Registry
 	m     *metrics
 	coord atomic.Pointer[coordinator]
-	addr  atomic.Pointer[string]
 	conn  atomic.Pointer[conn]
 
 	// Test seams: wrap the real sink and position store to inject a fault or a crash. Nil in
@@ -36,8 +35,9 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{cfg: cfg, log: log.With("service", "fanout"), reg: obs.NewRegistry("fanout")}
-	s.m = newMetrics(s.reg)
+	log = log.With("service", "fanout")
+	reg := obs.NewRegistry("fanout")
+	s := &Service{cfg: cfg, log: log, reg: reg, m: newMetrics(reg), proc: lifecycle.New("fanout", log, reg, cfg.MetricsAddr)}
 	s.reg.GaugeFunc("qim_fanout_outbox_lag_records", "Outbox high watermark minus the committed position.",
 		func() float64 {
 			if c := s.coord.Load(); c != nil {
@@ -57,12 +57,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 }
 
 // MetricsAddr is the bound /metrics and /healthz address once Run is serving ("" before).
-func (s *Service) MetricsAddr() string {
-	if p := s.addr.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
+func (s *Service) MetricsAddr() string { return s.proc.MetricsAddr() }
 
 // Position is the committed Outbox position (the offset of the next record to dispatch): the
 // validated start once start-up passed, then last+1 of every committed batch; -1 before.
@@ -77,11 +72,16 @@ func (s *Service) Position() int64 {
 // or continuing would lose or misroute a committed message (an error naming the offset, such as
 // a *RecordError). Start-up fails closed with a *StartError.
 func (s *Service) Run(ctx context.Context) error {
+	return s.proc.Run(ctx, s.start, s.ready)
+}
+
+// start opens the Kafka clients in order (fail-closed, see open), builds the coordinator at the
+// validated position and registers its two loops: the batch loop and the lag watcher.
+func (s *Service) start(ctx context.Context) error {
 	c, err := s.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer c.close()
 	s.conn.Store(c)
 	var sink dispatchSink = c.producer
 	if s.wrapSink != nil {
@@ -93,26 +93,18 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	coord := newCoordinator(s.cfg, s.log, c.consumer, sink, pos, s.m, c.start, c.bounds.High)
 	s.coord.Store(coord)
-
-	health := obs.NewServer(s.cfg.MetricsAddr, s.reg, s.ready)
-	if err := health.Start(); err != nil {
+	s.proc.Go("batch", func(ctx context.Context) error {
+		err := coord.run(ctx)
+		s.log.Info("fanout: batch loop ended", "position", coord.next.Load(), "acknowledged", coord.acked)
 		return err
-	}
-	defer func() { _ = health.Shutdown(context.WithoutCancel(ctx)) }()
-	addr := health.Addr()
-	s.addr.Store(&addr)
-	s.log.Info("fanout: dispatching", "outbox", s.cfg.OutboxTopic, "dispatch", s.cfg.DispatchTopic,
-		"group", s.cfg.Group, "start", c.start, "low", c.bounds.Low, "high", c.bounds.High,
-		"shards", s.cfg.ShardCount, "batch", s.cfg.BatchSize, "metrics", addr)
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return coord.run(gctx) })
-	g.Go(func() error { coord.watchLag(gctx); return nil })
-	err = g.Wait()
-	if err != nil {
-		s.log.Error("fanout: stopped", "position", coord.next.Load(), "err", err)
-	}
-	return err
+	})
+	s.proc.Go("lag watch", func(ctx context.Context) error { coord.watchLag(ctx); return nil })
+	s.proc.OnStarted(func() {
+		s.log.Info("fanout: dispatching", "outbox", s.cfg.OutboxTopic, "dispatch", s.cfg.DispatchTopic,
+			"group", s.cfg.Group, "start", c.start, "low", c.bounds.Low, "high", c.bounds.High,
+			"shards", s.cfg.ShardCount, "batch", s.cfg.BatchSize, "metrics", s.proc.MetricsAddr())
+	})
+	return nil
 }
 
 // ready is the /healthz readiness: the batch loop is not stuck retrying, and qim.dispatch is

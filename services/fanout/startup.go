@@ -10,9 +10,9 @@ import (
 // consumerClientID names the Outbox consumer in broker logs and metrics.
 const consumerClientID = "qim-fanout-outbox"
 
-// conn holds the Kafka clients of one run and where it starts.
+// conn holds the Kafka clients of one run and where it starts. The Process owns their closing
+// (registered as each one opened).
 type conn struct {
-	admin    *commitlog.Admin
 	producer *commitlog.DispatchProducer
 	consumer *commitlog.PartitionConsumer
 	offsets  *commitlog.OffsetStore
@@ -20,34 +20,21 @@ type conn struct {
 	bounds   commitlog.Bounds // Outbox bounds seen at start-up
 }
 
-func (c *conn) close() {
-	if c.consumer != nil {
-		c.consumer.Close()
-	}
-	if c.producer != nil {
-		c.producer.Close()
-	}
-	if c.admin != nil {
-		c.admin.Close()
-	}
-}
-
 // open performs the fail-closed start-up: the Outbox has exactly one partition, qim.dispatch
 // has exactly ShardCount partitions with leaders and a loaded producer id, and the stored
 // position is one the log can justify (commitlog.ValidateStart). Only then is the Outbox
 // consumer created, at that position. Every refusal is a *StartError naming topic and cause.
-func (s *Service) open(ctx context.Context) (_ *conn, err error) {
+// Each client's close is registered with the Process right after it opened, so a refusal half
+// way closes exactly what was opened, in reverse.
+func (s *Service) open(ctx context.Context) (*conn, error) {
 	c := &conn{}
-	defer func() {
-		if err != nil {
-			c.close()
-		}
-	}()
 	requests := commitlog.NewRequestMetrics(s.reg)
-	if c.admin, err = commitlog.NewAdmin(s.cfg.KafkaBrokers, requests); err != nil {
+	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, requests)
+	if err != nil {
 		return nil, err
 	}
-	if c.bounds, err = s.outboxBounds(ctx, c.admin); err != nil {
+	s.proc.OnClose("kafka admin", closeFn(admin.Close))
+	if c.bounds, err = s.outboxBounds(ctx, admin); err != nil {
 		return nil, err
 	}
 	c.producer, err = commitlog.NewDispatchProducer(commitlog.DispatchConfig{Brokers: s.cfg.KafkaBrokers,
@@ -55,10 +42,11 @@ func (s *Service) open(ctx context.Context) (_ *conn, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.proc.OnClose("dispatch producer", closeFn(c.producer.Close))
 	if err = c.producer.Ready(ctx, s.cfg.ShardCount); err != nil {
 		return nil, &StartError{Topic: s.cfg.DispatchTopic, Err: err}
 	}
-	if c.offsets, err = commitlog.NewOffsetStore(c.admin, s.cfg.Group, s.cfg.OutboxTopic); err != nil {
+	if c.offsets, err = commitlog.NewOffsetStore(admin, s.cfg.Group, s.cfg.OutboxTopic); err != nil {
 		return nil, err
 	}
 	if c.start, err = s.startPosition(ctx, c.offsets, c.bounds); err != nil {
@@ -70,7 +58,13 @@ func (s *Service) open(ctx context.Context) (_ *conn, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.proc.OnClose("outbox consumer", closeFn(c.consumer.Close))
 	return c, nil
+}
+
+// closeFn adapts a client's Close, which reports nothing, to the Process's closer.
+func closeFn(fn func()) func() error {
+	return func() error { fn(); return nil }
 }
 
 // outboxBounds checks the Outbox has exactly one partition and returns its bounds.
