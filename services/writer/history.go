@@ -2,7 +2,7 @@ package writer
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/qim-dev/qim/services/internal/rpc"
 
@@ -53,10 +53,7 @@ func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedP
 	}
 	page, err := s.store.HistoryPage(ctx, q)
 	if err != nil {
-		if errors.Is(err, msgstore.ErrCorrupt) {
-			return nil, rpc.Refuse(contract.ErrCodeInternal, "history page unavailable: %v", err)
-		}
-		return nil, err
+		return nil, fmt.Errorf("writer: history page: %w", err) // corrupt → INTERNAL, else UNAVAILABLE
 	}
 	return historyBatch(req.GetConversationId(), page, contract.UserID(in.GetActorUserId()))
 }
@@ -66,7 +63,7 @@ func historyBatch(cid []byte, page msgstore.HistoryPage, actor contract.UserID) 
 	for _, raw := range page.Records {
 		var r internalv1.MessageRecord
 		if err := proto.Unmarshal(raw, &r); err != nil {
-			return nil, rpc.Refuse(contract.ErrCodeInternal, "history page unavailable: corrupt record")
+			return nil, fmt.Errorf("writer: history record of %d bytes does not decode: %v: %w", len(raw), err, rpc.ErrCorrupt)
 		}
 		if uint64(actor) != r.GetSenderUserId() && uint64(actor) != r.GetDirectPeerUserId() {
 			return nil, rpc.Refuse(contract.ErrCodeNotMember, "not a participant of this conversation")

@@ -109,6 +109,10 @@ func (g grpcServer) SendMessage(ctx context.Context, in *internalv1.Authenticate
 func (g grpcServer) PullHistory(ctx context.Context, in *internalv1.AuthenticatedPullHistory) (*internalv1.PullHistoryOutcome, error) {
 	batch, err := g.s.pullHistory(ctx, in)
 	if err != nil {
+		var refusal *rpc.RequestError
+		if !errors.As(err, &refusal) { // the client sees only a generic message: keep the cause here
+			g.s.log.Warn("writer: history page failed", "code", rpc.CodeOf(err).String(), "err", err)
+		}
 		return &internalv1.PullHistoryOutcome{ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}, nil
 	}
 	return &internalv1.PullHistoryOutcome{Batch: batch}, nil
