@@ -23,3 +23,12 @@ func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(obs.SecretDi
 
 // LogValue redacts the secret in slog output.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(obs.SecretDigest(s)) }
+
+// UnmarshalText lets the config loader read QIM_TOKEN_SECRET straight into a Secret, so the raw
+// bytes never sit in a plain string field that a %+v of the Config would print. The value is
+// taken byte for byte (no trimming: a secret may hold any byte); an empty value stays unset, and
+// Validate reports it as required.
+func (s *Secret) UnmarshalText(b []byte) error {
+	*s = append(Secret(nil), b...)
+	return nil
+}
