@@ -2,17 +2,15 @@ package gateway
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 const (
+	// wsShutdownGrace bounds the WebSocket server's shutdown (upgrades in progress).
+	wsShutdownGrace = 2 * time.Second
 	// drainGrace bounds how long shutdown waits for connections to take their KICKED and go.
 	drainGrace = 10 * time.Second
 	// drainRetryAfterMs is the reconnect hint in KICKED{SERVER_DRAIN}: long enough for a load
@@ -23,14 +21,15 @@ const (
 	drainWorkers = 64
 )
 
-// drain stops the gateway: no new clients or pushes, every connection gets
-// KICKED{SERVER_DRAIN} and closes; after drainGrace, stragglers are cut.
-func (s *Service) drain(lns *listeners, ws *http.Server, gs *grpc.Server) {
-	_ = lns.tcp.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = ws.Shutdown(ctx) // hijacked WebSocket connections are ours, not the server's
+// drain is the gateway's stop hook: no new clients, every connection gets KICKED{SERVER_DRAIN}
+// and closes; after drainGrace, stragglers are cut. The Push server drains after it (the
+// Process stops gRPC servers once the hooks returned); a push that reaches a leaving connection
+// is harmless, since pushes are best effort and move no cursor.
+func (s *Service) drain() {
+	_ = s.lns.tcp.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wsShutdownGrace)
+	_ = s.ws.Shutdown(ctx) // hijacked WebSocket connections are ours, not the server's
 	cancel()
-	rpc.Stop(gs, 2*time.Second)
 
 	s.mu.Lock()
 	s.closing = true

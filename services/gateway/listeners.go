@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/qim-dev/qim/services/internal/lifecycle"
 )
 
 // alpnQIM is the ALPN protocol id of the binary frame protocol on a TLS connection, so one TLS
@@ -20,7 +22,7 @@ const alpnQIM = "qim/1"
 // wsPath is where the WebSocket transport is served.
 const wsPath = "/ws"
 
-// listeners are the sockets Run binds before it reports ready.
+// listeners are the sockets start binds before the gateway reports ready.
 type listeners struct {
 	tcp, ws, push net.Listener
 }
@@ -33,7 +35,8 @@ func (l *listeners) close() {
 	}
 }
 
-// listen binds every listener or none: a port clash fails start-up naming the address.
+// listen binds every listener or none: a port clash fails start-up naming the address and the
+// variable that sets it.
 func (s *Service) listen() (*listeners, error) {
 	l := &listeners{}
 	binds := []struct {
@@ -49,7 +52,7 @@ func (s *Service) listen() (*listeners, error) {
 		ln, err := net.Listen("tcp", b.addr)
 		if err != nil {
 			l.close()
-			return nil, fmt.Errorf("gateway: listen %s: %w (another gateway running? set %s)", b.addr, err, b.env)
+			return nil, &lifecycle.ListenError{Service: "gateway", Addr: b.addr, Var: b.env, Err: err}
 		}
 		*b.dst = ln
 	}
@@ -124,4 +127,12 @@ func (s *Service) wsHandler() http.Handler {
 
 func newWSServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second}
+}
+
+// serveWS serves WebSocket upgrades on ln until drain shuts the server down.
+func serveWS(ws *http.Server, ln net.Listener) error {
+	if err := ws.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("gateway: websocket server: %w", err)
+	}
+	return nil
 }

@@ -3,23 +3,27 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
+
+// pushGrace bounds the drain of in-flight PushBatch calls at stop: a push is best effort, so a
+// MailboxNode cut off after it simply counts it undelivered.
+const pushGrace = 2 * time.Second
 
 // Addrs are the bound addresses of a running gateway (useful with port 0 in tests).
 type Addrs struct {
@@ -33,9 +37,13 @@ type Addrs struct {
 // number of live connections never exceeds MaxConns; Ready is closed only after every listener is
 // bound, and /healthz is green only while Redis and every backend channel are really reachable.
 //
-// How: Run checks Redis (reachable and durable), dials the backends, binds TCP (optionally TLS),
-// WebSocket, Push gRPC and the obs server, then runs the accept loops in an errgroup; when ctx
-// ends, drain stops the listeners, kicks every connection with SERVER_DRAIN and waits, bounded.
+// How: on a lifecycle.Process. start checks Redis (reachable and durable), loads TLS, dials the
+// backends, starts the pull batcher and binds TCP (optionally TLS), WebSocket and Push gRPC, each
+// registered to close in reverse; the accept loop and the WebSocket server run as loops, Push as
+// the Process's gRPC server. At stop, the drain hook closes the client listeners, kicks every
+// connection with KICKED{SERVER_DRAIN} and waits, bounded; then Push drains and the dependencies
+// close. The pull batcher is a dependency, not a loop, so connections still being drained get
+// their pulls answered instead of a stopped batcher's UNAVAILABLE.
 //
 // Rejected: starting the client listeners only once the backends answer. A gateway that starts
 // first in an all-in-one process would then depend on start order; instead it starts, /healthz
@@ -43,6 +51,7 @@ type Addrs struct {
 type Service struct {
 	cfg      Config
 	log      *slog.Logger
+	proc     *lifecycle.Process
 	reg      *obs.Registry
 	m        *metrics
 	registry *registry
@@ -55,7 +64,9 @@ type Service struct {
 	writer    internalv1.WriterClient
 	mailbox   internalv1.MailboxClient
 	session   internalv1.SessionClient
-	pulls     *pullBatcher // PULL_MAILBOX goes through it; set by Run before any connection
+	pulls     *pullBatcher // PULL_MAILBOX goes through it; set by start before any connection
+	lns       *listeners
+	ws        *http.Server
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -74,9 +85,10 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	log = log.With("service", "gateway")
 	reg := obs.NewRegistry("gateway")
-	return &Service{cfg: cfg, log: log.With("service", "gateway"), reg: reg, m: newMetrics(reg), registry: newRegistry(),
-		conns: make(map[*conn]struct{}), ready: make(chan struct{})}, nil
+	return &Service{cfg: cfg, log: log, proc: lifecycle.New("gateway", log, reg, cfg.MetricsAddr), reg: reg, m: newMetrics(reg),
+		registry: newRegistry(), conns: make(map[*conn]struct{}), ready: make(chan struct{})}, nil
 }
 
 // Ready is closed once every listener is bound and Addrs is valid.
@@ -95,81 +107,63 @@ func (s *Service) Addrs() Addrs {
 // TLS certificate or a taken port refuse to start with an error naming the cause. On the way out
 // every connection gets KICKED{SERVER_DRAIN} before its socket closes.
 func (s *Service) Run(ctx context.Context) error {
-	if err := s.connect(ctx); err != nil {
-		return err
-	}
-	defer s.disconnect()
-	pctx, stopPulls := context.WithCancel(context.Background())
-	defer stopPulls() // before disconnect: no batch is sent on a closed channel
-	s.pulls = newPullBatcher(s.mailbox, s.cfg.BackendTimeout, s.m.pullBatchSize)
-	go s.pulls.run(pctx)
-	lns, err := s.listen()
-	if err != nil {
-		return err
-	}
-	health := obs.NewServer(s.cfg.MetricsAddr, s.reg, s.readiness)
-	if err := health.Start(); err != nil {
-		lns.close()
-		return err
-	}
-	defer func() { _ = health.Shutdown(context.Background()) }()
-	ws := newWSServer(s.wsHandler())
-	gs := grpc.NewServer()
-	internalv1.RegisterPushServer(gs, pushServer{s: s})
-	s.addrs.Store(&Addrs{TCP: lns.tcp.Addr().String(), WS: lns.ws.Addr().String(), Push: lns.push.Addr().String(), Metrics: health.Addr()})
-	close(s.ready)
-	s.log.Info("gateway: serving", "tcp", lns.tcp.Addr().String(), "tls", s.tls != nil, "ws", lns.ws.Addr().String(),
-		"push", lns.push.Addr().String(), "metrics", health.Addr(), "token_secret", obs.SecretDigest(s.cfg.TokenSecret))
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.acceptTCP(gctx, lns.tcp) })
-	g.Go(func() error {
-		if err := ws.Serve(lns.ws); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("gateway: websocket server: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() error { return gs.Serve(lns.push) })
-	g.Go(func() error {
-		<-gctx.Done()
-		s.drain(lns, ws, gs)
-		return nil
-	})
-	return g.Wait()
+	return s.proc.Run(ctx, s.start, s.readiness)
 }
 
-// connect performs the start-up checks and dials the backends.
-func (s *Service) connect(ctx context.Context) error {
+// start performs the start-up checks in order, opens the dependencies and registers the loops,
+// the Push server and the drain.
+func (s *Service) start(ctx context.Context) error {
 	var err error
 	if s.tls, err = loadTLS(&s.cfg); err != nil {
 		return err
 	}
+	if err := s.openRedis(ctx); err != nil {
+		return err
+	}
+	if err := s.dialBackends(); err != nil {
+		return err
+	}
+	s.startPulls()
+	if s.lns, err = s.listen(); err != nil {
+		return err
+	}
+	s.proc.OnClose("listeners", func() error { s.lns.close(); return nil }) // if serving never began
+	s.register()
+	return nil
+}
+
+// openRedis connects the session_epoch Redis and refuses a Redis that is unreachable or could
+// roll the counters back.
+func (s *Service) openRedis(ctx context.Context) error {
 	to := s.cfg.BackendTimeout
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, DialTimeout: to, ReadTimeout: to, WriteTimeout: to})
+	s.proc.OnClose("redis", s.rdb.Close)
 	cctx, cancel := context.WithTimeout(ctx, 2*to)
 	defer cancel()
 	if err := s.rdb.Ping(cctx).Err(); err != nil {
-		_ = s.rdb.Close()
 		return fmt.Errorf("gateway: refusing to start: core Redis %s unreachable: %w", s.cfg.RedisAddr, err)
 	}
 	if err := msgstore.CheckCommitFactsDurability(cctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
-		_ = s.rdb.Close()
 		return fmt.Errorf("gateway: refusing to start: session_epoch Redis: %w", err)
 	}
-	if s.writerCC, err = dialBackend(s.cfg.WriterAddr, to); err != nil {
-		_ = s.rdb.Close()
-		return err
-	}
-	if s.mailboxCC, err = dialBackend(s.cfg.MailboxAddr, to); err != nil {
-		_ = s.rdb.Close()
-		_ = s.writerCC.Close()
-		return err
-	}
-	if s.sessionCC, err = dialBackend(s.cfg.SessionAddr, to); err != nil {
-		_ = s.rdb.Close()
-		_ = s.writerCC.Close()
-		_ = s.mailboxCC.Close()
-		return err
+	return nil
+}
+
+// dialBackends creates the three backend channels. Nothing is contacted yet (see dialBackend).
+func (s *Service) dialBackends() error {
+	for _, b := range []struct {
+		name, addr string
+		dst        **grpc.ClientConn
+	}{
+		{"writer", s.cfg.WriterAddr, &s.writerCC}, {"mailbox", s.cfg.MailboxAddr, &s.mailboxCC},
+		{"session", s.cfg.SessionAddr, &s.sessionCC},
+	} {
+		cc, err := dialBackend(b.addr, s.cfg.BackendTimeout)
+		if err != nil {
+			return err
+		}
+		*b.dst = cc
+		s.proc.OnClose(b.name+" channel", cc.Close)
 	}
 	s.writer = internalv1.NewWriterClient(s.writerCC)
 	s.mailbox = internalv1.NewMailboxClient(s.mailboxCC)
@@ -177,22 +171,39 @@ func (s *Service) connect(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) disconnect() {
-	_ = s.writerCC.Close()
-	_ = s.mailboxCC.Close()
-	_ = s.sessionCC.Close()
-	_ = s.rdb.Close()
+// startPulls runs the pull batcher until the dependencies close: after the drain, before the
+// mailbox channel it sends on.
+func (s *Service) startPulls() {
+	s.pulls = newPullBatcher(s.mailbox, s.cfg.BackendTimeout, s.m.pullBatchSize)
+	ctx, stop := context.WithCancel(context.Background())
+	go s.pulls.run(ctx)
+	s.proc.OnClose("pull batcher", func() error { stop(); <-s.pulls.done; return nil })
+}
+
+// register hands the accept loop, the WebSocket server, the Push server and the drain to the
+// lifecycle; Ready closes once the obs server is bound too.
+func (s *Service) register() {
+	s.ws = newWSServer(s.wsHandler())
+	s.proc.Go("tcp accept", func(ctx context.Context) error { return s.acceptTCP(ctx, s.lns.tcp) })
+	s.proc.Go("websocket", func(context.Context) error { return serveWS(s.ws, s.lns.ws) })
+	gs := grpc.NewServer()
+	internalv1.RegisterPushServer(gs, pushServer{s: s})
+	s.proc.Serve(lifecycle.GRPC{Server: gs, Listener: s.lns.push, AddrVar: "QIM_GATEWAY_PUSH_LISTEN", Grace: pushGrace})
+	s.proc.OnStarted(func() {
+		a := Addrs{TCP: s.lns.tcp.Addr().String(), WS: s.lns.ws.Addr().String(), Push: s.lns.push.Addr().String(),
+			Metrics: s.proc.MetricsAddr()}
+		s.addrs.Store(&a)
+		close(s.ready)
+		s.log.Info("gateway: serving", "tcp", a.TCP, "tls", s.tls != nil, "ws", a.WS, "push", a.Push, "metrics", a.Metrics,
+			"token_secret", obs.SecretDigest(s.cfg.TokenSecret))
+	})
+	s.proc.OnStop(s.drain)
 }
 
 // readiness is /healthz: the session_epoch Redis answers and every backend holds a READY
 // channel. A gateway that cannot authenticate or forward must leave the load balancer's rotation.
+// (The Process answers 503 on its own once the gateway is stopping.)
 func (s *Service) readiness(ctx context.Context) error {
-	s.mu.Lock()
-	closing := s.closing
-	s.mu.Unlock()
-	if closing {
-		return errors.New("gateway: draining")
-	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.BackendTimeout)
 	defer cancel()
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
