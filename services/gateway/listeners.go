@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/qim-dev/qim/services/internal/backoff"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 )
 
@@ -74,31 +75,45 @@ func loadTLS(cfg *Config) (*tls.Config, error) {
 	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert}, NextProtos: []string{alpnQIM}}, nil
 }
 
+// Accept retry bounds: a transient accept failure (a timeout, or the process out of file
+// descriptors) is retried from acceptRetryMin doubling to acceptRetryMax, so a gateway at its fd
+// limit neither spins nor stays deaf for long once descriptors are free again.
+const (
+	acceptRetryMin = 5 * time.Millisecond
+	acceptRetryMax = time.Second
+)
+
 // acceptTCP accepts client connections until the listener is closed. The TLS handshake, when
 // configured, happens on the connection's first read, inside its AUTH deadline, so a client
 // stalling the handshake costs only its own goroutine.
 func (s *Service) acceptTCP(ctx context.Context, ln net.Listener) error {
-	var backoff time.Duration
+	retry := backoff.New(acceptRetryMin, acceptRetryMax)
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil //nolint:nilerr // drain closed the listener: the normal end of accepting
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("gateway: accept failed; backing off", "err", err, "backoff", backoff)
-				time.Sleep(backoff)
-				continue
+			if !acceptRetryable(err) {
+				return fmt.Errorf("gateway: accept: %w", err)
 			}
-			return fmt.Errorf("gateway: accept: %w", err)
+			s.log.Warn("gateway: accept failed; backing off", "err", err)
+			if !retry.Wait(ctx) {
+				return nil
+			}
+			continue
 		}
-		backoff = 0
+		retry.Reset()
 		if c := s.admitConn(nc, "tcp", nil); c != nil {
 			go c.serve()
 		}
 	}
+}
+
+// acceptRetryable reports an accept failure that passes on its own.
+func acceptRetryable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // wsHandler upgrades /ws requests and serves the frame protocol over binary messages. The

@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -39,5 +41,43 @@ func TestStartRefusesTakenPortNamingTheVariable(t *testing.T) {
 	case <-svc.Ready():
 		t.Fatal("Ready closed although start-up failed")
 	default:
+	}
+}
+
+// flakyListener fails Accept with errs in turn, then reports itself closed.
+type flakyListener struct {
+	net.Listener
+	errs  []error
+	calls atomic.Int32
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	i := int(l.calls.Add(1)) - 1
+	if i < len(l.errs) {
+		return nil, l.errs[i]
+	}
+	return nil, net.ErrClosed
+}
+
+func TestAcceptRetriesTransientErrors(t *testing.T) {
+	svc, err := New(validConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	ln := &flakyListener{errs: []error{emfile, emfile, os.ErrDeadlineExceeded}}
+	if err := svc.acceptTCP(context.Background(), ln); err != nil || ln.calls.Load() != 4 {
+		t.Fatalf("acceptTCP = %v after %d accepts, want nil after retrying 3 transient failures", err, ln.calls.Load())
+	}
+	fatal := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EINVAL)}
+	ln = &flakyListener{errs: []error{fatal}}
+	if err := svc.acceptTCP(context.Background(), ln); !errors.Is(err, syscall.EINVAL) || ln.calls.Load() != 1 {
+		t.Fatalf("acceptTCP on a non-transient failure = %v after %d accepts", err, ln.calls.Load())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ln = &flakyListener{errs: []error{emfile, emfile}}
+	if err := svc.acceptTCP(ctx, ln); err != nil || ln.calls.Load() != 1 {
+		t.Fatalf("acceptTCP stopping = %v after %d accepts, want nil without retrying", err, ln.calls.Load())
 	}
 }
