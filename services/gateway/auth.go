@@ -15,21 +15,27 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpc"
 	"github.com/qim-dev/qim/wire"
 )
 
-// authError is a refused AUTH: reason is the metric label, code and msg go to the client.
+// authError is a refused AUTH: reason is the metric label; err is what the client is told,
+// through rpc.CodeOf and rpc.ClientMessage (a refusal's own code and text, or UNAVAILABLE for a
+// dependency that failed, never that dependency's error text).
 type authError struct {
 	reason string
-	code   contract.ErrorCode
-	msg    string
+	err    error
 	kick   bool // answer KICKED{REPLACED} instead of ERROR: a newer login owns the device
 }
 
-func (e *authError) Error() string { return "gateway: auth refused (" + e.reason + "): " + e.msg }
+func (e *authError) Error() string {
+	return "gateway: auth refused (" + e.reason + "): " + e.err.Error()
+}
+
+func (e *authError) Unwrap() error { return e.err }
 
 func unauthorized(reason, msg string) *authError {
-	return &authError{reason: reason, code: contract.ErrCodeUnauthorized, msg: msg}
+	return &authError{reason: reason, err: rpc.Refuse(contract.ErrCodeUnauthorized, "%s", msg)}
 }
 
 // authenticate runs the AUTH handshake: the first frame, within AuthTimeout, must be a valid
@@ -49,9 +55,9 @@ func (c *conn) authenticate() bool {
 		c.s.m.authFailures.WithLabelValues(aerr.reason).Inc()
 		c.s.log.Debug("gateway: auth refused", "reason", aerr.reason, "transport", c.transport)
 		if aerr.kick {
-			c.finalKick(contract.KickReplaced, aerr.msg)
+			c.finalKick(contract.KickReplaced, rpc.ClientMessage(aerr))
 		} else {
-			c.finalError(m.RequestID, m.Opcode, aerr.code, aerr.msg)
+			c.finalError(m.RequestID, m.Opcode, rpc.CodeOf(aerr), rpc.ClientMessage(aerr))
 		}
 		return false
 	}
@@ -83,12 +89,12 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 	if err != nil {
 		// Never guess has_offline_data: a false "no" would leave the device without its backlog.
 		c.s.log.Warn("gateway: mailbox HasOffline failed", "err", err)
-		return nil, &authError{reason: "mailbox_unavailable", code: contract.ErrCodeUnavailable, msg: "mailbox unavailable; retry"}
+		return nil, &authError{reason: "mailbox_unavailable", err: err}
 	}
 	epoch, err := c.s.nextSessionEpoch(ctx, claims)
 	if err != nil {
 		c.s.log.Warn("gateway: session_epoch INCR failed", "err", err)
-		return nil, &authError{reason: "redis_unavailable", code: contract.ErrCodeUnavailable, msg: "session store unavailable; retry"}
+		return nil, &authError{reason: "redis_unavailable", err: err}
 	}
 	if aerr := c.register(claims, epoch); aerr != nil {
 		return nil, aerr
@@ -136,7 +142,7 @@ func (c *conn) register(claims devtoken.Claims, epoch uint64) *authError {
 	old, err := c.s.registry.register(sess)
 	if err != nil {
 		c.s.m.kicks.WithLabelValues("replaced").Inc()
-		return &authError{reason: "superseded", msg: "a newer login of this device is active", kick: true}
+		return &authError{reason: "superseded", err: rpc.Refuse(contract.ErrCodeUnauthorized, "a newer login of this device is active"), kick: true}
 	}
 	c.sess = sess
 	if old != nil {

@@ -104,11 +104,7 @@ func (c *conn) pullMailbox(ctx context.Context, j pullJob) bool {
 	out, err := c.s.pulls.Do(ctx, &internalv1.AuthenticatedPullMailbox{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, PullMailbox: j.payload})
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return false
-		}
-		c.s.log.Warn("gateway: PullMailbox failed", "err", err)
-		return c.sendError(j.requestID, j.op, contract.ErrCodeUnavailable, "mailbox unavailable; retry")
+		return c.backendFailed(j.requestID, j.op, "mailbox", err)
 	}
 	if code := contract.ErrorCode(out.GetErrorCode()); code != contract.ErrCodeUnspecified {
 		return c.sendError(j.requestID, j.op, code, out.GetErrorMessage())
@@ -127,11 +123,7 @@ func (c *conn) pullHistory(ctx context.Context, j pullJob) bool {
 	out, err := c.s.writer.PullHistory(ctx, &internalv1.AuthenticatedPullHistory{TenantId: c.tenantBytes,
 		ActorUserId: uint64(c.sess.key.user), PullHistory: j.payload})
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return false
-		}
-		c.s.log.Warn("gateway: PullHistory failed", "err", err)
-		return c.sendError(j.requestID, j.op, contract.ErrCodeUnavailable, "history unavailable; retry")
+		return c.backendFailed(j.requestID, j.op, "history", err)
 	}
 	if code := contract.ErrorCode(out.GetErrorCode()); code != contract.ErrCodeUnspecified {
 		return c.sendError(j.requestID, j.op, code, out.GetErrorMessage())

@@ -5,6 +5,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/services/internal/rpc"
 	"github.com/qim-dev/qim/wire"
 )
 
@@ -37,6 +38,19 @@ func (c *conn) sendError(requestID uint32, reqOp contract.Opcode, code contract.
 		return false
 	}
 	return c.send(contract.OpError, requestID, payload)
+}
+
+// backendFailed answers a request whose backend call returned a Go error: a transport failure or
+// a deadline, since a backend's decided refusals arrive as outcome codes, not as errors. Code and
+// text come from the one mapping (rpc.CodeOf: UNAVAILABLE, the outcome is unknown and a retry is
+// safe; rpc.ClientMessage: never the error's text, which may hold addresses); the error itself is
+// logged. It reports false without answering when the connection is already closing.
+func (c *conn) backendFailed(requestID uint32, reqOp contract.Opcode, backend string, err error) bool {
+	if c.ctx.Err() != nil {
+		return false
+	}
+	c.s.log.Warn("gateway: backend call failed", "backend", backend, "opcode", opcodeLabel(reqOp), "err", err)
+	return c.sendError(requestID, reqOp, rpc.CodeOf(err), rpc.ClientMessage(err))
 }
 
 // finalError sends the last frame of a connection we are about to close, and asks teardown to

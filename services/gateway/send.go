@@ -80,8 +80,7 @@ func (c *conn) onSend(m wire.Message, received time.Time) bool {
 	p, err := c.openPipe()
 	if err != nil {
 		c.releasePermit()
-		c.s.log.Warn("gateway: writer stream unavailable", "err", err)
-		return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeUnavailable, "writer unavailable; retry with the same client_message_id")
+		return c.backendFailed(m.RequestID, contract.OpSend, "writer", err)
 	}
 	c.nextCall++
 	id := c.nextCall

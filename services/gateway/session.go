@@ -19,11 +19,7 @@ func (c *conn) pullSessionList(ctx context.Context, j pullJob) bool {
 	out, err := c.s.session.PullSessionList(ctx, &internalv1.AuthenticatedPullSessionList{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, PullSessionList: j.payload})
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return false
-		}
-		c.s.log.Warn("gateway: PullSessionList failed", "err", err)
-		return c.sendError(j.requestID, j.op, contract.ErrCodeUnavailable, "session list unavailable; retry")
+		return c.backendFailed(j.requestID, j.op, "session", err)
 	}
 	if code := contract.ErrorCode(out.GetErrorCode()); code != contract.ErrCodeUnspecified {
 		return c.sendError(j.requestID, j.op, code, out.GetErrorMessage())
@@ -40,11 +36,7 @@ func (c *conn) markRead(ctx context.Context, j pullJob) bool {
 	out, err := c.s.session.MarkRead(ctx, &internalv1.AuthenticatedMarkRead{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, MarkRead: j.payload})
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return false
-		}
-		c.s.log.Warn("gateway: MarkRead failed", "err", err)
-		return c.sendError(j.requestID, j.op, contract.ErrCodeUnavailable, "session service unavailable; retry")
+		return c.backendFailed(j.requestID, j.op, "session", err)
 	}
 	if code := contract.ErrorCode(out.GetErrorCode()); code != contract.ErrCodeUnspecified {
 		return c.sendError(j.requestID, j.op, code, out.GetErrorMessage())

@@ -96,6 +96,8 @@ func TestSessionBackendDown(t *testing.T) {
 	}
 	c := h.login(newIdentity(t, "d"))
 	id := c.write(contract.OpPullSessionList, &qimv1.PullSessionList{})
-	c.expectError(contract.ErrCodeUnavailable, id)
+	if e := c.expectError(contract.ErrCodeUnavailable, id); strings.Contains(e.GetMessage(), "127.0.0.1:1") {
+		t.Fatalf("ERROR message %q leaks the backend address", e.GetMessage())
+	}
 	c.ping()
 }
