@@ -76,12 +76,6 @@ type Config struct {
 	DisableIdempotence bool `env:"QIM_FANOUT_DISABLE_PRODUCER_IDEMPOTENCE" doc:"turn off the idempotent dispatch producer (duplicates in the log are converged by the MailboxNode)"`
 }
 
-// retiredVars are variables this service no longer reads, with what to set instead. FromEnv
-// refuses them: ignoring one would silently run on a default the operator believes they changed.
-var retiredVars = map[string]string{
-	"QIM_FANOUT_PRODUCER_IDEMPOTENCE": "renamed: set QIM_FANOUT_DISABLE_PRODUCER_IDEMPOTENCE=true to turn idempotence off, unset it to keep it on",
-}
-
 // DefaultConfig is the configuration with every default set and the required fields empty.
 func DefaultConfig() Config {
 	return Config{
@@ -100,14 +94,10 @@ func DefaultConfig() Config {
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("fanout: invalid config")
 
-// FromEnv reads the QIM_* variables over DefaultConfig. Malformed values, and a retired
-// variable still set, are errors naming the variable.
+// FromEnv reads the QIM_* variables over DefaultConfig. Malformed values are errors naming the
+// variable. (A retired variable still set is refused by qim's environment check, with its
+// replacement: services/toolvars.go.)
 func FromEnv() (Config, error) {
-	for name, hint := range retiredVars {
-		if _, ok := os.LookupEnv(name); ok {
-			return DefaultConfig(), fmt.Errorf("%w: %s is no longer read (%s)", ErrConfig, name, hint)
-		}
-	}
 	c, err := config.Load(DefaultConfig(), os.LookupEnv)
 	if err != nil {
 		return c, fmt.Errorf("%w: %w", ErrConfig, err)

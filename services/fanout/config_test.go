@@ -113,7 +113,6 @@ func TestFromEnvRefusesGarbageNamingTheVariable(t *testing.T) {
 		"QIM_FANOUT_UNREADY_AFTER":                "0",  // zero over a non-zero default is ambiguous
 		"QIM_FANOUT_RETRY_BACKOFF_MAX":            "0s", // likewise
 		"QIM_KAFKA_BROKERS":                       "a:1,,b:2",
-		"QIM_FANOUT_PRODUCER_IDEMPOTENCE":         "false", // retired: renamed
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)

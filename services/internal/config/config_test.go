@@ -139,7 +139,10 @@ func TestDescribe(t *testing.T) {
 		"QIM_T_ID":       {Type: "uint"},
 		"QIM_T_BROKERS":  {Type: "list"},
 		"QIM_T_KEY":      {Type: "secret", Secret: true},
-		"QIM_T_RELAXED":  {Type: "bool"},
+		"QIM_T_RELAXED":  {Type: "bool", Default: "false"},
+		"QIM_T_REGION":   {Type: "uint", Default: "0"},
+		"QIM_T_LISTEN":   {Type: "string", Default: "127.0.0.1:1"},
+		"QIM_T_RATIO":    {Type: "float", Default: "0"},
 	} {
 		got := byName[name]
 		if got.Type != want.Type || got.Default != want.Default || got.Unit != want.Unit || got.Required != want.Required ||

@@ -55,6 +55,8 @@ func Describe[T any](def T) ([]Var, error) {
 				return nil, fmt.Errorf("config: %s is required or secret and must not have a default", f.Name)
 			}
 			f.Default = d
+		} else if f.Default == "" && !f.Required {
+			f.Default = zeroText(v)
 		}
 		out = append(out, f.Var)
 	}
@@ -187,4 +189,18 @@ func parseList(dst reflect.Value, raw string) error {
 	}
 	dst.Set(out)
 	return nil
+}
+
+// zeroText is how the zero default of a non-pointer scalar reads in help ("0", "false", "0s");
+// strings, lists and pointers have no default to show ("" renders as unset).
+func zeroText(v reflect.Value) string {
+	switch {
+	case v.Type() == durationType:
+		return "0s"
+	case v.Kind() == reflect.Bool:
+		return "false"
+	case v.CanInt() || v.CanUint() || v.CanFloat():
+		return "0"
+	}
+	return ""
 }

@@ -172,11 +172,11 @@ func TestPortClashNamesTheVariable(t *testing.T) {
 	defer ln.Close()
 	p := newProcess()
 	err = p.Run(context.Background(), func(context.Context) error {
-		p.Serve(GRPC{Server: grpc.NewServer(), Addr: ln.Addr().String(), AddrVar: "QIM_SVC_LISTEN"})
+		p.Serve(GRPC{Server: grpc.NewServer(), Addr: ln.Addr().String(), AddrVar: "QIM_WRITER_LISTEN"})
 		return nil
 	}, ready)
 	var le *ListenError
-	if !errors.As(err, &le) || !strings.Contains(err.Error(), "already in use") || !strings.Contains(err.Error(), "QIM_SVC_LISTEN") {
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "already in use") || !strings.Contains(err.Error(), "QIM_WRITER_LISTEN") {
 		t.Fatalf("Run = %v", err)
 	}
 }

@@ -1,0 +1,100 @@
+package services
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/qim-dev/qim/services/internal/config"
+)
+
+// NewCommand is the root of the qim binary.
+func NewCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "qim",
+		Short: "Q-IM server processes",
+		Long: `qim runs the Q-IM server processes, one service per process (qim <service>), or every service in
+one process (qim all, for demos). Each service is configured only by QIM_* environment variables;
+qim <service> --help lists them with their defaults, and docs/config.md is the full reference.
+A QIM_* variable that no Q-IM program reads refuses to start every command (a typo would
+otherwise run on a default you believe you changed).`,
+		SilenceUsage: true,
+	}
+	for _, p := range programs() {
+		root.AddCommand(serviceCmd(p))
+	}
+	root.AddCommand(allCmd())
+	return root
+}
+
+func serviceCmd(p program) *cobra.Command {
+	return &cobra.Command{
+		Use:   p.name,
+		Short: p.short,
+		Long:  p.entity + ": " + p.long + "\n\n" + config.Help(p.vars),
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := CheckEnviron(os.Environ()); err != nil {
+				return err
+			}
+			return p.run(cmd.Context(), newLogger(p.name))
+		},
+	}
+}
+
+func allCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "all",
+		Short: "Run every service in one process (demos; production runs one service per process)",
+		Long: `Runs the writer, mailbox, fanout, session and gateway in one process, each configured from the same
+environment as its own subcommand (see qim <service> --help; the gateway needs QIM_WRITER_ADDR,
+QIM_MAILBOX_ADDR and QIM_SESSION_ADDR pointing at the others). Any service stopping stops them all.
+
+Example:
+  eval "$(qim-gate stack up)"; QIM_TOKEN_SECRET=... qim all`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := CheckEnviron(os.Environ()); err != nil {
+				return err
+			}
+			g, ctx := errgroup.WithContext(cmd.Context())
+			for _, p := range programs() {
+				g.Go(func() error { return p.run(ctx, newLogger(p.name)) })
+			}
+			return g.Wait()
+		},
+	}
+}
+
+// CheckEnviron refuses QIM_* variables that no Q-IM program reads, naming each with the nearest
+// known name or the variable that replaced it.
+func CheckEnviron(environ []string) error {
+	return config.CheckEnviron(environ, knownVars(), renamed)
+}
+
+// knownVars is every variable of every service and tool.
+func knownVars() []config.Var {
+	var all []config.Var
+	for _, p := range programs() {
+		all = append(all, p.vars...)
+	}
+	for _, t := range toolVars {
+		all = append(all, t.Var)
+	}
+	return all
+}
+
+func newLogger(service string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", service)
+}
+
+// Execute runs the root command with ctx and returns the process exit code.
+func Execute(ctx context.Context) int {
+	if err := NewCommand().ExecuteContext(ctx); err != nil {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,77 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/qim-dev/qim/services/fanout"
+	"github.com/qim-dev/qim/services/gateway"
+	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/mailbox"
+	"github.com/qim-dev/qim/services/session"
+	"github.com/qim-dev/qim/services/writer"
+)
+
+// program is one runnable service.
+type program struct {
+	name   string // subcommand
+	entity string // the design's name for it
+	short  string
+	long   string
+	vars   []config.Var
+	run    func(ctx context.Context, log *slog.Logger) error
+}
+
+// programs lists the services in start order (a backend before its callers).
+func programs() []program {
+	return []program{
+		{"writer", "ConversationWriter", "Run the ConversationWriter (durable commit path, Outbox, history reads)",
+			"Commits every SEND in Redis (RESERVED → RECORDED), produces it to the qim.outbox topic (OUTBOXED) and\n" +
+				"answers SEND_ACK only once it is COMMITTED; serves PULL_HISTORY.",
+			describe(writer.DefaultConfig()), runner(writer.FromEnv, writer.New)},
+		{"mailbox", "MailboxNode", "Run the MailboxNode (materialize dispatches, serve PULL_MAILBOX)",
+			"Materializes the qim.dispatch log into per-user mailboxes in Redis, advances each shard's watermark\n" +
+				"contiguously, pushes to the gateway (best effort) and serves PULL_MAILBOX, the only cursor advance.",
+			describe(mailbox.DefaultConfig()), runner(mailbox.FromEnv, mailbox.New)},
+		{"fanout", "FanoutCoordinator", "Run the FanoutCoordinator (Outbox → per-shard dispatch log)",
+			"Plans one dispatch per target mailbox shard for every committed Outbox record, produces them to\n" +
+				"qim.dispatch and commits its Outbox position only after every dispatch of the batch is acknowledged.",
+			describe(fanout.DefaultConfig()), runner(fanout.FromEnv, fanout.New)},
+		{"session", "SessionProjection", "Run the SessionProjection (session lists, unread, MARK_READ)",
+			"Projects the dispatch log into per-user conversation sets and serves PULL_SESSION_LIST (exact unread,\n" +
+				"computed on read) and MARK_READ.",
+			describe(session.DefaultConfig()), runner(session.FromEnv, session.New)},
+		{"gateway", "ConnectionNode", "Run the ConnectionNode (client TCP/TLS and WebSocket listeners, push)",
+			"Accepts client connections (TCP or TLS, and WebSocket at /ws; the same binary frames), authenticates\n" +
+				"them, routes requests to the backends and pushes mailbox events to sockets.",
+			describe(gateway.DefaultConfig()), runner(gateway.FromEnv, gateway.New)},
+	}
+}
+
+// describe lists a Config's variables. A declaration error is a build defect: it panics, and
+// this package's tests (which build every program) catch it before a binary ships.
+func describe[C any](def C) []config.Var {
+	vars, err := config.Describe(def)
+	if err != nil {
+		panic(fmt.Sprintf("services: %v", err))
+	}
+	return vars
+}
+
+// runner is the body of every service command: configuration from the environment, then Run
+// until ctx ends.
+func runner[C any, S interface{ Run(context.Context) error }](fromEnv func() (C, error),
+	newService func(C, *slog.Logger) (S, error)) func(context.Context, *slog.Logger) error {
+	return func(ctx context.Context, log *slog.Logger) error {
+		cfg, err := fromEnv()
+		if err != nil {
+			return err
+		}
+		svc, err := newService(cfg, log)
+		if err != nil {
+			return err
+		}
+		return svc.Run(ctx)
+	}
+}

@@ -1,0 +1,146 @@
+package services
+
+import (
+	"context"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/config.md from the Config structs")
+
+// TestConfigDoc fails when docs/config.md is not what the Config structs say.
+func TestConfigDoc(t *testing.T) {
+	path := filepath.Join("..", "docs", "config.md")
+	want := ConfigDoc()
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (generate it with go test ./services -run TestConfigDoc -update)", err)
+	}
+	if string(got) != want {
+		t.Fatalf("docs/config.md is stale: go test ./services -run TestConfigDoc -update")
+	}
+}
+
+// TestHelpListsEveryVariable: `qim <service> --help` lists every variable of the service with
+// its default (or "required").
+func TestHelpListsEveryVariable(t *testing.T) {
+	root := NewCommand()
+	for _, p := range programs() {
+		cmd, _, err := root.Find([]string{p.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.vars) < 4 {
+			t.Errorf("%s lists only %d variables", p.name, len(p.vars))
+		}
+		for _, v := range p.vars {
+			if !strings.Contains(cmd.Long, v.Name+"  (") {
+				t.Errorf("qim %s --help lacks %s", p.name, v.Name)
+			}
+			if !v.Required && v.Default != "" && !strings.Contains(cmd.Long, "default "+v.Default) {
+				t.Errorf("qim %s --help lacks the default of %s (%s)", p.name, v.Name, v.Default)
+			}
+		}
+	}
+}
+
+// TestMalformedValueFailsStartupNamingTheVariable: every number, duration and bool of every
+// service refuses "garbage" before anything is contacted, with the variable's name.
+func TestMalformedValueFailsStartupNamingTheVariable(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // nothing may be reached anyway; a refusal must come from the configuration
+	for _, p := range programs() {
+		for _, v := range p.vars {
+			switch v.Type {
+			case "int", "uint", "duration", "bool", "float":
+			default:
+				continue
+			}
+			t.Run(p.name+"/"+v.Name, func(t *testing.T) {
+				t.Setenv(v.Name, "garbage")
+				root := NewCommand()
+				root.SetArgs([]string{p.name})
+				root.SetOut(&strings.Builder{})
+				root.SetErr(&strings.Builder{})
+				err := root.ExecuteContext(ctx)
+				if err == nil || !strings.Contains(err.Error(), v.Name) {
+					t.Fatalf("qim %s with %s=garbage: %v", p.name, v.Name, err)
+				}
+			})
+		}
+	}
+}
+
+// TestUnknownVariableRefused: a misspelt variable refuses every command, naming it and the
+// nearest known name; a retired one names its replacement.
+func TestUnknownVariableRefused(t *testing.T) {
+	t.Setenv("QIM_WRITER_BACH_MAX", "64")
+	t.Setenv("QIM_HEARTBEAT_MS", "1000")
+	for _, name := range []string{"writer", "gateway", "all"} {
+		root := NewCommand()
+		root.SetArgs([]string{name})
+		root.SetOut(&strings.Builder{})
+		root.SetErr(&strings.Builder{})
+		err := root.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "QIM_WRITER_BACH_MAX (did you mean QIM_WRITER_BATCH_MAX?)") ||
+			!strings.Contains(err.Error(), "QIM_HEARTBEAT_INTERVAL") {
+			t.Fatalf("qim %s: %v", name, err)
+		}
+	}
+}
+
+// TestEveryVariableIsDocumented scans the repository's code and scripts: every QIM_* name must
+// be a service variable or a listed tool variable, and no code may still use a renamed one.
+func TestEveryVariableIsDocumented(t *testing.T) {
+	known := map[string]bool{}
+	for _, v := range knownVars() {
+		known[v.Name] = true
+	}
+	name := regexp.MustCompile(`QIM_[A-Z0-9_]*[A-Z0-9]`)
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			switch rel {
+			case ".git", "bin", "out", "docs", filepath.Join("services", "internal", "config"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		base := d.Name()
+		scanned := strings.HasSuffix(base, ".go") || strings.HasSuffix(base, ".sh") || strings.HasSuffix(base, ".yml") ||
+			base == "Makefile" || strings.HasPrefix(rel, ".ci"+string(filepath.Separator))
+		if !scanned || strings.HasSuffix(base, ".pb.go") || filepath.Dir(rel) == "services" {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, n := range name.FindAllString(string(src), -1) {
+			switch {
+			case renamed[n] != "":
+				t.Errorf("%s uses the retired %s (%s)", rel, n, renamed[n])
+			case !known[n]:
+				t.Errorf("%s uses %s, which no Config declares and toolVars does not list", rel, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
