@@ -29,20 +29,42 @@ type ErrorInfo struct {
 	// SEND is always safe for the server (idempotency key), this flag is about whether it can help.
 	Retryable bool
 	Meaning   string
+	// SentBy names the requests this server version answers with the code; empty means it never
+	// sends it (the code is reserved, and a client still handles it). contract tests hold it to
+	// the services' sources. Whether an ERROR is the connection's last frame is not a property of
+	// the code but of the condition: ProtocolCases lists those conditions.
+	SentBy string
 }
 
 var errorTable = []ErrorInfo{
-	{ErrCodeInvalidArgument, "INVALID_ARGUMENT", false, "malformed or out-of-range request field (zero client_message_id, bad cursor, ...)"},
-	{ErrCodeUnauthorized, "UNAUTHORIZED", false, "missing, expired or forged credentials, or a request before AUTH"},
-	{ErrCodePayloadTooLarge, "PAYLOAD_TOO_LARGE", false, "body, custom_type or frame above its contract limit"},
-	{ErrCodeRateLimited, "RATE_LIMITED", true, "sender exceeded its rate; retry after the hinted delay"},
-	{ErrCodeNotMember, "NOT_MEMBER", false, "sender or reader is outside the conversation's membership interval"},
-	{ErrCodeCursorExpired, "CURSOR_EXPIRED", false, "device cursor is behind the mailbox trim watermark; client must REBUILD"},
-	{ErrCodeMailboxDirty, "MAILBOX_DIRTY", true, "mailbox shard is not materialized up to a consistent watermark yet"},
-	{ErrCodeConflict, "CONFLICT", false, "idempotency key reused with different content, or a lost race on a versioned write"},
-	{ErrCodeUnavailable, "UNAVAILABLE", true, "a dependency is down or the request timed out; outcome of a SEND is unknown until retried"},
-	{ErrCodeInternal, "INTERNAL", true, "server invariant failure; reported and counted"},
-	{ErrCodeUnimplemented, "UNIMPLEMENTED", false, "opcode defined by the contract but not served (READ_SYNC)"},
+	{ErrCodeInvalidArgument, "INVALID_ARGUMENT", false,
+		"malformed or out-of-range request field (zero client_message_id, bad cursor, ...)",
+		"any request after AUTH_OK, including a second AUTH and a SEND or PING that is not valid protobuf"},
+	{ErrCodeUnauthorized, "UNAUTHORIZED", false,
+		"missing, expired or forged credentials, or a request before AUTH",
+		"the first frame of a connection, when it is not AUTH or the AUTH is refused"},
+	{ErrCodePayloadTooLarge, "PAYLOAD_TOO_LARGE", false,
+		"body, custom_type, request or frame above its contract limit",
+		"a frame or message above 4 MiB (request id 0); a request other than SEND above 64 KiB; SEND body or custom_type"},
+	{ErrCodeRateLimited, "RATE_LIMITED", true,
+		"sender exceeded its rate; retry after the hinted delay", ""},
+	{ErrCodeNotMember, "NOT_MEMBER", false,
+		"sender or reader is outside the conversation's membership interval", "PULL_HISTORY, MARK_READ"},
+	{ErrCodeCursorExpired, "CURSOR_EXPIRED", false,
+		"device cursor is behind the mailbox trim watermark; client must REBUILD (this server says so in MailboxBatch.cursor_expired instead)", ""},
+	{ErrCodeMailboxDirty, "MAILBOX_DIRTY", true,
+		"mailbox shard is not materialized up to a consistent watermark yet", ""},
+	{ErrCodeConflict, "CONFLICT", false,
+		"idempotency key reused with different content, or a lost race on a versioned write", "SEND"},
+	{ErrCodeUnavailable, "UNAVAILABLE", true,
+		"a dependency is down or the request timed out; outcome of a SEND is unknown until retried",
+		"AUTH, SEND, PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ"},
+	{ErrCodeInternal, "INTERNAL", true,
+		"server invariant failure; reported and counted",
+		"SEND, PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ (also a response too large for one message)"},
+	{ErrCodeUnimplemented, "UNIMPLEMENTED", false,
+		"request defined by the contract but not served by this server version",
+		"opcodes the opcode table marks not served, unknown opcodes, a SEND to a group_id, PULL_HISTORY of a non-DIRECT conversation"},
 }
 
 var errorIndex = func() map[ErrorCode]ErrorInfo {

@@ -40,8 +40,9 @@ const (
 	OpSessionDelta     Opcode = 0x0403
 	OpMarkRead         Opcode = 0x0404
 	OpMarkReadAck      Opcode = 0x0405
-	// OpReadSync is defined by the contract and intentionally unimplemented: phase one evicts by
-	// user, so a user never has two devices online at once and the frame would have no receiver.
+	// OpReadSync is defined by the contract and intentionally unimplemented: no server sends it.
+	// A user's other devices learn a moved read watermark from their next PULL_SESSION_LIST,
+	// whose read_conversation_seq is absolute, so nothing is lost without it.
 	OpReadSync Opcode = 0x0406
 
 	OpPullHistory  Opcode = 0x0501
@@ -70,42 +71,80 @@ type OpcodeInfo struct {
 	// Control frames jump the per-connection write queue between 64 KiB chunks of a large frame,
 	// so a 4 MiB MAILBOX_BATCH never delays a PONG long enough to trip the heartbeat.
 	Control bool
-	// Implemented is false for opcodes the contract reserves but no server handles yet.
-	Implemented bool
+	// Served says whether this server version acts on the opcode: for an uplink opcode, the
+	// gateway handles it (otherwise it answers ERROR UNIMPLEMENTED); for a downlink opcode, some
+	// service sends it. A client still accepts an unserved downlink frame if one ever arrives.
+	// contract tests hold it to the services' sources and the gateway tests to its behaviour, so
+	// the protocol doc generated from this table cannot promise frames the server never sends.
+	Served bool
+	// Note is one line for docs/protocol.md: what this server version does with the opcode, or
+	// why it does not serve it.
+	Note string
 }
 
 var opcodeTable = []OpcodeInfo{
-	{OpAuth, "AUTH", Uplink, "AuthRequest", false, true},
-	{OpAuthOK, "AUTH_OK", Downlink, "AuthOk", false, true},
-	{OpPing, "PING", Both, "Ping", true, true},
-	{OpPong, "PONG", Both, "Pong", true, true},
-	{OpKicked, "KICKED", Downlink, "Kicked", true, true},
-	{OpError, "ERROR", Downlink, "ErrorFrame", true, true},
-	{OpLogout, "LOGOUT", Uplink, "Logout", false, true},
-	{OpSend, "SEND", Uplink, "SendRequest", false, true},
-	{OpSendAck, "SEND_ACK", Downlink, "SendAck", false, true},
-	{OpPullMailbox, "PULL_MAILBOX", Uplink, "PullMailbox", false, true},
-	{OpMailboxBatch, "MAILBOX_BATCH", Downlink, "MailboxBatch", false, true},
-	{OpPushEvents, "PUSH_EVENTS", Downlink, "PushEvents", false, true},
-	{OpPullSessionList, "PULL_SESSION_LIST", Uplink, "PullSessionList", false, true},
-	{OpSessionListBatch, "SESSION_LIST_BATCH", Downlink, "SessionListBatch", false, true},
-	{OpSessionDelta, "SESSION_DELTA", Downlink, "SessionDelta", false, true},
-	{OpMarkRead, "MARK_READ", Uplink, "MarkRead", false, true},
-	{OpMarkReadAck, "MARK_READ_ACK", Downlink, "MarkReadAck", false, true},
-	{OpReadSync, "READ_SYNC", Downlink, "ReadSync", false, false},
-	{OpPullHistory, "PULL_HISTORY", Uplink, "PullHistory", false, true},
-	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true},
-	{OpCreateGroup, "CREATE_GROUP", Uplink, "CreateGroup", false, true},
-	{OpGroupCreated, "GROUP_CREATED", Downlink, "GroupCreated", false, true},
-	{OpPullMembers, "PULL_MEMBERS", Uplink, "PullMembers", false, true},
-	{OpLeaveGroup, "LEAVE_GROUP", Uplink, "LeaveGroup", false, true},
-	{OpMembersBatch, "MEMBERS_BATCH", Downlink, "MembersBatch", false, true},
-	{OpLeaveGroupAck, "LEAVE_GROUP_ACK", Downlink, "LeaveGroupAck", false, true},
-	{OpJoinRoom, "JOIN_ROOM", Uplink, "JoinRoom", false, true},
-	{OpRoomJoined, "ROOM_JOINED", Downlink, "RoomJoined", false, true},
-	{OpLeaveRoom, "LEAVE_ROOM", Uplink, "LeaveRoom", false, true},
-	{OpRoomLeft, "ROOM_LEFT", Downlink, "RoomLeft", false, true},
-	{OpRoomEvents, "ROOM_EVENTS", Downlink, "RoomEvents", false, true},
+	{OpAuth, "AUTH", Uplink, "AuthRequest", false, true,
+		"first frame of a connection: AUTH_OK, or ERROR/KICKED and the connection closes"},
+	{OpAuthOK, "AUTH_OK", Downlink, "AuthOk", false, true,
+		"answers AUTH; carries user_id, session_epoch and the heartbeat schedule"},
+	{OpPing, "PING", Both, "Ping", true, true,
+		"answered by PONG with the same request id; the server itself never sends PING"},
+	{OpPong, "PONG", Both, "Pong", true, true,
+		"sent only in answer to a PING; a client PONG counts as liveness and gets no reply"},
+	{OpKicked, "KICKED", Downlink, "Kicked", true, true,
+		"last frame before a server-initiated close (REPLACED, SERVER_DRAIN); request id 0"},
+	{OpError, "ERROR", Downlink, "ErrorFrame", true, true,
+		"answers a failed request; last frame only in the cases of the connection table"},
+	{OpLogout, "LOGOUT", Uplink, "Logout", false, true,
+		"no reply: the server closes the connection"},
+	{OpSend, "SEND", Uplink, "SendRequest", false, true,
+		"answered by SEND_ACK or ERROR; peer_user_id targets only, a group_id target gets UNIMPLEMENTED"},
+	{OpSendAck, "SEND_ACK", Downlink, "SendAck", false, true,
+		"sent only once the message is COMMITTED"},
+	{OpPullMailbox, "PULL_MAILBOX", Uplink, "PullMailbox", false, true,
+		"answered by MAILBOX_BATCH or ERROR; the only path that advances a device cursor"},
+	{OpMailboxBatch, "MAILBOX_BATCH", Downlink, "MailboxBatch", false, true,
+		"answers PULL_MAILBOX; next_cursor is the cursor to store"},
+	{OpPushEvents, "PUSH_EVENTS", Downlink, "PushEvents", false, true,
+		"best effort, request id 0; never moves the cursor"},
+	{OpPullSessionList, "PULL_SESSION_LIST", Uplink, "PullSessionList", false, true,
+		"answered by SESSION_LIST_BATCH or ERROR"},
+	{OpSessionListBatch, "SESSION_LIST_BATCH", Downlink, "SessionListBatch", false, true,
+		"answers PULL_SESSION_LIST"},
+	{OpSessionDelta, "SESSION_DELTA", Downlink, "SessionDelta", false, false,
+		"reserved, not sent by this server version; a client accepts it anyway (absolute values)"},
+	{OpMarkRead, "MARK_READ", Uplink, "MarkRead", false, true,
+		"answered by MARK_READ_ACK or ERROR"},
+	{OpMarkReadAck, "MARK_READ_ACK", Downlink, "MarkReadAck", false, true,
+		"answers MARK_READ with the stored absolute watermark"},
+	{OpReadSync, "READ_SYNC", Downlink, "ReadSync", false, false,
+		"reserved, intentionally unimplemented: never sent; PULL_SESSION_LIST carries the watermark"},
+	{OpPullHistory, "PULL_HISTORY", Uplink, "PullHistory", false, true,
+		"answered by HISTORY_BATCH or ERROR; DIRECT conversations only, others get UNIMPLEMENTED"},
+	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true,
+		"answers PULL_HISTORY"},
+	{OpCreateGroup, "CREATE_GROUP", Uplink, "CreateGroup", false, false,
+		"not served by this server version: ERROR UNIMPLEMENTED"},
+	{OpGroupCreated, "GROUP_CREATED", Downlink, "GroupCreated", false, false,
+		"not sent: CREATE_GROUP is not served"},
+	{OpPullMembers, "PULL_MEMBERS", Uplink, "PullMembers", false, false,
+		"not served by this server version: ERROR UNIMPLEMENTED"},
+	{OpLeaveGroup, "LEAVE_GROUP", Uplink, "LeaveGroup", false, false,
+		"not served by this server version: ERROR UNIMPLEMENTED"},
+	{OpMembersBatch, "MEMBERS_BATCH", Downlink, "MembersBatch", false, false,
+		"not sent: PULL_MEMBERS is not served"},
+	{OpLeaveGroupAck, "LEAVE_GROUP_ACK", Downlink, "LeaveGroupAck", false, false,
+		"not sent: LEAVE_GROUP is not served"},
+	{OpJoinRoom, "JOIN_ROOM", Uplink, "JoinRoom", false, false,
+		"not served by this server version: ERROR UNIMPLEMENTED"},
+	{OpRoomJoined, "ROOM_JOINED", Downlink, "RoomJoined", false, false,
+		"not sent: JOIN_ROOM is not served"},
+	{OpLeaveRoom, "LEAVE_ROOM", Uplink, "LeaveRoom", false, false,
+		"not served by this server version: ERROR UNIMPLEMENTED"},
+	{OpRoomLeft, "ROOM_LEFT", Downlink, "RoomLeft", false, false,
+		"not sent: LEAVE_ROOM is not served"},
+	{OpRoomEvents, "ROOM_EVENTS", Downlink, "RoomEvents", false, false,
+		"not sent: rooms are not served"},
 }
 
 var opcodeIndex = func() map[Opcode]OpcodeInfo {

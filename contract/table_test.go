@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/contract-constants.md from the table")
+var update = flag.Bool("update", false, "rewrite the generated docs (docs/contract-constants.md, the generated parts of docs/protocol.md)")
 
 // Every exported constant of constants.go must be in the Constants() table with the same value,
 // so the table (and the doc generated from it) can never silently fall behind the code.
@@ -112,7 +112,7 @@ func TestOpcodeTable(t *testing.T) {
 	if OpReadSync != 0x0406 || OpLeaveGroup != 0x0A04 {
 		t.Fatal("READ_SYNC or LEAVE_GROUP renumbered")
 	}
-	if info, _ := OpReadSync.Lookup(); info.Implemented {
+	if info, _ := OpReadSync.Lookup(); info.Served {
 		t.Fatal("READ_SYNC is intentionally unimplemented in phase one")
 	}
 	if !OpPong.IsControl() || OpMailboxBatch.IsControl() {
