@@ -6,7 +6,8 @@
 //     room_id, last_activity_id) travel as `bytes` holding exactly 16 bytes, big-endian
 //     (contract.U128). Protobuf has no 128-bit integer, and fixed-width big-endian bytes sort the
 //     same way as the integer. An empty value means "not set"; any other length is rejected with
-//     INVALID_ARGUMENT, and so is an all-zero id where an id is required.
+//     INVALID_ARGUMENT (UNAUTHORIZED in AUTH), and so is an all-zero id where an id is required.
+//     tenant_id is not such an id: tenant 0 (16 zero bytes) is the single-tenant deployment.
 //     conversation_id carries its kind in its top 4 bits (1 DIRECT, 2 GROUP, 3 ROOM); message_id
 //     and last_activity_id are HLC ids that sort by creation time (contract.MessageID).
 //   * user ids are uint64; device ids are UTF-8 strings of at most 64 bytes.
@@ -71,7 +72,8 @@ type MailboxCursor struct {
 	// strictly greater mailbox_seq. Layout (contract.MailboxSeq): shard_epoch:16 ‖ log_offset:48,
 	// bit 63 always zero, epochs start at 1. The epoch lives inside the value, so there is no
 	// separate epoch field: a new epoch sorts above every cursor of an older one. 0 = nothing
-	// applied yet (sorts below every real entry). Clients treat the value as opaque: store it
+	// applied yet: it sorts below every real entry, so a zero cursor includes the entry at log
+	// offset 0 (epoch 1, offset 0 is 2^48). Clients treat the value as opaque: store it
 	// verbatim, compare it only for equality, never compute one.
 	MailboxSeq    uint64 `protobuf:"varint,1,opt,name=mailbox_seq,json=mailboxSeq,proto3" json:"mailbox_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -24,19 +24,26 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// AuthRequest (AUTH, uplink) is the first frame on every connection. Any other frame before a
-// successful AUTH_OK is answered with ERROR UNAUTHORIZED.
+// AuthRequest (AUTH, uplink) is the first frame on every connection. Any other first frame is
+// answered with ERROR UNAUTHORIZED and the connection is closed. A refused AUTH closes it too,
+// after ERROR UNAUTHORIZED (bad credentials), ERROR UNAVAILABLE (retry later) or KICKED
+// REPLACED (a newer login holds the device); docs/protocol.md lists every outcome. The identity
+// (tenant, user, device) is the token's: tenant_id and device_id are optional cross-checks.
 type AuthRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Bearer credential issued by the tenant's auth integration. Never logged.
+	// Bearer credential. This server version accepts the signed development token of
+	// contract/devtoken (minted by `qimctl token issue`). Never logged.
 	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
-	// Stable identifier of this installation, UTF-8, at most 64 bytes. Together with
-	// (tenant_id, user_id) it keys the session epoch and eviction.
+	// Optional. Stable identifier of this installation, UTF-8, at most 64 bytes. The token names
+	// the device; a device_id that differs from it is refused (UNAUTHORIZED). Together with
+	// (tenant, user) the device keys the session epoch and eviction.
 	DeviceId string `protobuf:"bytes,2,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
 	// Free-form SDK/app version ("ios-sdk/1.4.2"), used for metrics and for gating behaviour
 	// per client version; never parsed for correctness.
 	ClientVersion string `protobuf:"bytes,3,opt,name=client_version,json=clientVersion,proto3" json:"client_version,omitempty"`
-	// Tenant the user belongs to: exactly 16 bytes, big-endian u128. Must match the token's tenant.
+	// Optional. Tenant the user belongs to: empty, or exactly 16 bytes, big-endian u128, equal to
+	// the token's tenant (anything else is refused with UNAUTHORIZED). Tenant 0, the
+	// single-tenant deployment, is 16 zero bytes or an empty field.
 	TenantId []byte `protobuf:"bytes,4,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
 	// The device's last stored mailbox cursor, so the server can answer AuthOk.has_offline_data
 	// without a round trip. Unset (same as a zero cursor) for a device without local state.
@@ -115,20 +122,22 @@ type AuthOk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The authenticated user, taken from the token (the client never asserts its own user id).
 	UserId uint64 `protobuf:"varint,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	// Strictly increasing per (tenant, user, device): every successful AUTH gets a larger value.
-	// The server fences writes of an older session with it, and the SDK uses it to ignore frames
-	// that a replaced connection still delivers after a reconnect.
+	// Strictly increasing per (tenant, user, device): every successful AUTH gets a larger value,
+	// across gateways and restarts. When two logins of one device race, the one with the larger
+	// epoch stays and the other is kicked (REPLACED). Clients need not send it back; it tells
+	// sessions apart in logs.
 	SessionEpoch uint64 `protobuf:"varint,2,opt,name=session_epoch,json=sessionEpoch,proto3" json:"session_epoch,omitempty"`
-	// Interval at which the client should send PING, in milliseconds. Starts at 60 000
-	// (contract.HeartbeatStart); later PONGs may change it (see Pong).
+	// Interval at which the client should send PING, in milliseconds: the server's configured
+	// value (default 60 000, contract.HeartbeatStart). A PONG may change it (see Pong).
 	HeartbeatIntervalMs uint32 `protobuf:"varint,3,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
 	// True when the mailbox holds events past last_mailbox_cursor (or the cursor is expired), i.e.
 	// the client should PULL_MAILBOX now rather than wait for a push.
 	HasOfflineData bool `protobuf:"varint,4,opt,name=has_offline_data,json=hasOfflineData,proto3" json:"has_offline_data,omitempty"`
 	// Server wall clock at AUTH_OK, Unix ms, so the client can estimate its clock skew for display.
 	ServerTimeMs int64 `protobuf:"varint,5,opt,name=server_time_ms,json=serverTimeMs,proto3" json:"server_time_ms,omitempty"`
-	// Silence after which the server considers the connection dead and closes it, in ms. Sent so
-	// the client knows how late a PING may be; always larger than heartbeat_interval_ms.
+	// Silence after which the server considers the connection dead and closes it (without a
+	// frame), in ms; any frame from the client counts as a sign of life. Sent so the client knows
+	// how late a PING may be; always larger than heartbeat_interval_ms (default 2.5 times it).
 	HeartbeatTimeoutMs uint32 `protobuf:"varint,6,opt,name=heartbeat_timeout_ms,json=heartbeatTimeoutMs,proto3" json:"heartbeat_timeout_ms,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
@@ -207,15 +216,16 @@ func (x *AuthOk) GetHeartbeatTimeoutMs() uint32 {
 }
 
 // Ping (PING, either direction) keeps the connection alive and reports the app state.
-// Normally sent by the client every heartbeat_interval_ms; the server may also send one as a
-// liveness probe, in which case client_time_ms is 0 and foreground is unset. Any PING is
-// answered with a PONG.
+// Sent by the client every heartbeat_interval_ms. A server may also send one as a liveness
+// probe, with client_time_ms 0 and foreground unset; this server version never does, but a
+// client answers any PING with a PONG carrying the same request id, as the server does.
 type Ping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Sender's wall clock, Unix ms, echoed in the PONG so the client can measure round-trip time.
 	ClientTimeMs int64 `protobuf:"varint,1,opt,name=client_time_ms,json=clientTimeMs,proto3" json:"client_time_ms,omitempty"`
-	// Whether the app is in the foreground. The server uses it to pick the heartbeat interval
-	// (foreground: <= 120 s, background: <= 240 s; contract.Heartbeat*).
+	// Whether the app is in the foreground, so a server can fit the interval to the app state
+	// (contract limits: foreground <= 120 s, background <= 240 s). This server version ignores
+	// it and always answers with its configured interval.
 	Foreground    bool `protobuf:"varint,2,opt,name=foreground,proto3" json:"foreground,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -267,8 +277,9 @@ func (x *Ping) GetForeground() bool {
 
 // Pong (PONG, either direction) answers a PING and carries the heartbeat schedule. The server
 // tells the client its interval here (rather than the client choosing one) so intervals can be
-// adapted to NAT timeouts and load without an SDK release: it starts at 60 s and grows up to
-// 120 s in the foreground and 240 s in the background.
+// adapted to NAT timeouts and load without an SDK release, within the contract's 120 s in the
+// foreground and 240 s in the background. This server version sends its configured interval
+// and timeout (the AUTH_OK values) in every PONG; it does not adapt them.
 type Pong struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The PING's client_time_ms, unchanged.
@@ -342,18 +353,21 @@ func (x *Pong) GetHeartbeatTimeoutMs() uint32 {
 }
 
 // Kicked (KICKED, downlink) is the last frame before the server closes the connection on its
-// own initiative. It tells the client whether reconnecting makes sense.
+// own initiative for a reason the client can act on; timeouts and framing errors close without
+// any frame (docs/protocol.md). It tells the client whether reconnecting makes sense. It can
+// arrive at any time, also before AUTH_OK, and carries request id 0.
 type Kicked struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Why the connection is closed: contract.KickReason as a raw uint32 (see common.proto).
 	//
 	//	0 UNSPECIFIED
-	//	1 REPLACED      a newer login of the same user/device took over (phase one evicts by
-	//	                user). The client must NOT reconnect automatically, or two devices would
-	//	                evict each other in a loop.
-	//	2 LOGGED_OUT    the session was ended (LOGOUT, or signed out elsewhere); do not reconnect
-	//	                without a new sign-in.
-	//	3 BANNED        the user or credential is barred; do not reconnect.
+	//	1 REPLACED      a newer login of the same (tenant, user, device) took over; the user's
+	//	                other devices stay connected. The client must NOT reconnect
+	//	                automatically, or two installations would evict each other in a loop.
+	//	2 LOGGED_OUT    the session was ended elsewhere; do not reconnect without a new sign-in.
+	//	                Not sent by this server version (it answers LOGOUT by closing).
+	//	3 BANNED        the user or credential is barred; do not reconnect. Not sent by this
+	//	                server version.
 	//	4 SERVER_DRAIN  the gateway is shutting down; reconnect (to another gateway) after
 	//	                retry_after_ms.
 	//
@@ -418,9 +432,16 @@ func (x *Kicked) GetRetryAfterMs() uint32 {
 	return 0
 }
 
-// ErrorFrame (ERROR, downlink) reports that one request failed; the connection stays open. The
-// failed request is identified by the frame header's request id (wire.Header.RequestID), which
-// the server copies from the request, so the payload carries no correlation key of its own.
+// ErrorFrame (ERROR, downlink) reports that one request failed. The connection stays open,
+// except in the conditions of the connection table in docs/protocol.md (contract.ProtocolCases),
+// where the ERROR is the last frame and the server closes the connection right after it: a first
+// frame that is not AUTH or an AUTH that is refused (UNAUTHORIZED), an AUTH while a dependency
+// is down (UNAVAILABLE), and a frame or message above 4 MiB (PAYLOAD_TOO_LARGE). Framing errors
+// (bad magic, version, header CRC or flags, broken chunk streams, bad zstd) close the connection
+// without an ERROR. The failed request is identified by the frame header's request id
+// (wire.Header.RequestID), which the server copies from the request, so the payload carries no
+// correlation key of its own; after an oversize frame, which the server refuses before reading
+// it, the request id and request_opcode are 0.
 type ErrorFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... UNIMPLEMENTED 11; the
@@ -429,7 +450,8 @@ type ErrorFrame struct {
 	Code uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	// Human-readable explanation for logs; not for parsing and not localised.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	// For retryable codes: minimum delay before retrying, ms. 0 = no hint (use backoff).
+	// For retryable codes: minimum delay before retrying, ms. 0 = no hint (use backoff). This
+	// server version always sends 0.
 	RetryAfterMs uint32 `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	// Opcode of the uplink frame that failed (contract.Opcode), for logs and for clients that do
 	// not track request ids. 0 = not tied to one request.

@@ -1,5 +1,6 @@
 // Group management (opcode family 0x0A). See common.proto for the conventions every field
-// follows.
+// follows. This server version does not serve these requests yet: each is answered ERROR
+// UNIMPLEMENTED (the opcode table in docs/protocol.md says what is served).
 //
 // Membership is versioned: every change increments the group's membership_version and is
 // placed in the group conversation's sequence, so each member has an interval

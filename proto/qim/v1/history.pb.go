@@ -26,7 +26,8 @@ const (
 
 // PullHistory (PULL_HISTORY, uplink) pages through one conversation by conversation_seq.
 // A group member only sees messages inside its membership interval; records outside it are not
-// returned (and the paging stops there with has_more = false).
+// returned (and the paging stops there with has_more = false). This server version serves
+// DIRECT conversations only; any other conversation is answered UNIMPLEMENTED.
 type PullHistory struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Conversation to read: exactly 16 bytes, big-endian u128.

@@ -1,7 +1,8 @@
 // Rooms (opcode family 0x0B): live broadcast channels (live-stream chat and the like). A room
 // is a conversation of kind ROOM, but its events are not written to mailboxes: they reach only
 // connections currently joined, and a slow consumer may miss events. See common.proto for the
-// conventions every field follows.
+// conventions every field follows. This server version does not serve rooms yet: JOIN_ROOM and
+// LEAVE_ROOM are answered ERROR UNIMPLEMENTED and no room frame is ever sent.
 //
 // The opcode table has no uplink frame to publish into a room: with this schema clients only
 // receive room events.

@@ -51,7 +51,9 @@ type SendRequest struct {
 	// (PAYLOAD_TOO_LARGE otherwise); empty for other types.
 	CustomType string `protobuf:"bytes,5,opt,name=custom_type,json=customType,proto3" json:"custom_type,omitempty"`
 	// Opaque payload, stored and delivered byte-for-byte; the server never parses it. The whole
-	// frame is bounded by contract.MaxFramePayload (4 MiB).
+	// SendRequest is one message of at most contract.MaxFramePayload (4 MiB), so the body is a
+	// little less; the writer's configured maximum (QIM_WRITER_MAX_BODY, default 4 MiB) can lower
+	// it, and a larger body is refused with PAYLOAD_TOO_LARGE.
 	Body []byte `protobuf:"bytes,6,opt,name=body,proto3" json:"body,omitempty"`
 	// Client wall clock at send time, Unix ms. Informational only (debugging, "sent at" in the
 	// sender's own UI while pending); never used for ordering.
@@ -171,7 +173,8 @@ type SendRequest_PeerUserId struct {
 type SendRequest_GroupId struct {
 	// Group conversation of this group: exactly 16 bytes, big-endian u128 (its top 4 bits are
 	// replaced by the GROUP kind to form the conversation_id). The sender must be a current
-	// member (NOT_MEMBER otherwise).
+	// member (NOT_MEMBER otherwise). This server version does not serve group sends yet: a
+	// group_id target is answered UNIMPLEMENTED.
 	GroupId []byte `protobuf:"bytes,3,opt,name=group_id,json=groupId,proto3,oneof"`
 }
 

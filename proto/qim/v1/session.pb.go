@@ -318,11 +318,12 @@ func (*SessionEntry_PeerUserId) isSessionEntry_Peer() {}
 
 func (*SessionEntry_GroupId) isSessionEntry_Peer() {}
 
-// SessionDelta (SESSION_DELTA, downlink) pushes changed session list entries to an online
-// device (new message, read on another path, ...). Best effort, like PUSH_EVENTS. Each entry
-// carries absolute values, never increments: the client keeps, per conversation, the entry
-// with the larger (latest_conversation_seq, read_conversation_seq) pair and ignores older ones,
-// so lost or reordered deltas only delay, never corrupt, its state.
+// SessionDelta (SESSION_DELTA, downlink) is defined and reserved for pushing changed session
+// list entries to an online device. This server version never sends it: a client learns
+// session changes from mailbox events and PULL_SESSION_LIST. A client must still accept one if
+// it arrives. Each entry carries absolute values, never increments: the client keeps, per
+// conversation, the entry with the larger (latest_conversation_seq, read_conversation_seq) pair
+// and ignores older ones, so lost or reordered deltas could only delay, never corrupt, its state.
 type SessionDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Changed entries, complete (not partial field updates).
@@ -501,7 +502,8 @@ func (x *MarkReadAck) GetUnreadExact() bool {
 
 // ReadSync (READ_SYNC, downlink) would tell a user's other online devices that the read
 // watermark moved. Defined by the contract but intentionally unimplemented (the opcode table
-// marks it so): phase one evicts by user, so no second device is ever online to receive it.
+// marks it so): no server sends it. The other devices take the absolute watermark from their
+// next PULL_SESSION_LIST (SessionEntry.read_conversation_seq).
 type ReadSync struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The conversation: exactly 16 bytes, big-endian u128.
