@@ -37,9 +37,9 @@ const (
 type PullMailbox struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Return events with mailbox_seq strictly greater than cursor.mailbox_seq. Unset = zero
-	// cursor = everything retained; if the mailbox was already trimmed (retention,
-	// contract.MailboxRetention = 7 days) the answer is cursor_expired and the device takes the
-	// REBUILD path.
+	// cursor = everything still retained; the zero cursor is never expired. A non-zero cursor
+	// behind what the mailbox still holds (retention, contract.MailboxRetention = 7 days) is
+	// answered with cursor_expired and the device takes the REBUILD path.
 	Cursor *MailboxCursor `protobuf:"bytes,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	// Maximum number of events to return; 0 = server default. The server clamps larger values.
 	// Because event groups are never split, a batch may exceed it by the rest of one group.
@@ -113,10 +113,15 @@ type MailboxBatch struct {
 	// More events exist after next_cursor; pull again without waiting for a push.
 	HasMore bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
 	// The request's cursor is behind the mailbox trim watermark (or otherwise unusable): events
-	// may have been lost, so `entries` is empty and the client must REBUILD: first store
-	// next_cursor, then refresh via PULL_SESSION_LIST (and PULL_HISTORY as needed), then resume
-	// pulling from next_cursor. Signalled in the batch rather than by ERROR CURSOR_EXPIRED because
-	// only the batch can carry the cursor to resume from.
+	// may have been lost, so `entries` is empty and the client must REBUILD: store a resume
+	// cursor, refresh via PULL_SESSION_LIST (and PULL_HISTORY for what may be missing), then pull
+	// from the resume cursor. Either next_cursor or the zero cursor is a valid one. The zero
+	// cursor, which the reference SDK uses, also returns entries still retained below
+	// next_cursor: retention drops whole buckets by the message's creation day, and a message
+	// materialized late puts a high mailbox_seq into an old bucket, so a younger bucket that is
+	// still retained can hold entries below next_cursor. message_id dedup absorbs the overlap.
+	// Signalled in the batch rather than by ERROR CURSOR_EXPIRED because only the batch can carry
+	// the cursor to resume from.
 	CursorExpired bool `protobuf:"varint,4,opt,name=cursor_expired,json=cursorExpired,proto3" json:"cursor_expired,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
