@@ -45,7 +45,7 @@ var errorTable = []ErrorInfo{
 		"the first frame of a connection, when it is not AUTH or the AUTH is refused"},
 	{ErrCodePayloadTooLarge, "PAYLOAD_TOO_LARGE", false,
 		"body, custom_type, request or frame above its contract limit",
-		"a frame or message above 4 MiB (request id 0); a request other than SEND above 64 KiB; SEND body or custom_type"},
+		"a frame or message above 4 MiB (request id 0), a request other than SEND above 64 KiB, a SEND whose body or custom_type is too long"},
 	{ErrCodeRateLimited, "RATE_LIMITED", true,
 		"sender exceeded its rate; retry after the hinted delay", ""},
 	{ErrCodeNotMember, "NOT_MEMBER", false,

@@ -88,7 +88,7 @@ var protocolCases = []ProtocolCase{
 	{"auth_superseded", BeforeAuth, "a login of the same (tenant, user, device) with a newer session_epoch is already live",
 		OpKicked, 0, KickReplaced, true, "do not reconnect automatically"},
 
-	{"heartbeat_timeout", AfterAuth, "nothing received for heartbeat_timeout_ms (AUTH_OK, PONG; default 150 s)",
+	{"heartbeat_timeout", AfterAuth, "nothing received for heartbeat_timeout_ms (told in AUTH_OK and PONG; default 150 s)",
 		0, 0, 0, true, "PING every heartbeat_interval_ms; reconnect"},
 	{"write_stalled", AfterAuth, "the client stops reading and one socket write blocks for the write timeout (QIM_GATEWAY_WRITE_TIMEOUT_MS, default 10 s)",
 		0, 0, 0, true, "keep reading; reconnect"},
