@@ -36,7 +36,7 @@ func TestOpcodeTableMatchesGateway(t *testing.T) {
 			c.ping() // a client PONG gets no answer, so the next frame answers this PING
 			continue
 		}
-		m := c.read(patience)
+		m := c.read(caseWait)
 		var e qimv1.ErrorFrame
 		if m.Opcode == contract.OpError {
 			_ = proto.Unmarshal(m.Payload, &e)
@@ -51,14 +51,14 @@ func TestOpcodeTableMatchesGateway(t *testing.T) {
 	c.ping()
 }
 
-// bigBatch is what the mailbox fake answers in TestFramingAndLimits: large enough to be
+// bigBatchAnswer is what the mailbox fake answers in TestFramingAndLimits: large enough to be
 // chunked, compressible enough that a compressing server would compress it.
-var bigBatch = &qimv1.MailboxBatch{Entries: []*qimv1.MailboxEvent{{MailboxSeq: 1 << 48,
+var bigBatchAnswer = &qimv1.MailboxBatch{Entries: []*qimv1.MailboxEvent{{MailboxSeq: 1 << 48,
 	Body: bytes.Repeat([]byte("compressible "), 200<<10/13)}}}
 
 func TestFramingAndLimits(t *testing.T) {
 	h := startGateway(t, harnessOpts{mailbox: &fakeMailbox{pull: func(*internalv1.AuthenticatedPullMailbox) *internalv1.PullMailboxOutcome {
-		return &internalv1.PullMailboxOutcome{Batch: bigBatch}
+		return &internalv1.PullMailboxOutcome{Batch: bigBatchAnswer}
 	}}})
 	c := h.login(newIdentity(t, "limits"))
 
@@ -67,7 +67,7 @@ func TestFramingAndLimits(t *testing.T) {
 		b, _ := proto.Marshal(&qimv1.SendRequest{ClientMessageId: cmid, Target: &qimv1.SendRequest_PeerUserId{PeerUserId: 9},
 			MessageType: 1, Body: make([]byte, 100<<10)})
 		id := c.nextID()
-		c.writeRaw(data(contract.OpSend, 0, wire.DataStream, id, b))
+		c.writeRaw(frameOf(contract.OpSend, 0, wire.DataStream, id, b))
 		if m := c.expect(contract.OpSendAck, nil); m.RequestID != id {
 			t.Fatalf("SEND_ACK request id %d, want %d", m.RequestID, id)
 		}
@@ -94,23 +94,23 @@ func TestFramingAndLimits(t *testing.T) {
 		c.ping()
 	})
 	t.Run("the server writes data on stream 1 in chunks of at most 64 KiB, uncompressed, and control on stream 0", func(t *testing.T) {
-		nc, err := net.DialTimeout("tcp", h.addrs.TCP, patience)
+		nc, err := net.DialTimeout("tcp", h.addrs.TCP, caseWait)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer nc.Close()
-		_ = nc.SetReadDeadline(time.Now().Add(patience))
+		_ = nc.SetReadDeadline(time.Now().Add(caseWait))
 		auth, _ := proto.Marshal(&qimv1.AuthRequest{Token: newIdentity(t, "raw").token})
 		ping, _ := proto.Marshal(&qimv1.Ping{ClientTimeMs: 1})
-		writeAll(t, nc, data(contract.OpAuth, 0, wire.DataStream, 1, auth))
-		if hd, _ := readFrame(t, nc); hd.Opcode != contract.OpAuthOK || hd.StreamID != wire.DataStream || hd.RequestID != 1 {
+		writeAllRaw(t, nc, frameOf(contract.OpAuth, 0, wire.DataStream, 1, auth))
+		if hd, _ := readRawFrame(t, nc); hd.Opcode != contract.OpAuthOK || hd.StreamID != wire.DataStream || hd.RequestID != 1 {
 			t.Fatalf("first frame %+v, want AUTH_OK on stream 1 for request 1", hd)
 		}
-		writeAll(t, nc, append(data(contract.OpPullMailbox, 0, wire.DataStream, 2, nil), data(contract.OpPing, 0, 0, 3, ping)...))
+		writeAllRaw(t, nc, append(frameOf(contract.OpPullMailbox, 0, wire.DataStream, 2, nil), frameOf(contract.OpPing, 0, 0, 3, ping)...))
 		var batch []byte
 		chunks, done, pong := 0, false, false
 		for !done || !pong {
-			hd, payload := readFrame(t, nc)
+			hd, payload := readRawFrame(t, nc)
 			switch {
 			case hd.Flags&wire.FlagCompressed != 0:
 				t.Fatalf("%v arrived COMPRESSED", hd.Opcode)
@@ -124,29 +124,29 @@ func TestFramingAndLimits(t *testing.T) {
 				t.Fatalf("unexpected frame %+v", hd)
 			}
 		}
-		if want, _ := proto.Marshal(bigBatch); !bytes.Equal(batch, want) || chunks != (len(want)+wire.ChunkSize-1)/wire.ChunkSize {
+		if want, _ := proto.Marshal(bigBatchAnswer); !bytes.Equal(batch, want) || chunks != (len(want)+wire.ChunkSize-1)/wire.ChunkSize {
 			t.Fatalf("MAILBOX_BATCH of %d bytes in %d chunks, want %d bytes in full chunks", len(batch), chunks, len(want))
 		}
 	})
 }
 
 // frame encodes one frame; header-level breakage is applied to the result by the caller.
-func frame(h wire.Header, payload []byte) []byte {
+func encodeFrame(h wire.Header, payload []byte) []byte {
 	h.Length = uint32(len(payload))
 	return append(wire.AppendHeader(nil, h), payload...)
 }
 
-func data(op contract.Opcode, flags wire.Flags, stream uint16, reqID uint32, payload []byte) []byte {
-	return frame(wire.Header{Flags: flags, Opcode: op, StreamID: stream, RequestID: reqID}, payload)
+func frameOf(op contract.Opcode, flags wire.Flags, stream uint16, reqID uint32, payload []byte) []byte {
+	return encodeFrame(wire.Header{Flags: flags, Opcode: op, StreamID: stream, RequestID: reqID}, payload)
 }
 
 // reseal recomputes the header CRC after a test changed a header field.
-func reseal(b []byte) []byte {
+func resealCRC(b []byte) []byte {
 	binary.BigEndian.PutUint32(b[16:20], crc32.Checksum(b[:16], crc32.MakeTable(crc32.Castagnoli)))
 	return b
 }
 
-func writeAll(t *testing.T, nc net.Conn, b []byte) {
+func writeAllRaw(t *testing.T, nc net.Conn, b []byte) {
 	t.Helper()
 	if _, err := nc.Write(b); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func writeAll(t *testing.T, nc net.Conn, b []byte) {
 }
 
 // readFrame reads one raw frame, without the reassembly wire.Reader does.
-func readFrame(t *testing.T, nc net.Conn) (wire.Header, []byte) {
+func readRawFrame(t *testing.T, nc net.Conn) (wire.Header, []byte) {
 	t.Helper()
 	b := make([]byte, wire.HeaderSize)
 	if _, err := io.ReadFull(nc, b); err != nil {

@@ -22,8 +22,8 @@ import (
 // against a real gateway (protocol_frames_test.go does the same for the opcode table and the
 // size limits). A documented case without a scenario here, or a scenario without a row, fails.
 
-// outcome is what the server did after a scenario: its first frame and whether it then closed.
-type outcome struct {
+// caseOutcome is what the server did after a scenario: its first frame and whether it then closed.
+type caseOutcome struct {
 	reply  contract.Opcode
 	code   contract.ErrorCode
 	kick   contract.KickReason
@@ -31,7 +31,7 @@ type outcome struct {
 	closed bool
 }
 
-func (o outcome) String() string {
+func (o caseOutcome) String() string {
 	s := "no frame"
 	switch o.reply {
 	case contract.OpError:
@@ -65,19 +65,19 @@ func (r *caseRun) open(h *harness) *client {
 	return c
 }
 
-// patience bounds a wait for something that must happen; the passing path never waits it out.
-const patience = 10 * time.Second
+// caseWait bounds a wait for something that must happen; the passing path never waits it out.
+const caseWait = 10 * time.Second
 
 // observe reads the server's reaction: the first frame, or the close, then — after a frame —
 // whether the connection closes (the next read ends it) or stays usable (a PING is answered).
-func (r *caseRun) observe(c *client, closes bool) outcome {
-	var o outcome
-	m, err := c.tryRead(patience)
+func (r *caseRun) observe(c *client, closes bool) caseOutcome {
+	var o caseOutcome
+	m, err := c.tryRead(caseWait)
 	switch {
 	case errors.Is(err, errReadTimeout):
-		r.t.Fatalf("neither a frame nor a close within %v", patience)
+		r.t.Fatalf("neither a frame nor a close within %v", caseWait)
 	case err != nil:
-		return outcome{closed: true}
+		return caseOutcome{closed: true}
 	}
 	o.reply, o.reqID = m.Opcode, m.RequestID
 	switch m.Opcode {
@@ -91,21 +91,21 @@ func (r *caseRun) observe(c *client, closes bool) outcome {
 		o.kick = contract.KickReason(k.GetReason())
 	}
 	if closes {
-		if m, err := c.tryRead(patience); err == nil {
+		if m, err := c.tryRead(caseWait); err == nil {
 			r.t.Fatalf("frame %v after %v, want the close", m.Opcode, o.reply)
 		} else {
 			o.closed = !errors.Is(err, errReadTimeout)
 		}
 		return o
 	}
-	ping := frame(wire.Header{Opcode: contract.OpPing, StreamID: wire.ControlStream, RequestID: 0xFFFF}, nil)
+	ping := encodeFrame(wire.Header{Opcode: contract.OpPing, StreamID: wire.ControlStream, RequestID: 0xFFFF}, nil)
 	if _, err := c.nc.Write(ping); err != nil {
 		o.closed = true
 		return o
 	}
-	switch m, err = c.tryRead(patience); {
+	switch m, err = c.tryRead(caseWait); {
 	case errors.Is(err, errReadTimeout):
-		r.t.Fatalf("the connection neither answered a PING nor closed within %v", patience)
+		r.t.Fatalf("the connection neither answered a PING nor closed within %v", caseWait)
 	case err != nil:
 		o.closed = true
 	case m.Opcode != contract.OpPong || m.RequestID != 0xFFFF:
@@ -116,7 +116,7 @@ func (r *caseRun) observe(c *client, closes bool) outcome {
 
 // sendRaw writes b on a fresh connection of the shared gateway and observes; reqID is the
 // request id the documented ERROR, if the row has one, must carry.
-func (r *caseRun) sendRaw(closes bool, reqID uint32, b []byte) outcome {
+func (r *caseRun) sendRaw(closes bool, reqID uint32, b []byte) caseOutcome {
 	c := r.open(r.std)
 	c.writeRaw(b)
 	r.wantReqID = reqID
@@ -125,59 +125,60 @@ func (r *caseRun) sendRaw(closes bool, reqID uint32, b []byte) outcome {
 
 // protocolScenarios provoke each documented case. The bool says whether the row closes, which
 // only decides how observe checks; the verdict compares what happened with the row.
-var protocolScenarios = map[string]func(r *caseRun, closes bool) outcome{
-	"bad_magic": func(r *caseRun, closes bool) outcome {
-		b := data(contract.OpPing, 0, wire.ControlStream, 1, nil)
+var protocolScenarios = map[string]func(r *caseRun, closes bool) caseOutcome{
+	"bad_magic": func(r *caseRun, closes bool) caseOutcome {
+		b := frameOf(contract.OpPing, 0, wire.ControlStream, 1, nil)
 		b[0] = 'X'
 		return r.sendRaw(closes, 0, b)
 	},
-	"bad_version": func(r *caseRun, closes bool) outcome {
-		b := data(contract.OpPing, 0, wire.ControlStream, 1, nil)
+	"bad_version": func(r *caseRun, closes bool) caseOutcome {
+		b := frameOf(contract.OpPing, 0, wire.ControlStream, 1, nil)
 		b[2] = 2
-		return r.sendRaw(closes, 0, reseal(b))
+		return r.sendRaw(closes, 0, resealCRC(b))
 	},
-	"bad_header_crc": func(r *caseRun, closes bool) outcome {
-		b := data(contract.OpPing, 0, wire.ControlStream, 1, nil)
+	"bad_header_crc": func(r *caseRun, closes bool) caseOutcome {
+		b := frameOf(contract.OpPing, 0, wire.ControlStream, 1, nil)
 		b[19] ^= 0xFF
 		return r.sendRaw(closes, 0, b)
 	},
-	"reserved_flags": func(r *caseRun, closes bool) outcome {
-		return r.sendRaw(closes, 0, data(contract.OpPing, wire.FlagNeedAck, wire.ControlStream, 1, nil))
+	"reserved_flags": func(r *caseRun, closes bool) caseOutcome {
+		return r.sendRaw(closes, 0, frameOf(contract.OpPing, wire.FlagNeedAck, wire.ControlStream, 1, nil))
 	},
-	"frame_too_large": func(r *caseRun, closes bool) outcome {
+	"frame_too_large": func(r *caseRun, closes bool) caseOutcome {
 		return r.sendRaw(closes, 0, wire.AppendHeader(nil, wire.Header{Opcode: contract.OpSend, StreamID: wire.DataStream,
 			RequestID: 7, Length: wire.MaxPayload + 1}))
 	},
-	"message_too_large": func(r *caseRun, closes bool) outcome {
-		b := data(contract.OpSend, wire.FlagMore, wire.DataStream, 7, make([]byte, wire.MaxPayload))
-		return r.sendRaw(closes, 0, append(b, data(contract.OpSend, 0, wire.DataStream, 7, []byte{0})...))
+	"message_too_large": func(r *caseRun, closes bool) caseOutcome {
+		b := frameOf(contract.OpSend, wire.FlagMore, wire.DataStream, 7, make([]byte, wire.MaxPayload))
+		return r.sendRaw(closes, 0, append(b, frameOf(contract.OpSend, 0, wire.DataStream, 7, []byte{0})...))
 	},
-	"decompressed_too_large": func(r *caseRun, closes bool) outcome {
+	"decompressed_too_large": func(r *caseRun, closes bool) caseOutcome {
 		enc, err := zstd.NewWriter(nil)
 		if err != nil {
 			r.t.Fatal(err)
 		}
+		defer enc.Close()
 		z := enc.EncodeAll(make([]byte, wire.MaxPayload+1), nil)
-		return r.sendRaw(closes, 0, data(contract.OpSend, wire.FlagCompressed, wire.DataStream, 7, z))
+		return r.sendRaw(closes, 0, frameOf(contract.OpSend, wire.FlagCompressed, wire.DataStream, 7, z))
 	},
-	"bad_compression": func(r *caseRun, closes bool) outcome {
-		return r.sendRaw(closes, 0, data(contract.OpSend, wire.FlagCompressed, wire.DataStream, 7, []byte("not zstd")))
+	"bad_compression": func(r *caseRun, closes bool) caseOutcome {
+		return r.sendRaw(closes, 0, frameOf(contract.OpSend, wire.FlagCompressed, wire.DataStream, 7, []byte("not zstd")))
 	},
-	"chunk_mismatch": func(r *caseRun, closes bool) outcome {
-		b := data(contract.OpSend, wire.FlagMore, wire.DataStream, 7, []byte("first"))
-		return r.sendRaw(closes, 0, append(b, data(contract.OpPullMailbox, 0, wire.DataStream, 7, []byte("second"))...))
+	"chunk_mismatch": func(r *caseRun, closes bool) caseOutcome {
+		b := frameOf(contract.OpSend, wire.FlagMore, wire.DataStream, 7, []byte("first"))
+		return r.sendRaw(closes, 0, append(b, frameOf(contract.OpPullMailbox, 0, wire.DataStream, 7, []byte("second"))...))
 	},
-	"too_many_streams": func(r *caseRun, closes bool) outcome {
+	"too_many_streams": func(r *caseRun, closes bool) caseOutcome {
 		var b []byte
 		for stream := uint16(1); stream <= maxOpenStreams+1; stream++ {
-			b = append(b, data(contract.OpSend, wire.FlagMore, stream, uint32(stream), []byte("part"))...)
+			b = append(b, frameOf(contract.OpSend, wire.FlagMore, stream, uint32(stream), []byte("part"))...)
 		}
 		return r.sendRaw(closes, 0, b)
 	},
-	"server_drain": func(r *caseRun, closes bool) outcome {
+	"server_drain": func(r *caseRun, closes bool) caseOutcome {
 		h := startGateway(r.t, harnessOpts{})
 		c := r.open(h)
-		eventually(r.t, patience, "connection admitted", func() bool {
+		eventually(r.t, caseWait, "connection admitted", func() bool {
 			h.svc.mu.Lock()
 			defer h.svc.mu.Unlock()
 			return len(h.svc.conns) == 1
@@ -191,36 +192,36 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) outcome{
 		})
 		return r.observe(c, closes)
 	},
-	"gateway_full": func(r *caseRun, closes bool) outcome {
+	"gateway_full": func(r *caseRun, closes bool) caseOutcome {
 		h := startGateway(r.t, harnessOpts{mutate: func(c *Config) { c.MaxConns = 1 }})
 		dialTCP(r.t, h.addrs.TCP).auth(newIdentity(r.t, "first").token, 0)
 		return r.observe(dialTCP(r.t, h.addrs.TCP), closes)
 	},
-	"auth_timeout": func(r *caseRun, closes bool) outcome {
+	"auth_timeout": func(r *caseRun, closes bool) caseOutcome {
 		h := startGateway(r.t, harnessOpts{mutate: func(c *Config) { c.AuthTimeout = 200 * time.Millisecond }})
 		return r.observe(dialTCP(r.t, h.addrs.TCP), closes)
 	},
-	"not_auth_first": func(r *caseRun, closes bool) outcome {
+	"not_auth_first": func(r *caseRun, closes bool) caseOutcome {
 		b, _ := proto.Marshal(&qimv1.Ping{ClientTimeMs: 1})
-		return r.sendRaw(closes, 3, data(contract.OpPing, 0, wire.ControlStream, 3, b))
+		return r.sendRaw(closes, 3, frameOf(contract.OpPing, 0, wire.ControlStream, 3, b))
 	},
-	"auth_malformed": func(r *caseRun, closes bool) outcome {
-		return r.sendRaw(closes, 3, data(contract.OpAuth, 0, wire.DataStream, 3, []byte{0xFF}))
+	"auth_malformed": func(r *caseRun, closes bool) caseOutcome {
+		return r.sendRaw(closes, 3, frameOf(contract.OpAuth, 0, wire.DataStream, 3, []byte{0xFF}))
 	},
-	"auth_refused": func(r *caseRun, closes bool) outcome {
+	"auth_refused": func(r *caseRun, closes bool) caseOutcome {
 		id := newIdentity(r.t, "d")
 		forged, _ := devtoken.Issue([]byte("another-secret-0123456789"), devtoken.Claims{Tenant: id.tenant, User: id.user,
 			Device: id.device, ExpiresAtMs: time.Now().Add(time.Hour).UnixMilli()})
 		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: forged})
-		return r.sendRaw(closes, 3, data(contract.OpAuth, 0, wire.DataStream, 3, b))
+		return r.sendRaw(closes, 3, frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))
 	},
-	"auth_unavailable": func(r *caseRun, closes bool) outcome {
+	"auth_unavailable": func(r *caseRun, closes bool) caseOutcome {
 		r.std.mailbox.failOnline.Store(true)
 		defer r.std.mailbox.failOnline.Store(false)
 		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: newIdentity(r.t, "d").token})
-		return r.sendRaw(closes, 3, data(contract.OpAuth, 0, wire.DataStream, 3, b))
+		return r.sendRaw(closes, 3, frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))
 	},
-	"auth_superseded": func(r *caseRun, closes bool) outcome {
+	"auth_superseded": func(r *caseRun, closes bool) caseOutcome {
 		id := newIdentity(r.t, "phone")
 		newer := &session{key: userKey{id.tenant, id.user}, device: id.device, epoch: 1 << 62, conn: &conn{}}
 		if _, err := r.std.svc.registry.register(newer); err != nil {
@@ -228,30 +229,30 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) outcome{
 		}
 		defer r.std.svc.registry.unregister(newer)
 		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: id.token})
-		return r.sendRaw(closes, 0, data(contract.OpAuth, 0, wire.DataStream, 3, b))
+		return r.sendRaw(closes, 0, frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))
 	},
-	"heartbeat_timeout": func(r *caseRun, closes bool) outcome {
+	"heartbeat_timeout": func(r *caseRun, closes bool) caseOutcome {
 		h := startGateway(r.t, harnessOpts{mutate: func(c *Config) {
 			c.HeartbeatInterval, c.HeartbeatTimeout = 100*time.Millisecond, 300*time.Millisecond
 		}})
 		return r.observe(r.open(h), closes)
 	},
-	"write_stalled": func(r *caseRun, closes bool) outcome { return writeStalled(r) },
-	"logout": func(r *caseRun, closes bool) outcome {
-		return r.sendRaw(closes, 0, data(contract.OpLogout, 0, wire.DataStream, 3, nil))
+	"write_stalled": func(r *caseRun, closes bool) caseOutcome { return writeStalled(r) },
+	"logout": func(r *caseRun, closes bool) caseOutcome {
+		return r.sendRaw(closes, 0, frameOf(contract.OpLogout, 0, wire.DataStream, 3, nil))
 	},
-	"replaced": func(r *caseRun, closes bool) outcome {
+	"replaced": func(r *caseRun, closes bool) caseOutcome {
 		id := newIdentity(r.t, "phone")
 		old := dialTCP(r.t, r.std.addrs.TCP)
 		old.auth(id.token, 0)
 		dialTCP(r.t, r.std.addrs.TCP).auth(id.token, 0)
 		return r.observe(old, closes)
 	},
-	"second_auth": func(r *caseRun, closes bool) outcome {
+	"second_auth": func(r *caseRun, closes bool) caseOutcome {
 		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: newIdentity(r.t, "d").token})
-		return r.sendRaw(closes, 3, data(contract.OpAuth, 0, wire.DataStream, 3, b))
+		return r.sendRaw(closes, 3, frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))
 	},
-	"request_too_large": func(r *caseRun, closes bool) outcome {
+	"request_too_large": func(r *caseRun, closes bool) caseOutcome {
 		if requestMaxBytes != 64<<10 {
 			r.t.Fatalf("requestMaxBytes = %d; docs/protocol.md and the contract table say 64 KiB", requestMaxBytes)
 		}
@@ -262,24 +263,24 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) outcome{
 		}
 		return r.sendRaw(closes, 3, b)
 	},
-	"not_served": func(r *caseRun, closes bool) outcome {
-		return r.sendRaw(closes, 3, data(0x7777, 0, wire.DataStream, 3, nil))
+	"not_served": func(r *caseRun, closes bool) caseOutcome {
+		return r.sendRaw(closes, 3, frameOf(0x7777, 0, wire.DataStream, 3, nil))
 	},
-	"malformed_request": func(r *caseRun, closes bool) outcome {
-		return r.sendRaw(closes, 3, data(contract.OpSend, 0, wire.DataStream, 3, []byte{0xFF}))
+	"malformed_request": func(r *caseRun, closes bool) caseOutcome {
+		return r.sendRaw(closes, 3, frameOf(contract.OpSend, 0, wire.DataStream, 3, []byte{0xFF}))
 	},
 }
 
 // writeStalled stops reading while the gateway answers pulls with 1 MiB batches, until the
 // socket buffers are full and one write outlasts the write timeout.
-func writeStalled(r *caseRun) outcome {
+func writeStalled(r *caseRun) caseOutcome {
 	big := &qimv1.MailboxBatch{Entries: []*qimv1.MailboxEvent{{MailboxSeq: 1 << 48, Body: make([]byte, 1<<20)}}}
 	h := startGateway(r.t, harnessOpts{mutate: func(c *Config) { c.WriteTimeout = 300 * time.Millisecond },
 		mailbox: &fakeMailbox{pull: func(*internalv1.AuthenticatedPullMailbox) *internalv1.PullMailboxOutcome {
 			return &internalv1.PullMailboxOutcome{Batch: big}
 		}}})
 	id := newIdentity(r.t, "slow")
-	nc, err := net.DialTimeout("tcp", h.addrs.TCP, patience)
+	nc, err := net.DialTimeout("tcp", h.addrs.TCP, caseWait)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func writeStalled(r *caseRun) outcome {
 	_ = nc.(*net.TCPConn).SetReadBuffer(256 << 10)
 	auth, _ := proto.Marshal(&qimv1.AuthRequest{Token: id.token})
 	rd := wire.NewReader(nc)
-	if _, err := nc.Write(data(contract.OpAuth, 0, wire.DataStream, 1, auth)); err != nil {
+	if _, err := nc.Write(frameOf(contract.OpAuth, 0, wire.DataStream, 1, auth)); err != nil {
 		r.t.Fatal(err)
 	}
 	if m, err := rd.ReadMessage(); err != nil || m.Opcode != contract.OpAuthOK {
@@ -295,15 +296,15 @@ func writeStalled(r *caseRun) outcome {
 	}
 	const pulls = 32 // 32 MiB of answers: far beyond what loopback socket buffers hold
 	for i := range uint32(pulls) {
-		if _, err := nc.Write(data(contract.OpPullMailbox, 0, wire.DataStream, 2+i, nil)); err != nil {
+		if _, err := nc.Write(frameOf(contract.OpPullMailbox, 0, wire.DataStream, 2+i, nil)); err != nil {
 			r.t.Fatal(err)
 		}
 	}
-	eventually(r.t, patience, "stalled connection closed", func() bool {
+	eventually(r.t, caseWait, "stalled connection closed", func() bool {
 		return len(h.svc.registry.appendConns(nil, userKey{id.tenant, id.user})) == 0
 	})
 	// What the socket buffers still hold: only MAILBOX_BATCH frames may be in it.
-	var o outcome
+	var o caseOutcome
 	for n := 0; ; n++ {
 		m, err := rd.ReadMessage()
 		if err != nil {
@@ -337,7 +338,7 @@ func TestProtocolCases(t *testing.T) {
 			t.Run(pc.Name+"/"+phase.String(), func(t *testing.T) {
 				r := &caseRun{t: t, std: std, authed: authed}
 				got := scenario(r, pc.Closes)
-				want := outcome{reply: pc.Reply, code: pc.Error, kick: pc.Kick, closed: pc.Closes}
+				want := caseOutcome{reply: pc.Reply, code: pc.Error, kick: pc.Kick, closed: pc.Closes}
 				if pc.Reply == contract.OpError {
 					want.reqID = r.wantReqID
 				}
