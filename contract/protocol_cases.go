@@ -27,9 +27,10 @@ func (p ConnPhase) String() string {
 // The table exists because a client author cannot infer these from the error codes. Whether an
 // ERROR is the last frame depends on the condition, not on the code: a 5 MiB frame and a 65 KiB
 // PULL_MAILBOX both get PAYLOAD_TOO_LARGE, but only the first closes the connection (the reader
-// cannot trust the stream past a frame it refused to read). Framing errors close without any
-// frame, because a peer that breaks the framing cannot be relied on to parse an ERROR either.
-// A "closes" attribute per error code was therefore rejected: it cannot express either fact.
+// cannot trust the stream past a frame it refused to read). Other framing errors close without
+// any frame: the stream is beyond repair either way, and only an oversize message is something
+// the client can act on (services/gateway/conn.go, readFailed). A "closes" attribute per error
+// code was therefore rejected: it cannot express either fact.
 //
 // docs/protocol.md is generated from this table, and the gateway's protocol test runs every row
 // against a real gateway and fails for a row it has no scenario for, so the doc, the table and
