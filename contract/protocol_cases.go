@@ -76,7 +76,7 @@ var protocolCases = []ProtocolCase{
 
 	{"gateway_full", BeforeAuth, "the gateway already holds its maximum of connections (QIM_GATEWAY_MAX_CONNS) at accept",
 		0, 0, 0, true, adviceReconnect},
-	{"auth_timeout", BeforeAuth, "no complete first frame, TLS handshake included, within the AUTH timeout (QIM_GATEWAY_AUTH_TIMEOUT_MS, default 10 s)",
+	{"auth_timeout", BeforeAuth, "no complete first frame, TLS handshake included, within the AUTH timeout (QIM_GATEWAY_AUTH_TIMEOUT, default 10 s)",
 		0, 0, 0, true, "send AUTH as soon as the connection is up"},
 	{"not_auth_first", BeforeAuth, "the first frame is not AUTH",
 		OpError, ErrCodeUnauthorized, 0, true, "send AUTH first; reconnect"},
@@ -91,7 +91,7 @@ var protocolCases = []ProtocolCase{
 
 	{"heartbeat_timeout", AfterAuth, "nothing received for heartbeat_timeout_ms (told in AUTH_OK and PONG; default 150 s)",
 		0, 0, 0, true, "PING every heartbeat_interval_ms; reconnect"},
-	{"write_stalled", AfterAuth, "the client stops reading and one socket write blocks for the write timeout (QIM_GATEWAY_WRITE_TIMEOUT_MS, default 10 s)",
+	{"write_stalled", AfterAuth, "the client stops reading and one socket write blocks for the write timeout (QIM_GATEWAY_WRITE_TIMEOUT, default 10 s)",
 		0, 0, 0, true, "keep reading; reconnect"},
 	{"logout", AfterAuth, "the client sends LOGOUT", 0, 0, 0, true, "none: the close is the acknowledgement"},
 	{"replaced", AfterAuth, "another login of the same (tenant, user, device) succeeds",
