@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -98,17 +97,13 @@ var ErrConfig = errors.New("fanout: invalid config")
 // variable. (A retired variable still set is refused by qim's environment check, with its
 // replacement: services/toolvars.go.)
 func FromEnv() (Config, error) {
-	c, err := config.Load(DefaultConfig(), os.LookupEnv)
-	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return c, nil
+	return config.FromEnv(DefaultConfig(), ErrConfig)
 }
 
 // Validate fills the defaults of zero fields and rejects bad values.
 func (c *Config) Validate() error {
-	if err := config.Apply(c, DefaultConfig()); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
+		return err
 	}
 	for _, b := range c.KafkaBrokers {
 		if _, _, err := net.SplitHostPort(b); err != nil {

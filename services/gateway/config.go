@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -105,18 +104,14 @@ var ErrConfig = errors.New("gateway: invalid config")
 // FromEnv reads the QIM_* variables over DefaultConfig. Malformed values are errors naming the
 // variable (never its value, for the token secret).
 func FromEnv() (Config, error) {
-	c, err := config.Load(DefaultConfig(), os.LookupEnv)
-	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return c, nil
+	return config.FromEnv(DefaultConfig(), ErrConfig)
 }
 
 // Validate fills the defaults of zero fields, derives the heartbeat timeout and rejects bad
 // values, naming the variable.
 func (c *Config) Validate() error {
-	if err := config.Apply(c, DefaultConfig()); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
+		return err
 	}
 	if len(c.TokenSecret) < devtoken.MinSecretBytes {
 		return fmt.Errorf("%w: QIM_TOKEN_SECRET must hold at least %d bytes (got %d)", ErrConfig, devtoken.MinSecretBytes, len(c.TokenSecret))

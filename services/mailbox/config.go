@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,18 +71,14 @@ var ErrConfig = errors.New("mailbox: invalid config")
 // FromEnv reads the QIM_* variables over DefaultConfig. Malformed values are errors naming the
 // variable.
 func FromEnv() (Config, error) {
-	c, err := config.Load(DefaultConfig(), os.LookupEnv)
-	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return c, nil
+	return config.FromEnv(DefaultConfig(), ErrConfig)
 }
 
 // Validate fills the defaults of zero fields (every shard when none is named) and rejects bad
 // values, naming the variable.
 func (c *Config) Validate() error {
-	if err := config.Apply(c, DefaultConfig()); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
+		return err
 	}
 	n, err := contract.NewShardCount(c.ShardCount)
 	if err != nil {

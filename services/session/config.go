@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
@@ -82,17 +81,13 @@ var ErrConfig = errors.New("session: invalid config")
 // FromEnv reads the QIM_* variables over DefaultConfig. Malformed values are errors naming the
 // variable.
 func FromEnv() (Config, error) {
-	c, err := config.Load(DefaultConfig(), os.LookupEnv)
-	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return c, nil
+	return config.FromEnv(DefaultConfig(), ErrConfig)
 }
 
 // Validate fills the defaults of zero fields and rejects bad values.
 func (c *Config) Validate() error {
-	if err := config.Apply(c, DefaultConfig()); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
+		return err
 	}
 	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
 		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %v", ErrConfig, c.ShardCount, err)

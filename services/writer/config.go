@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -70,17 +69,13 @@ var ErrConfig = errors.New("writer: invalid config")
 // FromEnv reads the QIM_* variables over DefaultConfig. Malformed values are errors naming the
 // variable.
 func FromEnv() (Config, error) {
-	c, err := config.Load(DefaultConfig(), os.LookupEnv)
-	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return c, nil
+	return config.FromEnv(DefaultConfig(), ErrConfig)
 }
 
 // Validate fills the defaults of zero fields and rejects bad values.
 func (c *Config) Validate() error {
-	if err := config.Apply(c, DefaultConfig()); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
+		return err
 	}
 	for _, a := range []struct{ name, addr string }{
 		{"QIM_WRITER_LISTEN", c.ListenAddr}, {"QIM_WRITER_METRICS", c.MetricsAddr}, {"QIM_REDIS_ADDR", c.RedisAddr},

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -203,4 +204,22 @@ func zeroText(v reflect.Value) string {
 		return "0"
 	}
 	return ""
+}
+
+// FromEnv is Load from the process environment with the error wrapped in class (a service's
+// ErrConfig), which is what every service's FromEnv does.
+func FromEnv[T any](def T, class error) (T, error) {
+	c, err := Load(def, os.LookupEnv)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", class, err)
+	}
+	return c, nil
+}
+
+// Prepare is Apply with the error wrapped in class: the first line of every service's Validate.
+func Prepare[T any](cfg *T, def T, class error) error {
+	if err := Apply(cfg, def); err != nil {
+		return fmt.Errorf("%w: %w", class, err)
+	}
+	return nil
 }
