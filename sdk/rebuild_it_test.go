@@ -16,7 +16,7 @@ import (
 )
 
 // trimMailbox empties a user's mailbox the way retention does, by running the MailboxStore's own
-// trim script (services/internal/mailboxstore/lua/trim.lua with its prelude) against the mailbox
+// trim script (services/mailbox/mailboxstore/lua/trim.lua with its prelude) against the mailbox
 // Redis. The package is server-internal and cannot be imported here, but its script is the
 // contract that matters: it removes the day buckets and raises the trim mark, exactly what a
 // device offline beyond contract.MailboxRetention meets. Copying the mark-writing into this test
@@ -24,7 +24,7 @@ import (
 func trimMailbox(t *testing.T, user contract.UserID) {
 	t.Helper()
 	ep := itest.Endpoints(t)
-	dir := "../services/internal/mailboxstore/lua/"
+	dir := "../services/mailbox/mailboxstore/lua/"
 	prelude, err := os.ReadFile(dir + "prelude.lua")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func trimMailbox(t *testing.T, user contract.UserID) {
 	}
 	var tenant contract.TenantID
 	raw := tenant.Bytes()
-	// Key layout of services/internal/mailboxstore/doc.go.
+	// Key layout of services/mailbox/mailboxstore/doc.go.
 	user_ := ":" + hex.EncodeToString(raw[:]) + ":" + strconv.FormatUint(uint64(user), 10)
 	tag := "{s" + strconv.FormatUint(uint64(shards.UserShard(tenant, user)), 10) + "}"
 	index, bucketPrefix := "qim:mbix:"+tag+user_, "qim:mb:"+tag+user_+":"

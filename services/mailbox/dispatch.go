@@ -34,7 +34,7 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/failpoint"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // materializeTimeout bounds one pipeline. A timeout stops the node like any Redis error: the

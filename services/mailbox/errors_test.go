@@ -12,8 +12,8 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
 	"github.com/qim-dev/qim/services/internal/rpc"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // The codes a pull can end with: bad input is INVALID_ARGUMENT, a stored entry that does not

@@ -17,7 +17,7 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/dispatch"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }

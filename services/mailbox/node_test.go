@@ -13,8 +13,8 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/dispatch"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // An offline recipient finds the message with a zero cursor, including the very first record of

@@ -27,8 +27,8 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
 	"github.com/qim-dev/qim/services/internal/rpc"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // Pull bounds. Defaults serve a phone catching up after a day offline in a few round trips; the

@@ -14,8 +14,8 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // ErrStopped is the readiness error of a node that stopped materializing.

@@ -11,7 +11,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // Router tuning: not contract values.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
-	"github.com/qim-dev/qim/services/internal/mailboxstore"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
 // wmKey is the shard watermark key (mailboxstore's layout), written here to simulate damage.
