@@ -13,10 +13,10 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
-	"github.com/qim-dev/qim/services/internal/identity"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/writer/identity"
 )
 
 // ErrLeaseLost stops the writer: without its writer_id lease another writer may issue the same
