@@ -7,6 +7,12 @@
 // CPU: docs/adr/0006-lua-scripts-sha-once-evalsha.md). Every script run through this package
 // must be idempotent — answer a retry with its original result — because a re-send after
 // NOSCRIPT, or a caller's retry after a transport error, may run a call that already ran.
+//
+// Each script also declares its interface in a "--!" header (header.go): the names of its KEYS,
+// ARGV and reply positions. The package generates the Lua bindings of those names (prologue.go),
+// refuses a script that reaches around them (check.go), and checks the Go call and reply types
+// of each script against them (bind.go), so the agreement between a script and its caller is
+// machine-checked at package initialisation rather than kept in comments.
 package luascript
 
 import (
@@ -21,32 +27,73 @@ import (
 
 // Script is one Lua script with its SHA computed at construction.
 type Script struct {
-	name string
-	s    *redis.Script
+	name  string
+	s     *redis.Script
+	iface Interface
 }
 
 // Name is the script's file name, for errors.
 func (s *Script) Name() string { return s.name }
 
-// MustLoad reads lua/<name> from fsys, prefixed by lua/<prelude> when prelude is non-empty, so
-// every script stays one self-contained EVALSHA. A missing file is a build defect and panics.
+// Interface is the script's header (see Interface).
+func (s *Script) Interface() Interface { return s.iface }
+
+// MustLoad reads lua/<name> from fsys, checks it against its "--!" header and assembles the
+// source Redis runs: the prologue generated from the header, then lua/<prelude> when prelude is
+// non-empty, then the script, so every script stays one self-contained EVALSHA. A missing file,
+// a malformed header or a body that bypasses the header (check.go) is a build defect and panics.
 func MustLoad(fsys fs.FS, prelude, name string) *Script {
-	src := mustRead(fsys, name)
-	if prelude != "" {
-		src = mustRead(fsys, prelude) + "\n" + src
+	sc, err := load(fsys, prelude, name)
+	if err != nil {
+		panic(err.Error())
 	}
-	return &Script{name: name, s: redis.NewScript(src)}
+	return sc
 }
 
-func mustRead(fsys fs.FS, name string) string {
+func load(fsys fs.FS, prelude, name string) (*Script, error) {
+	src, err := read(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(src, headerMark) { // not yet declared: the store has not moved over
+		if prelude != "" {
+			pre, err := read(fsys, prelude)
+			if err != nil {
+				return nil, err
+			}
+			src = pre + "\n" + src
+		}
+		return &Script{name: name, s: redis.NewScript(src)}, nil
+	}
+	iface, body, err := parseHeader(src)
+	if err != nil {
+		return nil, fmt.Errorf("luascript: %s: %w", name, err)
+	}
+	pre := ""
+	if prelude != "" {
+		if pre, err = read(fsys, prelude); err != nil {
+			return nil, err
+		}
+		if err := checkSource(iface, pre, false, 1); err != nil {
+			return nil, fmt.Errorf("luascript: %s (prelude of %s): %w", prelude, name, err)
+		}
+	}
+	headerLines := strings.Count(src[:len(src)-len(body)], "\n")
+	if err := checkSource(iface, body, true, headerLines+1); err != nil {
+		return nil, fmt.Errorf("luascript: %s: %w", name, err)
+	}
+	return &Script{name: name, s: redis.NewScript(prologue(name, iface) + pre + "\n" + body), iface: iface}, nil
+}
+
+func read(fsys fs.FS, name string) (string, error) {
 	b, err := fs.ReadFile(fsys, "lua/"+name)
 	if err != nil {
-		panic("luascript: embedded script missing: " + name)
+		return "", fmt.Errorf("luascript: embedded script missing: %s", name)
 	}
-	return string(b)
+	return string(b), nil
 }
 
-// Call is one queued script invocation.
+// Call is one queued script invocation, assembled by Binding.Call from a typed value.
 type Call struct {
 	Script *Script
 	Keys   []string

@@ -16,6 +16,16 @@ var testFS embed.FS
 
 func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
 
+// incrArgs and incrReply bind lua/incr.lua.
+type incrArgs struct {
+	Counter string `key:"counter"`
+	By      int64  `arg:"by"`
+}
+
+type incrReply struct {
+	Count int64 `reply:"count"`
+}
+
 // replyErr is an error reply as go-redis reports it (implements redis.Error).
 type replyErr string
 
@@ -40,13 +50,13 @@ func TestReloadAfterFlush(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: itest.Endpoints(t).RedisCore})
 	defer rdb.Close()
 	ctx := t.Context()
-	sc := MustLoad(testFS, "", "incr.lua")
+	incr := MustBind[incrArgs, incrReply](testFS, "", "incr.lua")
 	key := "qim:test:luascript:" + t.Name()
 	rdb.Del(ctx, key)
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	calls := []Call{{Script: sc, Keys: []string{key}, Args: []any{1}}, {Script: sc, Keys: []string{key}, Args: []any{10}}}
+	calls := []Call{incr.Call(&incrArgs{Counter: key, By: 1}), incr.Call(&incrArgs{Counter: key, By: 10})}
 	cmds, err := Run(ctx, rdb, calls, RefusedOnly)
 	if err != nil {
 		t.Fatal(err)

@@ -1,2 +1,6 @@
--- test script: INCR KEYS[1] by ARGV[1] and return the new value
-return redis.call('INCRBY', KEYS[1], tonumber(ARGV[1]))
+--! keys: counter
+--! argv: by
+--! value: count
+-- incr.lua: a test script of the runner. It INCRBYs the counter and is deliberately NOT
+-- idempotent: TestReloadAfterFlush counts how often each call ran.
+return reply{count = redis.call('INCRBY', K.counter, tonumber(A.by))}

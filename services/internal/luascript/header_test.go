@@ -1,0 +1,169 @@
+package luascript
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestParseHeader(t *testing.T) {
+	good := []struct {
+		name, src string
+		want      Interface
+	}{
+		{"fixed", "--! keys: a b\n--! argv: x\n--! reply: p q\nreturn 1\n",
+			Interface{Keys: Section{Fixed: []string{"a", "b"}}, Argv: Section{Fixed: []string{"x"}}, Reply: Section{Fixed: []string{"p", "q"}}}},
+		{"no keys, a value", "--! keys:\n--! argv: prefix max_writers\n--! value: writer_id\n",
+			Interface{Argv: Section{Fixed: []string{"prefix", "max_writers"}}, Reply: Section{Fixed: []string{"writer_id"}}, Value: true}},
+		{"tails and a group", "--!keys: e w [bucket index]...\n--! argv: x members...\n--! reply: status next members...\n",
+			Interface{Keys: Section{Fixed: []string{"e", "w"}, Tail: []string{"bucket", "index"}},
+				Argv:  Section{Fixed: []string{"x"}, Tail: []string{"members"}},
+				Reply: Section{Fixed: []string{"status", "next"}, Tail: []string{"members"}}}},
+		{"a one-name group", "--! keys: [lists]...\n--! argv:\n--! reply: x\n",
+			Interface{Keys: Section{Tail: []string{"lists"}}, Reply: Section{Fixed: []string{"x"}}}},
+	}
+	for _, c := range good {
+		got, body, err := parseHeader(c.src)
+		if err != nil || !reflect.DeepEqual(got, c.want) || strings.Contains(body, "--!") {
+			t.Errorf("%s: parseHeader = %+v, %q, %v; want %+v", c.name, got, body, err, c.want)
+		}
+	}
+	bad := map[string]string{
+		"no header":               "return 1\n",
+		"argv first":              "--! argv: x\n--! keys: a\n--! reply: r\n",
+		"reply missing":           "--! keys: a\n--! argv: x\nreturn 1\n",
+		"fourth line":             "--! keys: a\n--! argv: x\n--! reply: r\n--! value: v\n",
+		"no colon":                "--! keys a\n--! argv: x\n--! reply: r\n",
+		"unknown directive":       "--! keys: a\n--! args: x\n--! reply: r\n",
+		"duplicate name":          "--! keys: a a\n--! argv: x\n--! reply: r\n",
+		"upper case":              "--! keys: Epoch\n--! argv: x\n--! reply: r\n",
+		"lua keyword":             "--! keys: a\n--! argv: x\n--! reply: start end\n",
+		"tail not last in line":   "--! keys: a... b\n--! argv: x\n--! reply: r\n",
+		"group not last":          "--! keys: [a b]... c\n--! argv: x\n--! reply: r\n",
+		"unclosed group":          "--! keys: [a b\n--! argv: x\n--! reply: r\n",
+		"group in a reply":        "--! keys: a\n--! argv: x\n--! reply: [p q]...\n",
+		"value of two":            "--! keys: a\n--! argv: x\n--! value: p q\n",
+		"value tail":              "--! keys: a\n--! argv: x\n--! value: p...\n",
+		"empty reply":             "--! keys: a\n--! argv: x\n--! reply:\n",
+		"header line below":       "--! keys: a\n--! argv: x\n--! reply: r\n-- note\n--! argv: y\n",
+		"header after a comment":  "-- a.lua\n--! keys: a\n--! argv: x\n--! reply: r\n",
+		"dash in a name":          "--! keys: max-bytes\n--! argv: x\n--! reply: r\n",
+		"name twice across group": "--! keys: a [a b]...\n--! argv: x\n--! reply: r\n",
+	}
+	for name, src := range bad {
+		if got, _, err := parseHeader(src); err == nil {
+			t.Errorf("%s: header accepted as %+v", name, got)
+		}
+	}
+}
+
+// The checks see through comments and strings and refuse every way around the header.
+func TestCheckSource(t *testing.T) {
+	iface := Interface{Keys: Section{Fixed: []string{"commit"}, Tail: []string{"lists"}},
+		Argv: Section{Fixed: []string{"limit"}}, Reply: Section{Fixed: []string{"st", "seq"}}}
+	good := []string{
+		"local x = K.commit .. A.limit\nfor i = 1, #K.lists do x = K.lists[i] end\nreturn reply{st = 'C', seq = x}",
+		"-- KEYS[1] and ARGV[2] in a comment\nlocal s = 'KEYS[1]' .. \"ARGV[1]\" .. [[KEYS[3] ]]\n--[==[ return {1} ]==]",
+		"local t = {st = 'x', seq = 1}\nreturn reply(t)",
+		"local function f(a) return a.KEYS end\nreturn reply{st = f({}), seq = {n = 1}}",
+		"if not ARITY then return fail('QIMINVAL', 'want 1 argument') end",
+		"local n = 1e3 + .5 + 0x1F\nreturn reply{seq = n, st = (n == 2) and 'a' or 'b',}",
+	}
+	for _, src := range good {
+		if err := checkSource(iface, src, true, 4); err != nil {
+			t.Errorf("refused %q: %v", src, err)
+		}
+	}
+	bad := map[string]string{
+		"ARGV indexed":            "local x = ARGV[1]",
+		"KEYS indexed":            "return redis.call('GET', KEYS[1])",
+		"ARGV counted":            "if #ARGV ~= 2 then return 1 end",
+		"K by position":           "local x = K[1]",
+		"A by string":             "local x = A['limit']",
+		"undeclared key":          "local x = K.comit",
+		"argument as a key":       "local x = K.limit",
+		"array literal reply":     "return {'C', 1}",
+		"local K":                 "local K = {}",
+		"local reply function":    "local function reply(r) return r end",
+		"local in a list":         "local a, ARITY = 1, true",
+		"reply field unknown":     "return reply{st = 1, seq = 2, extra = 3}",
+		"reply field missing":     "return reply{st = 1}",
+		"reply by position":       "return reply{'C', 1}",
+		"reply computed key":      "return reply{['st'] = 1, seq = 2}",
+		"unterminated string":     "local s = 'abc",
+		"unterminated comment":    "--[[ never closed",
+		"ARGV after a string":     "local s = 'x' .. ARGV[1]",
+		"KEYS after long bracket": "local s = [==[ ]] ]==] .. KEYS[1]",
+	}
+	for name, src := range bad {
+		if err := checkSource(iface, src, true, 4); err == nil {
+			t.Errorf("%s: accepted %q", name, src)
+		}
+	}
+	// A prelude is shared by scripts of different headers: its names are checked when it runs,
+	// but it may never touch KEYS or ARGV nor build an array reply by position.
+	if err := checkSource(iface, "local function f() return A.identity, reply{x = 1} end", false, 1); err != nil {
+		t.Errorf("prelude names are checked at run time, got %v", err)
+	}
+	for _, src := range []string{"local function f() return ARGV[1] end", "local function g() return {1} end"} {
+		if err := checkSource(iface, src, false, 1); err == nil {
+			t.Errorf("prelude %q accepted", src)
+		}
+	}
+}
+
+// MustLoad refuses (panics on) a script whose body or prelude bypasses its header, and reports
+// the file line.
+func TestLoadRefusesBypass(t *testing.T) {
+	head := "--! keys: counter\n--! argv: by\n--! value: count\n"
+	fsys := fstest.MapFS{
+		"lua/ok.lua":       {Data: []byte(head + "return reply{count = redis.call('INCRBY', K.counter, A.by)}\n")},
+		"lua/argv.lua":     {Data: []byte(head + "-- fine\nreturn reply{count = redis.call('INCRBY', K.counter, ARGV[1])}\n")},
+		"lua/noheader.lua": {Data: []byte("return redis.call('INCRBY', KEYS[1], ARGV[1])\n")},
+		"lua/prelude.lua":  {Data: []byte("local function by() return ARGV[1] end\n")},
+	}
+	if _, err := load(fsys, "", "ok.lua"); err != nil {
+		t.Fatalf("ok.lua: %v", err)
+	}
+	_, err := load(fsys, "", "argv.lua")
+	if err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "ARGV") {
+		t.Errorf("argv.lua: err = %v, want ARGV refused at line 5", err)
+	}
+	if _, err := load(fsys, "prelude.lua", "ok.lua"); err == nil || !strings.Contains(err.Error(), "prelude.lua") {
+		t.Errorf("prelude indexing ARGV: err = %v", err)
+	}
+	if _, err := load(fsys, "", "missing.lua"); err == nil {
+		t.Error("missing script loaded")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("MustLoad of a bypassing script did not panic")
+		}
+	}()
+	MustLoad(fsys, "", "argv.lua")
+}
+
+// The prologue binds each name to its position, counts ARITY from the header, and lays tail
+// groups out item by item.
+func TestPrologueText(t *testing.T) {
+	p := prologue("m.lua", Interface{
+		Keys:  Section{Fixed: []string{"epoch", "wm", "ident"}, Tail: []string{"bucket", "index"}},
+		Argv:  Section{Fixed: []string{"x"}, Tail: []string{"members"}},
+		Reply: Section{Fixed: []string{"seq", "kind"}},
+	})
+	for _, want := range []string{
+		"local k = {epoch = KEYS[1], wm = KEYS[2], ident = KEYS[3], bucket = {}, index = {}}",
+		"for i = 1, math.floor((#KEYS - 3) / 2) do",
+		"k.bucket[i] = KEYS[2 + 2 * i]",
+		"k.index[i] = KEYS[3 + 2 * i]",
+		"for i = 1, #ARGV - 1 do",
+		"a.members[i] = ARGV[1 + i]",
+		"ARITY = #KEYS >= 3 and (#KEYS - 3) % 2 == 0 and #ARGV >= 1",
+		"local fields = {'seq', 'kind'}",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prologue lacks %q:\n%s", want, p)
+		}
+	}
+}
