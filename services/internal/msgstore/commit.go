@@ -10,19 +10,18 @@ import (
 	"github.com/qim-dev/qim/contract"
 )
 
-// reserveCall builds the call of of reserve_and_record.lua and reserve.lua; positions are
-// documented in those files. Record must not contain field 4: the script appends it.
-func reserveCall(sc *script, in Intent) call {
+// reserveCall builds the call of reserve_and_record.lua or reserve.lua. Record must not contain
+// field 4: the script appends it.
+func reserveCall(b *reserveBinding, in Intent) call {
 	tag := tagOf(in.Key.Tenant, in.Key.Conversation)
 	ck := convKeysTagged(in.Key.Tenant, in.Key.Conversation, tag)
 	mid := in.MessageID.Bytes()
 	cid := in.Key.Conversation.Bytes()
-	return call{
-		Script: sc,
-		Keys:   []string{commitKeyTagged(in.Key, tag), ck.seq, pendingKey, ownerKey(in.Key)},
-		Args: []any{in.Identity[:], mid[:], cid[:], in.Record, in.NowMs,
-			ck.hrec, ck.hidx, contract.MessageSeqBucketWidth, maxRecordBytes},
-	}
+	return b.Call(&reserveArgs{
+		Commit: commitKeyTagged(in.Key, tag), Seq: ck.seq, Pending: pendingKey, Owner: ownerKey(in.Key),
+		Identity: in.Identity[:], MessageID: mid[:], ConversationID: cid[:], Record: in.Record, NowMs: in.NowMs,
+		HrecPrefix: ck.hrec, HidxPrefix: ck.hidx, BucketWidth: contract.MessageSeqBucketWidth, MaxRecordBytes: maxRecordBytes,
+	})
 }
 
 // validateIntent rejects what the scripts would reject, without a round trip. The scripts check
@@ -62,7 +61,7 @@ func (s *Store) Reserve(ctx context.Context, in Intent) (Commit, error) {
 	return out[0], errs[0]
 }
 
-func (s *Store) reserveBatch(ctx context.Context, sc *script, op string, intents []Intent) ([]Commit, []error) {
+func (s *Store) reserveBatch(ctx context.Context, sc *reserveBinding, op string, intents []Intent) ([]Commit, []error) {
 	out := make([]Commit, len(intents))
 	errs := make([]error, len(intents))
 	calls := make([]call, 0, len(intents))
@@ -96,8 +95,8 @@ func (s *Store) reserveBatch(ctx context.Context, sc *script, op string, intents
 func (s *Store) Record(ctx context.Context, k CommitKey) (Commit, error) {
 	ck := newConvKeys(k.Tenant, k.Conversation)
 	cid := k.Conversation.Bytes()
-	c := call{Script: s.scripts.record, Keys: []string{commitKey(k)},
-		Args: []any{cid[:], ck.hrec, ck.hidx, contract.MessageSeqBucketWidth}}
+	c := s.scripts.record.Call(&recordArgs{Commit: commitKey(k), ConversationID: cid[:],
+		HrecPrefix: ck.hrec, HidxPrefix: ck.hidx, BucketWidth: contract.MessageSeqBucketWidth})
 	cmds, err := runCalls(ctx, s.rdb, []call{c})
 	if err != nil {
 		return Commit{}, fmt.Errorf("msgstore: record: %w", err)
@@ -120,8 +119,8 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
 			continue
 		}
-		calls = append(calls, call{Script: s.scripts.markCommitted, Keys: []string{commitKey(r.Key), pendingKey, ownerKey(r.Key)},
-			Args: []any{r.CommittedAtMs, window}})
+		calls = append(calls, s.scripts.markCommitted.Call(&markArgs{Commit: commitKey(r.Key), Pending: pendingKey,
+			Owner: ownerKey(r.Key), CommittedAtMs: r.CommittedAtMs, WindowMs: window}))
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {
@@ -142,18 +141,16 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 // LoadCommit reads the commit under k. found is false when there is none (never reserved, or
 // forgotten after the idempotency window). Key.Conversation of the result is the stored one.
 func (s *Store) LoadCommit(ctx context.Context, k CommitKey) (Commit, bool, error) {
-	vals, err := s.rdb.HMGet(ctx, commitKey(k), commitFields...).Result()
-	if err != nil {
+	res := s.rdb.HMGet(ctx, commitKey(k), commitFields...)
+	if err := res.Err(); err != nil {
 		return Commit{}, false, fmt.Errorf("msgstore: load commit: %w", err)
 	}
-	if vals[0] == nil {
+	if res.Val()[0] == nil {
 		return Commit{}, false, nil
 	}
-	f := make([]string, len(vals))
-	for i, v := range vals {
-		if sv, ok := v.(string); ok {
-			f[i] = sv
-		}
+	var f storedCommit
+	if err := res.Scan(&f); err != nil {
+		return Commit{}, false, fmt.Errorf("msgstore: load commit: %w", err)
 	}
 	c, err := decodeCommit(k, f)
 	if err != nil {
@@ -162,25 +159,25 @@ func (s *Store) LoadCommit(ctx context.Context, k CommitKey) (Commit, bool, erro
 	return c, true, nil
 }
 
-// commitFields is the field order of a commit reply after its kind (see lua/prelude.lua).
+// commitFields are the fields of a commit hash LoadCommit reads (storedCommit's redis tags).
 var commitFields = []string{"st", "mid", "seq", "rec", "rat", "cat", "cid", "idn"}
 
-// commitResult turns a reserve/record reply {kind, st, mid, seq, rec, rat, cat, cid, idn} into a
-// Commit, an IdentityConflictError or the script's mapped error.
+// commitResult turns the reply of reserve_and_record, reserve or record (one reply line, checked
+// in script.go) into a Commit, an IdentityConflictError or the script's mapped error.
 func commitResult(op string, k CommitKey, cmd *redis.Cmd) (Commit, error) {
 	if err := cmd.Err(); err != nil {
 		return Commit{}, scriptError(op, k, err)
 	}
-	f, err := cmd.StringSlice()
-	if err != nil || len(f) != 1+len(commitFields) {
+	r, err := scripts.reserveAndRecord.Decode(cmd)
+	if err != nil {
 		return Commit{}, fmt.Errorf("msgstore: %s: unexpected reply shape: %w",
 			op, &CorruptError{Tenant: k.Tenant, Conversation: k.Conversation, Reason: "script reply"})
 	}
-	c, err := decodeCommit(k, f[1:])
+	c, err := decodeCommit(k, r.storedCommit)
 	if err != nil {
 		return Commit{}, fmt.Errorf("msgstore: %s: %w", op, err)
 	}
-	switch f[0] {
+	switch r.Kind {
 	case "F":
 		c.Fresh = true
 	case "E":
@@ -188,55 +185,55 @@ func commitResult(op string, k CommitKey, cmd *redis.Cmd) (Commit, error) {
 		return Commit{}, fmt.Errorf("msgstore: %s: %w", op,
 			&IdentityConflictError{Key: c.Key, State: c.State, MessageID: c.MessageID, Seq: c.Seq})
 	default:
-		return Commit{}, fmt.Errorf("msgstore: %s: reply kind %q: %w", op, f[0], ErrCorrupt)
+		return Commit{}, fmt.Errorf("msgstore: %s: reply kind %q: %w", op, r.Kind, ErrCorrupt)
 	}
 	return c, nil
 }
 
-// decodeCommit parses the stored fields in commitFields order. Record is nil when absent.
-func decodeCommit(k CommitKey, f []string) (Commit, error) {
+// decodeCommit parses the stored fields. Record is nil when absent.
+func decodeCommit(k CommitKey, f storedCommit) (Commit, error) {
 	bad := func(what string) error {
 		return &CorruptError{Tenant: k.Tenant, Conversation: k.Conversation, Reason: "commit hash: " + what}
 	}
 	c := Commit{Key: k, State: State(0)}
-	if len(f[0]) != 1 {
+	if len(f.St) != 1 {
 		return Commit{}, bad("state")
 	}
-	c.State = State(f[0][0])
+	c.State = State(f.St[0])
 	if c.State != StateReserved && c.State != StateRecorded && c.State != StateCommitted {
 		return Commit{}, bad("state")
 	}
-	mid, err := contract.U128FromBytes([]byte(f[1]))
+	mid, err := contract.U128FromBytes([]byte(f.Mid))
 	if err != nil || mid.IsZero() {
 		return Commit{}, bad("message_id")
 	}
 	c.MessageID = contract.MessageID(mid)
-	seq, err := strconv.ParseUint(f[2], 10, 64)
+	seq, err := strconv.ParseUint(f.Seq, 10, 64)
 	if err != nil || seq == 0 {
 		return Commit{}, bad("seq")
 	}
 	c.Seq = contract.ConversationSeq(seq)
 	if c.State != StateCommitted {
-		if f[3] == "" {
+		if f.Rec == "" {
 			return Commit{}, bad("record missing before COMMITTED")
 		}
-		c.Record = []byte(f[3])
+		c.Record = []byte(f.Rec)
 	}
-	if c.ReservedAtMs, err = optInt(f[4]); err != nil {
+	if c.ReservedAtMs, err = optInt(f.Rat); err != nil {
 		return Commit{}, bad("reserved_at")
 	}
-	if c.CommittedAtMs, err = optInt(f[5]); err != nil || (c.State == StateCommitted) != (c.CommittedAtMs > 0) {
+	if c.CommittedAtMs, err = optInt(f.Cat); err != nil || (c.State == StateCommitted) != (c.CommittedAtMs > 0) {
 		return Commit{}, bad("committed_at")
 	}
-	cid, err := contract.U128FromBytes([]byte(f[6]))
+	cid, err := contract.U128FromBytes([]byte(f.Cid))
 	if err != nil {
 		return Commit{}, bad("conversation_id")
 	}
 	c.Key.Conversation = contract.ConversationID(cid)
-	if len(f[7]) != len(c.Identity) {
+	if len(f.Idn) != len(c.Identity) {
 		return Commit{}, bad("identity")
 	}
-	copy(c.Identity[:], f[7])
+	copy(c.Identity[:], f.Idn)
 	return c, nil
 }
 

@@ -69,47 +69,42 @@ func TestIdentityConflict(t *testing.T) {
 func TestScriptValidatesBeforeWriting(t *testing.T) {
 	rdb := coreClient(t)
 	s, ctx, f := New(rdb), testCtx(t), newFixture(t)
-	good := reserveCall(s.scripts.reserveAndRecord, f.intent(t, 10))
-	mutate := func(i int, v any) call {
-		c := good
-		c.Args = append([]any(nil), good.Args...)
-		c.Args[i] = v
-		return c
+	in := f.intent(t, 10)
+	mutate := func(name string, v any) func(call) call {
+		return func(c call) call { return c.WithArg(name, v) }
 	}
-	cases := map[string]call{
-		"35-byte identity":    mutate(0, make([]byte, 35)),
-		"37-byte identity":    mutate(0, make([]byte, 37)),
-		"zero message_id":     mutate(1, make([]byte, 16)),
-		"15-byte message_id":  mutate(1, make([]byte, 15)),
-		"zero conversation":   mutate(2, make([]byte, 16)),
-		"empty record":        mutate(3, []byte{}),
-		"record over 4 MiB":   mutate(3, make([]byte, contract.MaxFramePayload+1)),
-		"now_ms zero":         mutate(4, 0),
-		"now_ms negative":     mutate(4, -5),
-		"now_ms not a number": mutate(4, "12abc"),
-		"now_ms exponent":     mutate(4, "1e12"),
-		"missing arguments":   {Script: good.Script, Keys: good.Keys, Args: good.Args[:8]},
+	cases := map[string]func(call) call{
+		"35-byte identity":    mutate("identity", make([]byte, 35)),
+		"37-byte identity":    mutate("identity", make([]byte, 37)),
+		"zero message_id":     mutate("message_id", make([]byte, 16)),
+		"15-byte message_id":  mutate("message_id", make([]byte, 15)),
+		"zero conversation":   mutate("conversation_id", make([]byte, 16)),
+		"empty record":        mutate("record", []byte{}),
+		"record over 4 MiB":   mutate("record", make([]byte, contract.MaxFramePayload+1)),
+		"now_ms zero":         mutate("now_ms", 0),
+		"now_ms negative":     mutate("now_ms", -5),
+		"now_ms not a number": mutate("now_ms", "12abc"),
+		"now_ms exponent":     mutate("now_ms", "1e12"),
+		"missing arguments":   func(c call) call { return c.WithoutArg("max_record_bytes") },
 	}
-	for _, sc := range []*script{s.scripts.reserveAndRecord, s.scripts.reserve} {
-		for name, c := range cases {
-			c.Script = sc
-			cmds, err := runCalls(ctx, rdb, []call{c})
+	for _, sc := range []*reserveBinding{s.scripts.reserveAndRecord, s.scripts.reserve} {
+		for name, bad := range cases {
+			cmds, err := runCalls(ctx, rdb, []call{bad(reserveCall(sc, in))})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := commitResult("test", CommitKey{}, cmds[0]); !errors.Is(err, ErrInvalidArgument) {
-				t.Errorf("%s %s: err = %v, want ErrInvalidArgument", sc.Name(), name, err)
+				t.Errorf("%s %s: err = %v, want ErrInvalidArgument", sc.Script().Name(), name, err)
 			}
 		}
 	}
 	if n := counter(t, rdb, f); n != 0 {
 		t.Fatalf("counter = %d after invalid input, want 0", n)
 	}
-	if n := rdb.Exists(ctx, good.Keys[0]).Val(); n != 0 {
+	if n := rdb.Exists(ctx, commitKey(in.Key)).Val(); n != 0 {
 		t.Error("invalid input created the commit hash")
 	}
 	// The Go API refuses the same classes without a round trip.
-	in := f.intent(t, 10)
 	for name, bad := range map[string]func(*Intent){
 		"zero message_id": func(i *Intent) { i.MessageID = contract.MessageID{} },
 		"empty record":    func(i *Intent) { i.Record = nil },

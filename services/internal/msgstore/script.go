@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"reflect"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,19 +14,99 @@ import (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
-// script is one Lua script with its SHA computed once per process (luascript).
-type script = luascript.Script
+// The Go side of each script's --! header: luascript checks these types against the headers when
+// the package initialises and derives every KEYS/ARGV position and reply position from them.
 
-// scripts are shared by every Store: the SHA is computed once per process, never per call.
-var scripts = scriptSet{
-	reserveAndRecord: luascript.MustLoad(luaFS, "prelude.lua", "reserve_and_record.lua"),
-	reserve:          luascript.MustLoad(luaFS, "prelude.lua", "reserve.lua"),
-	record:           luascript.MustLoad(luaFS, "prelude.lua", "record.lua"),
-	markCommitted:    luascript.MustLoad(luaFS, "prelude.lua", "mark_committed.lua"),
+// reserveArgs calls reserve_and_record.lua and reserve.lua.
+type reserveArgs struct {
+	Commit         string `key:"commit"`
+	Seq            string `key:"seq"`
+	Pending        string `key:"pending"`
+	Owner          string `key:"owner"`
+	Identity       []byte `arg:"identity"`
+	MessageID      []byte `arg:"message_id"`
+	ConversationID []byte `arg:"conversation_id"`
+	Record         []byte `arg:"record"` // without field 4: the script appends conversation_seq
+	NowMs          int64  `arg:"now_ms"`
+	HrecPrefix     string `arg:"hrec_prefix"`
+	HidxPrefix     string `arg:"hidx_prefix"`
+	BucketWidth    int64  `arg:"bucket_width"`
+	MaxRecordBytes int64  `arg:"max_record_bytes"`
 }
 
+// recordArgs calls record.lua.
+type recordArgs struct {
+	Commit         string `key:"commit"`
+	ConversationID []byte `arg:"conversation_id"`
+	HrecPrefix     string `arg:"hrec_prefix"`
+	HidxPrefix     string `arg:"hidx_prefix"`
+	BucketWidth    int64  `arg:"bucket_width"`
+}
+
+// markArgs calls mark_committed.lua.
+type markArgs struct {
+	Commit        string `key:"commit"`
+	Pending       string `key:"pending"`
+	Owner         string `key:"owner"`
+	CommittedAtMs int64  `arg:"committed_at_ms"`
+	WindowMs      int64  `arg:"window_ms"`
+}
+
+// storedCommit is a commit hash as strings, empty when absent: the reply of the commit scripts
+// after their kind, and what LoadCommit reads with HMGET.
+type storedCommit struct {
+	St  string `reply:"st" redis:"st"`
+	Mid string `reply:"mid" redis:"mid"`
+	Seq string `reply:"seq" redis:"seq"`
+	Rec string `reply:"rec" redis:"rec"`
+	Rat string `reply:"rat" redis:"rat"`
+	Cat string `reply:"cat" redis:"cat"`
+	Cid string `reply:"cid" redis:"cid"`
+	Idn string `reply:"idn" redis:"idn"`
+}
+
+// commitReply is the reply of reserve_and_record, reserve and record: kind 'F' fresh, 'E'
+// existing, 'X' identity conflict, then the commit.
+type commitReply struct {
+	Kind string `reply:"kind"`
+	storedCommit
+}
+
+// markReply is the reply of mark_committed.lua.
+type markReply struct {
+	St            string `reply:"st"`
+	CommittedAtMs string `reply:"committed_at_ms"`
+}
+
+type (
+	reserveBinding = luascript.Binding[reserveArgs, commitReply]
+	recordBinding  = luascript.Binding[recordArgs, commitReply]
+	markBinding    = luascript.Binding[markArgs, markReply]
+)
+
+// scripts are shared by every Store: the SHA is computed once per process, never per call.
+var scripts = func() scriptSet {
+	s := scriptSet{
+		reserveAndRecord: luascript.MustBind[reserveArgs, commitReply](luaFS, "prelude.lua", "reserve_and_record.lua"),
+		reserve:          luascript.MustBind[reserveArgs, commitReply](luaFS, "prelude.lua", "reserve.lua"),
+		record:           luascript.MustBind[recordArgs, commitReply](luaFS, "prelude.lua", "record.lua"),
+		markCommitted:    luascript.MustBind[markArgs, markReply](luaFS, "prelude.lua", "mark_committed.lua"),
+	}
+	// commitResult decodes the replies of all three commit scripts with one binding; that is
+	// sound only while their reply lines are the same.
+	want := s.reserveAndRecord.Script().Interface().Reply
+	for _, sc := range []*luascript.Script{s.reserve.Script(), s.record.Script()} {
+		if !reflect.DeepEqual(sc.Interface().Reply, want) {
+			panic("msgstore: " + sc.Name() + " must declare the commit reply of reserve_and_record.lua")
+		}
+	}
+	return s
+}()
+
 type scriptSet struct {
-	reserveAndRecord, reserve, record, markCommitted *script
+	reserveAndRecord, reserve *reserveBinding
+	record                    *recordBinding
+	markCommitted             *markBinding
 }
 
 // call is one queued script invocation of a pipeline.

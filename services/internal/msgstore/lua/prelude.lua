@@ -1,10 +1,11 @@
--- prelude.lua: helpers shared by the msgstore scripts. Go prepends this file to every script
--- before the SHA is computed (once per process), so each script is still one EVALSHA.
+-- prelude.lua: helpers shared by the msgstore scripts. luascript prepends this file to every
+-- script, after the prologue it generates from the script's --! header, before the SHA is computed
+-- (once per process), so each script is still one EVALSHA. The helpers use the prologue's K, A,
+-- ARITY and reply; a name the running script's header lacks is a script error.
 --
--- Reply of every script that returns a commit (positions are read by commit.go):
---   {kind, st, mid, seq, rec, rat, cat, cid, idn}
---   kind: 'F' fresh (this call created it), 'E' existing, 'X' identity conflict.
---   Absent fields are ''. Numbers are decimal strings.
+-- The commit reply of reserve_and_record, reserve and record (header: kind st mid seq rec rat cat
+-- cid idn): kind 'F' fresh (this call created it), 'E' existing, 'X' identity conflict; the rest
+-- are the stored hash fields. Absent fields are ''. Numbers are decimal strings.
 -- Errors are error replies whose first word names the class (mapped to Go errors):
 --   QIMINVAL bad argument, QIMCORRUPT stored state disagrees, QIMNOTREC not recorded yet,
 --   QIMNOTFOUND no commit, QIMSEQ sequence space exhausted.
@@ -53,7 +54,8 @@ end
 
 -- The commit reply, from HMGET st mid seq rec rat cat cid idn.
 local function commit_reply(kind, h)
-  return {kind, h[1], h[2] or '', h[3] or '', h[4] or '', h[5] or '', h[6] or '', h[7] or '', h[8] or ''}
+  return reply{kind = kind, st = h[1], mid = h[2] or '', seq = h[3] or '', rec = h[4] or '',
+    rat = h[5] or '', cat = h[6] or '', cid = h[7] or '', idn = h[8] or ''}
 end
 
 local COMMIT_FIELDS = {'st', 'mid', 'seq', 'rec', 'rat', 'cat', 'cid', 'idn'}
@@ -76,25 +78,24 @@ local function write_history(hrec_prefix, hidx_prefix, width, seq, seqs, full)
   return nil
 end
 
--- Shared argument check of the two reserve scripts; returns an error reply or nil.
--- ARGV: 1 idn, 2 mid, 3 cid, 4 record without seq, 5 now_ms, 6 hrec prefix, 7 hidx prefix,
---       8 bucket width, 9 max record bytes
+-- Shared argument check of the two reserve scripts (header of reserve_and_record.lua); returns an
+-- error reply or nil.
 local function check_intent()
-  if #ARGV ~= 9 then return fail('QIMINVAL', 'want 9 arguments') end
-  if #ARGV[1] ~= 36 then return fail('QIMINVAL', 'identity must be 36 bytes') end
-  if #ARGV[2] ~= 16 or is_zero16(ARGV[2]) then
+  if not ARITY then return fail('QIMINVAL', 'want 9 arguments') end
+  if #A.identity ~= 36 then return fail('QIMINVAL', 'identity must be 36 bytes') end
+  if #A.message_id ~= 16 or is_zero16(A.message_id) then
     return fail('QIMINVAL', 'message_id must be 16 non-zero bytes')
   end
-  if #ARGV[3] ~= 16 or is_zero16(ARGV[3]) then
+  if #A.conversation_id ~= 16 or is_zero16(A.conversation_id) then
     return fail('QIMINVAL', 'conversation_id must be 16 non-zero bytes')
   end
-  local maxrec = posint(ARGV[9])
-  if not maxrec or #ARGV[4] == 0 or #ARGV[4] > maxrec then
+  local maxrec = posint(A.max_record_bytes)
+  if not maxrec or #A.record == 0 or #A.record > maxrec then
     return fail('QIMINVAL', 'record must be 1..max bytes')
   end
-  if not posint(ARGV[5]) then return fail('QIMINVAL', 'now_ms must be a positive integer') end
-  if not posint(ARGV[8]) then return fail('QIMINVAL', 'bucket width must be a positive integer') end
-  if #ARGV[6] == 0 or #ARGV[7] == 0 then return fail('QIMINVAL', 'empty key prefix') end
+  if not posint(A.now_ms) then return fail('QIMINVAL', 'now_ms must be a positive integer') end
+  if not posint(A.bucket_width) then return fail('QIMINVAL', 'bucket width must be a positive integer') end
+  if #A.hrec_prefix == 0 or #A.hidx_prefix == 0 then return fail('QIMINVAL', 'empty key prefix') end
   return nil
 end
 
@@ -126,31 +127,31 @@ end
 
 -- Fresh commit: allocate the seq, complete the record, store the hash (state st) and register
 -- it in the recovery index. with_history also writes the history record (the fused path).
--- KEYS: 1 commit hash, 2 seq counter, 3 recovery index.
+-- Header of reserve_and_record.lua.
 local function reserve_fresh(st, with_history)
   local bad = check_intent()
   if bad then return bad end
-  local idn, mid, cid, rec, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-  local ex = existing(KEYS[1], idn, cid)
+  local idn, mid, cid, rec, now = A.identity, A.message_id, A.conversation_id, A.record, A.now_ms
+  local ex = existing(K.commit, idn, cid)
   if ex then return ex end
-  -- KEYS[4] owns (tenant, sender, client_message_id) across conversations: the commit hash is
+  -- K.owner owns (tenant, sender, client_message_id) across conversations: the commit hash is
   -- tagged by conversation, so without it a cmid reused in another conversation would commit a
   -- second message under one idempotency key.
-  local owner = redis.call('GET', KEYS[4])
-  if owner and owner ~= KEYS[1] then
+  local owner = redis.call('GET', K.owner)
+  if owner and owner ~= K.commit then
     return redis.error_reply('QIMCONFLICT client_message_id already used in another conversation')
   end
-  local seq, err = next_seq(KEYS[2])
+  local seq, err = next_seq(K.seq)
   if err then return err end
   local seqs = dec(seq)
   local full = rec .. seq_field(seq)
   if with_history then
-    err = write_history(ARGV[6], ARGV[7], tonumber(ARGV[8]), seq, seqs, full)
+    err = write_history(A.hrec_prefix, A.hidx_prefix, tonumber(A.bucket_width), seq, seqs, full)
     if err then return err end
   end
-  redis.call('HSET', KEYS[1], 'st', st, 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid,
+  redis.call('HSET', K.commit, 'st', st, 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid,
     'rec', full, 'rat', now)
-  redis.call('ZADD', KEYS[3], tonumber(now), KEYS[1])
-  redis.call('SET', KEYS[4], KEYS[1])
-  return {'F', st, mid, seqs, full, now, '', cid, idn}
+  redis.call('ZADD', K.pending, tonumber(now), K.commit)
+  redis.call('SET', K.owner, K.commit)
+  return reply{kind = 'F', st = st, mid = mid, seq = seqs, rec = full, rat = now, cat = '', cid = cid, idn = idn}
 end

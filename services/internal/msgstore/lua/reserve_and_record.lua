@@ -1,9 +1,14 @@
+--! keys: commit seq pending owner
+--! argv: identity message_id conversation_id record now_ms hrec_prefix hidx_prefix bucket_width max_record_bytes
+--! reply: kind st mid seq rec rat cat cid idn
 -- reserve_and_record.lua: the fused hot path, RESERVED and RECORDED in one round trip.
--- KEYS: 1 commit hash, 2 conversation_seq counter, 3 recovery index (qim:cmtpending),
---       4 client_message_id owner key (cross-conversation reuse is a conflict)
--- ARGV: 1 identity (36 B), 2 message_id (16 B), 3 conversation_id (16 B),
---       4 canonical MessageRecord without field 4, 5 now_ms, 6 history record key prefix,
---       7 history index key prefix, 8 seq bucket width, 9 max record bytes
+--   commit   the commit hash          seq    the conversation_seq counter
+--   pending  the recovery index (qim:cmtpending)
+--   owner    the client_message_id owner key (cross-conversation reuse is a conflict)
+--   identity 36 B; message_id, conversation_id 16 B each; record the canonical MessageRecord
+--   without field 4; hrec_prefix/hidx_prefix the history record and index key prefixes;
+--   bucket_width the seq bucket width; max_record_bytes the record bound
+-- Reply: the commit (see prelude.lua), kind 'F' fresh, 'E' existing, 'X' identity conflict.
 -- Existing key: same identity returns the stored commit in whatever state it is (the caller
 -- resumes R/D or replays the ACK for C); different identity returns kind 'X'. Fresh: INCR the
 -- counter, write history record + index, store the hash in state D, register for recovery.
