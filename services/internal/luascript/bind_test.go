@@ -25,16 +25,14 @@ const guardSrc = `--! keys: a
 --! argv: mode
 --! reply: p q
 if A.mode == 'name' then return reply{p = undeclared(), q = 1} end
-if A.mode == 'write' then return reply{p = mutate(), q = 1} end
 local t = {p = 1}
-if A.mode == 'extra' then t = {p = 1, q = 2, z = 3} end
 return reply(t)
 `
 
 var testLua = fstest.MapFS{
 	"lua/echo.lua":    {Data: []byte(echoSrc)},
 	"lua/guard.lua":   {Data: []byte(guardSrc)},
-	"lua/prelude.lua": {Data: []byte("local function undeclared() return A.missing end\nlocal function mutate() A.other = 'x' end\n")},
+	"lua/prelude.lua": {Data: []byte("local function undeclared() return A.missing end\n")},
 }
 
 type echoArgs struct {

@@ -58,21 +58,30 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
-// The checks see through comments and strings and refuse every way around the header.
-func TestCheckSource(t *testing.T) {
+// compileSource sees through comments and strings, compiles names to positions and refuses every
+// way around the header.
+func TestCompileSource(t *testing.T) {
 	iface := Interface{Keys: Section{Fixed: []string{"commit"}, Tail: []string{"lists"}},
-		Argv: Section{Fixed: []string{"limit"}}, Reply: Section{Fixed: []string{"st", "seq"}}}
-	good := []string{
-		"local x = K.commit .. A.limit\nfor i = 1, #K.lists do x = K.lists[i] end\nreturn reply{st = 'C', seq = x}",
-		"-- KEYS[1] and ARGV[2] in a comment\nlocal s = 'KEYS[1]' .. \"ARGV[1]\" .. [[KEYS[3] ]]\n--[==[ return {1} ]==]",
-		"local t = {st = 'x', seq = 1}\nreturn reply(t)",
-		"local function f(a) return a.KEYS end\nreturn reply{st = f({}), seq = {n = 1}}",
-		"if not ARITY then return fail('QIMINVAL', 'want 1 argument') end",
-		"local n = 1e3 + .5 + 0x1F\nreturn reply{seq = n, st = (n == 2) and 'a' or 'b',}",
+		Argv: Section{Fixed: []string{"limit", "cursor"}}, Reply: Section{Fixed: []string{"st", "seq"}}}
+	good := []struct{ src, want string }{
+		{"local x = K.commit .. A.cursor\nfor i = 1, #K.lists do x = K.lists[i] end\nreturn reply{st = 'C', seq = x}",
+			"local x = KEYS[1] .. ARGV[2]\nfor i = 1, #K__lists do x = K__lists[i] end\nreturn {'C', x}"},
+		{"-- KEYS[1] and K.commit in a comment\nlocal s = 'KEYS[1] A.limit' .. \"ARGV[1]\" .. [[KEYS[3] ]]\n--[==[ return {1} ]==]", ""},
+		{"local t = {st = 'x', seq = 1}\nreturn reply(t)", ""},
+		{"local function f(a) return a.KEYS, a.K end\nreturn reply{st = f({}), seq = {n = 1}}",
+			"local function f(a) return a.KEYS, a.K end\nreturn {f({}), {n = 1}}"},
+		{"if not ARITY then return fail('QIMINVAL', 'want 2 arguments') end", ""},
+		{"local n = 1e3 + .5 + 0x1F\nreturn reply{st = (n == 2) and 'a' or 'b', seq = n,}",
+			"local n = 1e3 + .5 + 0x1F\nreturn {(n == 2) and 'a' or 'b', n,}"},
+		{"return reply{st = K.commit, seq = A.limit}", "return {KEYS[1], ARGV[1]}"},
 	}
-	for _, src := range good {
-		if err := checkSource(iface, src, true, 4); err != nil {
-			t.Errorf("refused %q: %v", src, err)
+	for _, c := range good {
+		got, undeclared, err := compileSource(iface, c.src, true, 4)
+		if c.want == "" {
+			c.want = c.src
+		}
+		if err != nil || got != c.want || undeclared {
+			t.Errorf("compile %q = %q, %v, %v; want %q", c.src, got, undeclared, err, c.want)
 		}
 	}
 	bad := map[string]string{
@@ -81,14 +90,19 @@ func TestCheckSource(t *testing.T) {
 		"ARGV counted":            "if #ARGV ~= 2 then return 1 end",
 		"K by position":           "local x = K[1]",
 		"A by string":             "local x = A['limit']",
+		"A passed whole":          "local x = check(A)",
 		"undeclared key":          "local x = K.comit",
 		"argument as a key":       "local x = K.limit",
+		"assigned argument":       "A.limit = '1'",
 		"array literal reply":     "return {'C', 1}",
 		"local K":                 "local K = {}",
 		"local reply function":    "local function reply(r) return r end",
 		"local in a list":         "local a, ARITY = 1, true",
+		"parameter named A":       "local function f(x, A) return x end",
+		"loop variable K":         "for _, K in ipairs(t) do end",
 		"reply field unknown":     "return reply{st = 1, seq = 2, extra = 3}",
 		"reply field missing":     "return reply{st = 1}",
+		"reply out of order":      "return reply{seq = 2, st = 1}",
 		"reply by position":       "return reply{'C', 1}",
 		"reply computed key":      "return reply{['st'] = 1, seq = 2}",
 		"unterminated string":     "local s = 'abc",
@@ -97,17 +111,34 @@ func TestCheckSource(t *testing.T) {
 		"KEYS after long bracket": "local s = [==[ ]] ]==] .. KEYS[1]",
 	}
 	for name, src := range bad {
-		if err := checkSource(iface, src, true, 4); err == nil {
+		if _, _, err := compileSource(iface, src, true, 4); err == nil {
 			t.Errorf("%s: accepted %q", name, src)
 		}
 	}
-	// A prelude is shared by scripts of different headers: its names are checked when it runs,
-	// but it may never touch KEYS or ARGV nor build an array reply by position.
-	if err := checkSource(iface, "local function f() return A.identity, reply{x = 1} end", false, 1); err != nil {
-		t.Errorf("prelude names are checked at run time, got %v", err)
+	// A value or a reply with a tail is built by the prologue's reply, which checks it when it runs.
+	for _, h := range []Interface{
+		{Reply: Section{Fixed: []string{"st"}}, Value: true},
+		{Reply: Section{Fixed: []string{"st"}, Tail: []string{"seq"}}},
+	} {
+		src := "return reply{st = 1, seq = 2}"
+		if h.Value {
+			src = "return reply{st = 1}"
+		}
+		if got, _, err := compileSource(h, src, true, 4); err != nil || got != src {
+			t.Errorf("reply of %+v compiled to %q, %v", h.Reply, got, err)
+		}
+	}
+	// A prelude is shared by scripts of different headers: a name this header lacks compiles to a
+	// call that fails if it runs, but a prelude may never touch KEYS or ARGV nor build an array
+	// reply by position.
+	got, undeclared, err := compileSource(iface, "local function f() return A.identity, A.limit end\n"+
+		"local function g() return reply{kind = 1} end\nlocal function h(x) return reply{st = x, seq = 1} end", false, 1)
+	if want := "local function f() return luascript_undeclared('A.identity'), ARGV[1] end\n" +
+		"local function g() return reply{kind = 1} end\nlocal function h(x) return {x, 1} end"; err != nil || got != want || !undeclared {
+		t.Errorf("prelude = %q, %v, %v; want %q", got, undeclared, err, want)
 	}
 	for _, src := range []string{"local function f() return ARGV[1] end", "local function g() return {1} end"} {
-		if err := checkSource(iface, src, false, 1); err == nil {
+		if _, _, err := compileSource(iface, src, false, 1); err == nil {
 			t.Errorf("prelude %q accepted", src)
 		}
 	}
@@ -144,26 +175,30 @@ func TestLoadRefusesBypass(t *testing.T) {
 	MustLoad(fsys, "", "argv.lua")
 }
 
-// The prologue binds each name to its position, counts ARITY from the header, and lays tail
-// groups out item by item.
+// The prologue counts ARITY from the header, lays tail groups out item by item and builds the
+// reply in header order.
 func TestPrologueText(t *testing.T) {
 	p := prologue("m.lua", Interface{
 		Keys:  Section{Fixed: []string{"epoch", "wm", "ident"}, Tail: []string{"bucket", "index"}},
 		Argv:  Section{Fixed: []string{"x"}, Tail: []string{"members"}},
 		Reply: Section{Fixed: []string{"seq", "kind"}},
-	})
+	}, false)
 	for _, want := range []string{
-		"local k = {epoch = KEYS[1], wm = KEYS[2], ident = KEYS[3], bucket = {}, index = {}}",
+		"local ARITY = #KEYS >= 3 and (#KEYS - 3) % 2 == 0 and #ARGV >= 1",
+		"local K__bucket, K__index = {}, {}",
 		"for i = 1, math.floor((#KEYS - 3) / 2) do",
-		"k.bucket[i] = KEYS[2 + 2 * i]",
-		"k.index[i] = KEYS[3 + 2 * i]",
+		"K__bucket[i] = KEYS[2 + 2 * i]",
+		"K__index[i] = KEYS[3 + 2 * i]",
 		"for i = 1, #ARGV - 1 do",
-		"a.members[i] = ARGV[1 + i]",
-		"ARITY = #KEYS >= 3 and (#KEYS - 3) % 2 == 0 and #ARGV >= 1",
-		"local fields = {'seq', 'kind'}",
+		"A__members[i] = ARGV[1 + i]",
+		"if r.seq == nil or r.kind == nil then",
+		"return {r.seq, r.kind}",
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prologue lacks %q:\n%s", want, p)
 		}
+	}
+	if strings.Contains(p, undeclaredFn) {
+		t.Errorf("prologue defines %s without a use:\n%s", undeclaredFn, p)
 	}
 }

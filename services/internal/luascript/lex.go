@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// A minimal Lua 5.1 lexer, just enough for the load-time checks of check.go: it drops comments
-// and string contents, so "KEYS[1]" in a comment or a message never trips a check, and keeps
-// names and punctuation with their lines. It does not validate Lua; Redis does that.
+// A minimal Lua 5.1 lexer, just enough for compile.go: it skips comments and string contents, so
+// "KEYS[1]" in a comment or a message never trips a check or a rewrite, and keeps names and
+// punctuation with their lines and byte spans. It does not validate Lua; Redis does that.
 
 type tokKind uint8
 
@@ -19,9 +19,10 @@ const (
 )
 
 type token struct {
-	kind tokKind
-	text string // the name, number or punctuation; "" for a string
-	line int
+	kind     tokKind
+	text     string // the name, number or punctuation; "" for a string
+	line     int
+	pos, end int // byte span in the source
 }
 
 // lex splits src into tokens; an unterminated string or long bracket is an error.
@@ -52,7 +53,7 @@ func lex(src string) ([]token, error) {
 		case c == '[':
 			n, ok := longBracket(src[i:])
 			if !ok {
-				out = append(out, token{tPunct, "[", line})
+				out = append(out, token{tPunct, "[", line, i, i + 1})
 				i++
 				continue
 			}
@@ -60,7 +61,7 @@ func lex(src string) ([]token, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, token{tString, "", line})
+			out = append(out, token{tString, "", line, i, end})
 			line += strings.Count(src[i:end], "\n")
 			i = end
 		case c == '\'' || c == '"':
@@ -75,7 +76,7 @@ func lex(src string) ([]token, error) {
 			if j >= len(src) {
 				return nil, fmt.Errorf("line %d: unterminated string", line)
 			}
-			out = append(out, token{tString, "", line})
+			out = append(out, token{tString, "", line, i, j + 1})
 			line += strings.Count(src[i:j], "\n") // escaped newlines
 			i = j + 1
 		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
@@ -84,14 +85,14 @@ func lex(src string) ([]token, error) {
 				((src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E'))) {
 				j++
 			}
-			out = append(out, token{tNumber, src[i:j], line})
+			out = append(out, token{tNumber, src[i:j], line, i, j})
 			i = j
 		case isNameStart(c):
 			j := i + 1
 			for j < len(src) && isNameChar(src[j]) {
 				j++
 			}
-			out = append(out, token{tName, src[i:j], line})
+			out = append(out, token{tName, src[i:j], line, i, j})
 			i = j
 		default:
 			n := 1
@@ -101,7 +102,7 @@ func lex(src string) ([]token, error) {
 					break
 				}
 			}
-			out = append(out, token{tPunct, src[i : i+n], line})
+			out = append(out, token{tPunct, src[i : i+n], line, i, i + n})
 			i += n
 		}
 	}

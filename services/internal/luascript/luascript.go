@@ -9,10 +9,11 @@
 // NOSCRIPT, or a caller's retry after a transport error, may run a call that already ran.
 //
 // Each script also declares its interface in a "--!" header (header.go): the names of its KEYS,
-// ARGV and reply positions. The package generates the Lua bindings of those names (prologue.go),
-// refuses a script that reaches around them (check.go), and checks the Go call and reply types
-// of each script against them (bind.go), so the agreement between a script and its caller is
-// machine-checked at package initialisation rather than kept in comments.
+// ARGV and reply positions. The package compiles the names a script uses to their positions and
+// refuses a script that reaches around them (compile.go), prepends the Lua the names need
+// (prologue.go), and checks the Go call and reply types of each script against the header
+// (bind.go), so the agreement between a script and its caller is machine-checked at package
+// initialisation rather than kept in comments.
 package luascript
 
 import (
@@ -40,8 +41,9 @@ func (s *Script) Interface() Interface { return s.iface }
 
 // MustLoad reads lua/<name> from fsys, checks it against its "--!" header and assembles the
 // source Redis runs: the prologue generated from the header, then lua/<prelude> when prelude is
-// non-empty, then the script, so every script stays one self-contained EVALSHA. A missing file,
-// a malformed header or a body that bypasses the header (check.go) is a build defect and panics.
+// non-empty, then the script, names compiled to positions, so every script stays one
+// self-contained EVALSHA. A missing file, a malformed header or a body that bypasses the header
+// (compile.go) is a build defect and panics.
 func MustLoad(fsys fs.FS, prelude, name string) *Script {
 	sc, err := load(fsys, prelude, name)
 	if err != nil {
@@ -69,20 +71,21 @@ func load(fsys fs.FS, prelude, name string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
 	}
-	pre := ""
+	pre, preUndeclared := "", false
 	if prelude != "" {
-		if pre, err = read(fsys, prelude); err != nil {
+		raw, err := read(fsys, prelude)
+		if err != nil {
 			return nil, err
 		}
-		if err := checkSource(iface, pre, false, 1); err != nil {
+		if pre, preUndeclared, err = compileSource(iface, raw, false, 1); err != nil {
 			return nil, fmt.Errorf("luascript: %s (prelude of %s): %w", prelude, name, err)
 		}
 	}
 	headerLines := strings.Count(src[:len(src)-len(body)], "\n")
-	if err := checkSource(iface, body, true, headerLines+1); err != nil {
+	if body, _, err = compileSource(iface, body, true, headerLines+1); err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
 	}
-	return &Script{name: name, s: redis.NewScript(prologue(name, iface) + pre + "\n" + body), iface: iface}, nil
+	return &Script{name: name, s: redis.NewScript(prologue(name, iface, preUndeclared) + pre + "\n" + body), iface: iface}, nil
 }
 
 func read(fsys fs.FS, name string) (string, error) {

@@ -1,7 +1,8 @@
 -- prelude.lua: helpers shared by the msgstore scripts. luascript prepends this file to every
 -- script, after the prologue it generates from the script's --! header, before the SHA is computed
--- (once per process), so each script is still one EVALSHA. The helpers use the prologue's K, A,
--- ARITY and reply; a name the running script's header lacks is a script error.
+-- (once per process), so each script is still one EVALSHA. The helpers use the header's names
+-- (K.name and A.name, compiled to each script's positions), ARITY and reply; a helper naming what
+-- the running script's header lacks fails that script if it is called.
 --
 -- The commit reply of reserve_and_record, reserve and record (header: kind st mid seq rec rat cat
 -- cid idn): kind 'F' fresh (this call created it), 'E' existing, 'X' identity conflict; the rest
