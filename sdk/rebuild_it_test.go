@@ -1,10 +1,7 @@
 package sdk
 
 import (
-	"encoding/hex"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,43 +10,29 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/itest"
 	"github.com/qim-dev/qim/sdk/store"
+	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
-// trimMailbox empties a user's mailbox the way retention does, by running the MailboxStore's own
-// trim script (services/mailbox/mailboxstore/lua/trim.lua with its prelude) against the mailbox
-// Redis. The package is server-internal and cannot be imported here, but its script is the
-// contract that matters: it removes the day buckets and raises the trim mark, exactly what a
-// device offline beyond contract.MailboxRetention meets. Copying the mark-writing into this test
-// was rejected: a copy would keep passing after the real layout changed.
+// trimMailbox empties a user's mailbox the way retention does, through the MailboxStore's own
+// trim (services/mailbox/mailboxstore, its trim.lua) against the mailbox Redis: it removes the day
+// buckets and raises the trim mark, exactly what a device offline beyond
+// contract.MailboxRetention meets. Copying the mark-writing into this test was rejected: a copy
+// would keep passing after the real layout changed. (Running the script file directly no longer
+// works either: its keys and arguments are bound by name through the store's Go binding.)
 func trimMailbox(t *testing.T, user contract.UserID) {
 	t.Helper()
 	ep := itest.Endpoints(t)
-	dir := "../services/mailbox/mailboxstore/lua/"
-	prelude, err := os.ReadFile(dir + "prelude.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	trim, err := os.ReadFile(dir + "trim.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
 	shards, err := contract.NewShardCount(ep.DispatchShards)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tenant contract.TenantID
-	raw := tenant.Bytes()
-	// Key layout of services/mailbox/mailboxstore/doc.go.
-	user_ := ":" + hex.EncodeToString(raw[:]) + ":" + strconv.FormatUint(uint64(user), 10)
-	tag := "{s" + strconv.FormatUint(uint64(shards.UserShard(tenant, user)), 10) + "}"
-	index, bucketPrefix := "qim:mbix:"+tag+user_, "qim:mb:"+tag+user_+":"
 	cutoff := time.Now().UTC().Unix()/86400 + 2 // every day bucket, today's included
-	ttl := int64(2 * contract.MailboxRetention / time.Second)
 	rdb := redis.NewClient(&redis.Options{Addr: ep.RedisMailbox})
 	defer rdb.Close()
-	mark, err := rdb.Eval(bg, string(prelude)+"\n"+string(trim), []string{index}, bucketPrefix, cutoff, ttl).Text()
-	if err != nil || len(mark) != 8 {
-		t.Fatalf("trim: mark %q, %v", mark, err)
+	mark, err := mailboxstore.New(rdb, shards).TrimBefore(bg, tenant, user, cutoff)
+	if err != nil || mark == 0 {
+		t.Fatalf("trim: mark %v, %v", mark, err)
 	}
 }
 

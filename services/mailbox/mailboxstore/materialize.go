@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/qim-dev/qim/contract"
 )
 
@@ -85,7 +87,7 @@ func (s *Store) Materialize(ctx context.Context, ms []Materialization) ([]Outcom
 	out := make([]Outcome, 0, len(ms))
 	for i, c := range cmds {
 		m := &ms[i]
-		o, err := materializeReply(c.Val(), c.Err(), seqs[i])
+		o, err := materializeReply(c, seqs[i])
 		if err != nil {
 			return out, scriptError("materialize", m.Shard, m.Offset, m.DispatchID, err)
 		}
@@ -94,24 +96,22 @@ func (s *Store) Materialize(ctx context.Context, ms []Materialization) ([]Outcom
 	return out, nil
 }
 
-func materializeReply(v any, err error, fresh contract.MailboxSeq) (Outcome, error) {
-	if err != nil {
+func materializeReply(cmd *redis.Cmd, fresh contract.MailboxSeq) (Outcome, error) {
+	if err := cmd.Err(); err != nil {
 		return Outcome{}, err
 	}
-	r, ok := v.([]any)
-	if !ok || len(r) != 3 {
-		return Outcome{}, fmt.Errorf("%w: materialize reply %T", ErrCorrupt, v)
+	r, err := scripts.materialize.Decode(cmd)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	canon, _ := r[0].(string)
-	seq, perr := parseSeq(canon)
-	kind, _ := r[2].(string)
-	if perr != nil || (kind == "F" && seq != fresh) {
+	seq, perr := parseSeq(r.Seq)
+	if perr != nil || (r.Kind == "F" && seq != fresh) {
 		return Outcome{}, fmt.Errorf("%w: materialize reply seq", ErrCorrupt)
 	}
-	return Outcome{Seq: seq, Duplicate: seq != fresh, Retry: kind == "R"}, nil
+	return Outcome{Seq: seq, Duplicate: seq != fresh, Retry: r.Kind == "R"}, nil
 }
 
-// materializeCall validates m and builds its call (keys and arguments as in materialize.lua).
+// materializeCall validates m and builds its materialize.lua call.
 func (s *Store) materializeCall(m *Materialization) (call, contract.MailboxSeq, error) {
 	seq, err := m.Seq()
 	if err != nil {
@@ -136,11 +136,13 @@ func (s *Store) materializeCall(m *Materialization) (call, contract.MailboxSeq, 
 	if m.PrevOffset >= 0 {
 		prev = strconv.FormatInt(m.PrevOffset, 10)
 	}
-	keys := make([]string, 3, 3+2*len(m.Entries))
-	keys[0], keys[1], keys[2] = epochKey(m.Shard), watermarkKey(m.Shard), identityKey(m.Shard, m.DispatchID)
-	args := make([]any, 9, 9+len(m.Entries))
-	args[0], args[1], args[2], args[3], args[4] = int64(m.Epoch), m.Offset, prev, m.Digest, seqb
-	args[5], args[6], args[7], args[8] = day, bucketExp, bucketExp+retentionSeconds, identityTTL
+	a := materializeArgs{
+		EpochKey: epochKey(m.Shard), WatermarkKey: watermarkKey(m.Shard), IdentityKey: identityKey(m.Shard, m.DispatchID),
+		Buckets: make([]string, 0, len(m.Entries)), Indexes: make([]string, 0, len(m.Entries)),
+		Epoch: int64(m.Epoch), Offset: m.Offset, PrevOffset: prev, Digest: m.Digest, Seq: seqb, Day: day,
+		BucketExpireAt: bucketExp, IndexExpireAt: bucketExp + retentionSeconds, IdentityTTL: identityTTL,
+		Members: make([][]byte, 0, len(m.Entries)),
+	}
 	for i := range m.Entries {
 		e := &m.Entries[i]
 		if len(e.Value) == 0 {
@@ -151,10 +153,10 @@ func (s *Store) materializeCall(m *Materialization) (call, contract.MailboxSeq, 
 			return call{}, 0, fmt.Errorf("%w: recipient %d belongs to shard %d, not %d", ErrInvalid, i, got, m.Shard)
 		}
 		uk := newUserKeys(m.Shard, e.Tenant, e.User)
-		keys = append(keys, uk.bucketKey(day), uk.index)
+		a.Buckets, a.Indexes = append(a.Buckets, uk.bucketKey(day)), append(a.Indexes, uk.index)
 		member := make([]byte, 0, 12+len(e.Value))
 		member = binary.BigEndian.AppendUint32(append(member, seqb...), uint32(e.EventType))
-		args = append(args, append(member, e.Value...))
+		a.Members = append(a.Members, append(member, e.Value...))
 	}
-	return call{Script: scripts.materialize, Keys: keys, Args: args}, seq, nil
+	return scripts.materialize.Call(&a), seq, nil
 }

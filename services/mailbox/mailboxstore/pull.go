@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/qim-dev/qim/contract"
 )
 
@@ -92,7 +94,7 @@ func (s *Store) PullMany(ctx context.Context, qs []PullQuery) (res []PullResult,
 			errs[i] = scriptError("pull", shard, -1, contract.DispatchID{}, err)
 			continue
 		}
-		res[i], errs[i] = pullReply(cmd.Val(), qs[i].Cursor, shard)
+		res[i], errs[i] = pullReply(cmd, qs[i].Cursor, shard)
 	}
 	return res, errs, nil
 }
@@ -119,30 +121,30 @@ func (s *Store) pullCall(q PullQuery) (call, uint32, error) {
 	if q.StoreCursor {
 		store = "1"
 	}
-	return call{Script: scripts.pull,
-		Keys: []string{epochKey(shard), watermarkKey(shard), uk.index, cursorKey(shard, q.Tenant, q.User, q.Device)},
-		Args: []any{cursor, lower, q.Limit, q.MaxBytes, uk.bucket, store, cursorTTL, q.Limit + contract.EventGroupMaxEntries}}, shard, nil
+	return scripts.pull.Call(&pullArgs{
+		EpochKey: epochKey(shard), WatermarkKey: watermarkKey(shard), IndexKey: uk.index,
+		CursorKey: cursorKey(shard, q.Tenant, q.User, q.Device),
+		Cursor:    cursor, Lower: lower, Limit: q.Limit, MaxBytes: q.MaxBytes, Prefix: uk.bucket, Store: store,
+		TTL: cursorTTL, Window: q.Limit + contract.EventGroupMaxEntries,
+	}), shard, nil
 }
 
-func pullReply(v any, cursor contract.MailboxSeq, shard uint32) (PullResult, error) {
-	r, ok := v.([]any)
-	if !ok || len(r) < 3 {
-		return PullResult{}, fmt.Errorf("%w: pull reply %T on shard %d", ErrCorrupt, v, shard)
+func pullReply(cmd *redis.Cmd, cursor contract.MailboxSeq, shard uint32) (PullResult, error) {
+	r, err := scripts.pull.Decode(cmd)
+	if err != nil {
+		return PullResult{}, fmt.Errorf("%w: pull reply on shard %d: %v", ErrCorrupt, shard, err)
 	}
-	status, _ := r[0].(string)
-	next, _ := r[1].(string)
-	more, _ := r[2].(int64)
-	res := PullResult{Next: cursor, HasMore: more == 1, Expired: status == "EXP"}
-	if next != "" {
-		n, err := parseSeq(next)
+	status := r.Status
+	res := PullResult{Next: cursor, HasMore: r.HasMore == 1, Expired: status == "EXP"}
+	if r.Next != "" {
+		n, err := parseSeq(r.Next)
 		if err != nil {
 			return PullResult{}, fmt.Errorf("%w: pull next cursor on shard %d", ErrCorrupt, shard)
 		}
 		res.Next = n
 	}
-	res.Entries = make([]StoredEntry, 0, len(r)-3)
-	for _, x := range r[3:] {
-		m, _ := x.(string)
+	res.Entries = make([]StoredEntry, 0, len(r.Members))
+	for _, m := range r.Members {
 		if len(m) <= memberHeader {
 			return PullResult{}, fmt.Errorf("%w: bucket member of %d bytes on shard %d", ErrCorrupt, len(m), shard)
 		}

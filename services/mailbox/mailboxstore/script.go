@@ -13,11 +13,82 @@ import (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
+// The Go side of each script's --! header: luascript checks these types against the headers when
+// the package initialises and derives every KEYS/ARGV position and reply position from them.
+
+// materializeArgs calls materialize.lua: Buckets[i] and Indexes[i] are the keys of Members[i]'s
+// recipient.
+type materializeArgs struct {
+	EpochKey       string   `key:"epoch"`
+	WatermarkKey   string   `key:"watermark"`
+	IdentityKey    string   `key:"identity"`
+	Buckets        []string `key:"bucket"`
+	Indexes        []string `key:"index"`
+	Epoch          int64    `arg:"epoch"`
+	Offset         int64    `arg:"offset"`
+	PrevOffset     string   `arg:"prev_offset"` // empty: the shard has no watermark yet
+	Digest         []byte   `arg:"digest"`
+	Seq            []byte   `arg:"seq"`
+	Day            int64    `arg:"day"`
+	BucketExpireAt int64    `arg:"bucket_expire_at"`
+	IndexExpireAt  int64    `arg:"index_expire_at"`
+	IdentityTTL    int64    `arg:"identity_ttl"`
+	Members        [][]byte `arg:"members"`
+}
+
+// materializeOut is materialize.lua's reply.
+type materializeOut struct {
+	Seq       string `reply:"seq"`
+	Duplicate int64  `reply:"duplicate"`
+	Kind      string `reply:"kind"`
+}
+
+// pullArgs calls pull.lua.
+type pullArgs struct {
+	EpochKey     string `key:"epoch"`
+	WatermarkKey string `key:"watermark"`
+	IndexKey     string `key:"index"`
+	CursorKey    string `key:"cursor"`
+	Cursor       []byte `arg:"cursor"`
+	Lower        []byte `arg:"lower"`
+	Limit        int    `arg:"limit"`
+	MaxBytes     int    `arg:"max_bytes"`
+	Prefix       string `arg:"prefix"`
+	Store        string `arg:"store"`
+	TTL          int64  `arg:"ttl"`
+	Window       int    `arg:"window"`
+}
+
+// pullOut is pull.lua's reply.
+type pullOut struct {
+	Status  string   `reply:"status"`
+	Next    string   `reply:"next"`
+	HasMore int64    `reply:"has_more"`
+	Members []string `reply:"members"`
+}
+
+// trimArgs calls trim.lua.
+type trimArgs struct {
+	IndexKey string `key:"index"`
+	Prefix   string `arg:"prefix"`
+	Cutoff   int64  `arg:"cutoff"`
+	TTL      int64  `arg:"ttl"`
+}
+
+// trimOut is trim.lua's reply.
+type trimOut struct {
+	Mark string `reply:"mark"`
+}
+
 // scripts are shared by every Store of the process; each SHA is computed once (luascript).
-var scripts = struct{ materialize, pull, trim *luascript.Script }{
-	materialize: luascript.MustLoad(luaFS, "prelude.lua", "materialize.lua"),
-	pull:        luascript.MustLoad(luaFS, "prelude.lua", "pull.lua"),
-	trim:        luascript.MustLoad(luaFS, "prelude.lua", "trim.lua"),
+var scripts = struct {
+	materialize *luascript.Binding[materializeArgs, materializeOut]
+	pull        *luascript.Binding[pullArgs, pullOut]
+	trim        *luascript.Binding[trimArgs, trimOut]
+}{
+	materialize: luascript.MustBind[materializeArgs, materializeOut](luaFS, "prelude.lua", "materialize.lua"),
+	pull:        luascript.MustBind[pullArgs, pullOut](luaFS, "prelude.lua", "pull.lua"),
+	trim:        luascript.MustBind[trimArgs, trimOut](luaFS, "prelude.lua", "trim.lua"),
 }
 
 // call is one queued script invocation.
@@ -38,7 +109,7 @@ func runCalls(ctx context.Context, rdb redis.Cmdable, calls []call) ([]*redis.Cm
 // LoadScripts loads every script into rdb, so the first materialization after start-up does
 // not pay a NOSCRIPT round trip. Optional: calls load scripts on demand anyway.
 func LoadScripts(ctx context.Context, rdb redis.Cmdable) error {
-	if err := luascript.Preload(ctx, rdb, scripts.materialize, scripts.pull, scripts.trim); err != nil {
+	if err := luascript.Preload(ctx, rdb, scripts.materialize.Script(), scripts.pull.Script(), scripts.trim.Script()); err != nil {
 		return fmt.Errorf("mailboxstore: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/luascript"
 )
 
 // TrimBefore removes a user's day buckets of days below beforeDay (days since the Unix epoch,
@@ -20,15 +21,19 @@ func (s *Store) TrimBefore(ctx context.Context, tenant contract.TenantID, user c
 	}
 	shard := s.shards.UserShard(tenant, user)
 	uk := newUserKeys(shard, tenant, user)
-	cmds, err := runCalls(ctx, s.rdb, []call{{Script: scripts.trim, Keys: []string{uk.index},
-		Args: []any{uk.bucket, beforeDay, cursorTTL}}})
+	cmds, err := runCalls(ctx, s.rdb, []call{scripts.trim.Call(&trimArgs{IndexKey: uk.index, Prefix: uk.bucket,
+		Cutoff: beforeDay, TTL: cursorTTL})})
 	if err != nil {
 		return 0, fmt.Errorf("mailboxstore: trim on shard %d: %w", shard, err)
 	}
-	v, err := cmds[0].Text()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	r, err := scripts.trim.Decode(cmds[0])
+	switch {
+	case errors.Is(err, luascript.ErrReplyShape):
+		return 0, fmt.Errorf("%w: trim on shard %d: %v", ErrCorrupt, shard, err)
+	case err != nil && !errors.Is(err, redis.Nil):
 		return 0, scriptError("trim", shard, -1, contract.DispatchID{}, err)
 	}
+	v := r.Mark
 	if v == "" {
 		return 0, nil
 	}

@@ -1,5 +1,6 @@
--- prelude.lua: helpers shared by the mailboxstore scripts. Go prepends this file to every script
--- before the SHA is computed (once per process), so each script is still one EVALSHA.
+-- prelude.lua: helpers shared by the mailboxstore scripts. luascript prepends this file to every
+-- script, after the prologue it generates from the script's --! header, before the SHA is computed
+-- (once per process), so each script is still one EVALSHA.
 --
 -- Sequences: a contract.MailboxSeq (shard_epoch:16 ‖ log_offset:48) reaches 2^62 and is NOT exact
 -- as a Lua number (a double: exact only below 2^53, i.e. for epochs below 32). Scripts therefore

@@ -1,13 +1,16 @@
+--! keys: epoch watermark index cursor
+--! argv: cursor lower limit max_bytes prefix store ttl window
+--! reply: status next has_more members...
 -- pull.lua: the entries of one user after a device cursor, up to the shard watermark, in whole
 -- event groups; records the device cursor (forward only).
 --
--- KEYS: 1 shard epoch, 2 shard watermark, 3 the user's day index, 4 the device cursor
--- ARGV: 1 cursor (8 B big-endian; '' = the zero cursor), 2 ZRANGEBYLEX lower bound ('-' for the
---       zero cursor, else '[' ‖ be8(cursor + 1)), 3 limit (entries), 4 max bytes, 5 day-bucket key
---       prefix (bucket = prefix ‖ day), 6 store the cursor ('1') or not ('0'), 7 TTL (s) of the
---       cursor and of an index this script creates or refreshes, 8 fetch window per bucket
---       (limit + contract.EventGroupMaxEntries)
--- Reply: {status, next, has_more, member...}
+-- Keys: the shard epoch, the shard watermark, the user's day index, the device cursor.
+-- Arguments: cursor (8 B big-endian; '' = the zero cursor); lower the ZRANGEBYLEX lower bound
+--   ('-' for the zero cursor, else '[' ‖ be8(cursor + 1)); limit (entries); max_bytes; prefix
+--   the day-bucket key prefix (bucket = prefix ‖ day); store the cursor ('1') or not ('0'); ttl
+--   (s) of the cursor and of an index this script creates or refreshes; window the fetch window
+--   per bucket (limit + contract.EventGroupMaxEntries)
+-- Reply: status, next, has_more, then the members.
 --   status 'OK': members (mailbox_seq ‖ event_type ‖ MailboxEntry) ascending by mailbox_seq, whole
 --   event groups only; next = mailbox_seq of the last group ('' when none).
 --   status 'EXP': the cursor is behind what this user's mailbox still holds; next = the cursor to
@@ -19,8 +22,8 @@
 -- trim mark 't'. A non-zero cursor below 't' is expired. A non-zero cursor with no index at all
 -- (everything expired, index included) is expired too and 't' is set to the shard head, so the
 -- resumed cursor is accepted next time instead of looping through REBUILD.
-local cursor, lower, prefix = ARGV[1], ARGV[2], ARGV[5]
-local limit, maxb, ttl, window = posint(ARGV[3]), posint(ARGV[4]), posint(ARGV[7]), posint(ARGV[8])
+local cursor, lower, prefix = A.cursor, A.lower, A.prefix
+local limit, maxb, ttl, window = posint(A.limit), posint(A.max_bytes), posint(A.ttl), posint(A.window)
 if cursor ~= '' and #cursor ~= 8 then return fail('QIMINVAL', 'cursor must be 8 bytes or empty') end
 if not ((cursor == '' and lower == '-') or (cursor ~= '' and #lower == 9 and string.sub(lower, 1, 1) == '[')) then
   return fail('QIMINVAL', 'lower bound does not match the cursor')
@@ -28,9 +31,9 @@ end
 if not limit or not maxb or not ttl or not window or window < limit then
   return fail('QIMINVAL', 'limit, max bytes, ttl and window must be positive (window >= limit)')
 end
-if #prefix == 0 or (ARGV[6] ~= '0' and ARGV[6] ~= '1') then return fail('QIMINVAL', 'bad prefix or store flag') end
+if #prefix == 0 or (A.store ~= '0' and A.store ~= '1') then return fail('QIMINVAL', 'bad prefix or store flag') end
 
-local E, W = redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2])
+local E, W = redis.call('GET', K.epoch), redis.call('GET', K.watermark)
 local head = nil
 if E and W then
   local e, w = natint(E), natint(W)
@@ -41,7 +44,7 @@ if E and W then
 end
 
 -- Validate the index and find trimmed days before any write.
-local flat = redis.call('HGETALL', KEYS[3])
+local flat = redis.call('HGETALL', K.index)
 local trim, days, gone = nil, {}, {}
 for i = 1, #flat, 2 do
   local f, v = flat[i], flat[i + 1]
@@ -62,32 +65,34 @@ for i = 1, #flat, 2 do
 end
 
 local function store_cursor()
-  if ARGV[6] ~= '1' or cursor == '' then return end
-  local cur = redis.call('GET', KEYS[4])
+  if A.store ~= '1' or cursor == '' then return end
+  local cur = redis.call('GET', K.cursor)
   if cur and #cur == 8 and not seq_less(cur, cursor) then
-    redis.call('EXPIRE', KEYS[4], ttl) -- the stored cursor is ahead: never move it back
+    redis.call('EXPIRE', K.cursor, ttl) -- the stored cursor is ahead: never move it back
   else
-    redis.call('SET', KEYS[4], cursor, 'EX', ttl)
+    redis.call('SET', K.cursor, cursor, 'EX', ttl)
   end
 end
 
 if #flat == 0 then
-  if cursor == '' then return {'OK', '', 0} end
+  if cursor == '' then return reply{status = 'OK', next = '', has_more = 0, members = {}} end
   local nxt = cursor
   if head and seq_less(cursor, head) then nxt = head end
-  redis.call('HSET', KEYS[3], 't', nxt)
-  redis.call('EXPIRE', KEYS[3], ttl)
+  redis.call('HSET', K.index, 't', nxt)
+  redis.call('EXPIRE', K.index, ttl)
   store_cursor()
-  return {'EXP', nxt, 0}
+  return reply{status = 'EXP', next = nxt, has_more = 0, members = {}}
 end
 if #gone > 0 then
-  redis.call('HDEL', KEYS[3], unpack(gone))
-  redis.call('HSET', KEYS[3], 't', trim)
+  redis.call('HDEL', K.index, unpack(gone))
+  redis.call('HSET', K.index, 't', trim)
 end
-if redis.call('TTL', KEYS[3]) < ttl then redis.call('EXPIRE', KEYS[3], ttl) end
+if redis.call('TTL', K.index) < ttl then redis.call('EXPIRE', K.index, ttl) end
 store_cursor()
-if cursor ~= '' and trim and seq_less(cursor, trim) then return {'EXP', trim, 0} end
-if not head or #days == 0 then return {'OK', '', 0} end
+if cursor ~= '' and trim and seq_less(cursor, trim) then
+  return reply{status = 'EXP', next = trim, has_more = 0, members = {}}
+end
+if not head or #days == 0 then return reply{status = 'OK', next = '', has_more = 0, members = {}} end
 
 -- One window per live bucket; a full window may hide later entries of its bucket, so nothing at or
 -- above its last seq is emitted (an event group never spans buckets: one record, one day).
@@ -102,7 +107,7 @@ for i, day in ipairs(days) do
   end
 end
 
-local out = {'OK', '', 0}
+local members, last = {}, ''
 local count, bytes, more = 0, 0, false
 while count < limit do
   local best, bs = nil, nil
@@ -122,9 +127,9 @@ while count < limit do
     q = q + 1
   end
   if count > 0 and bytes + gb > maxb then more = true break end
-  for j = p, q - 1 do out[#out + 1] = l[j] end
+  for j = p, q - 1 do members[#members + 1] = l[j] end
   pos[best] = q
-  count, bytes, out[2] = count + (q - p), bytes + gb, bs
+  count, bytes, last = count + (q - p), bytes + gb, bs
 end
 if not more then
   if cut then more = true end
@@ -132,5 +137,4 @@ if not more then
     if lists[i][pos[i]] then more = true end
   end
 end
-if more then out[3] = 1 end
-return out
+return reply{status = 'OK', next = last, has_more = more and 1 or 0, members = members}

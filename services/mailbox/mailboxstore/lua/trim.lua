@@ -1,16 +1,19 @@
+--! keys: index
+--! argv: prefix cutoff ttl
+--! value: mark
 -- trim.lua: remove a user's day buckets older than a cutoff day and raise the user's trim mark to
 -- the highest mailbox_seq they held, so a device cursor below it gets CURSOR_EXPIRED instead of a
 -- silent gap. Used by capacity trims and by tests that simulate retention; expiry by EXPIREAT
 -- needs no call (pull.lua notices the missing bucket).
 --
--- KEYS: 1 the user's day index
--- ARGV: 1 day-bucket key prefix (bucket = prefix ‖ day), 2 cutoff day (buckets of days below it
---       are removed), 3 index TTL (s) when the index is kept only for its trim mark
--- Reply: the trim mark (8 B), '' when nothing was ever trimmed. Idempotent: a repeated call finds
--- nothing left to remove and returns the same mark.
-local prefix, cutoff, ttl = ARGV[1], natint(ARGV[2]), posint(ARGV[3])
+-- Keys: the user's day index. Arguments: prefix the day-bucket key prefix (bucket = prefix ‖
+-- day); cutoff the cutoff day (buckets of days below it are removed); ttl the index TTL (s) when
+-- the index is kept only for its trim mark.
+-- Reply: mark, the trim mark (8 B), '' when nothing was ever trimmed. Idempotent: a repeated call
+-- finds nothing left to remove and returns the same mark.
+local prefix, cutoff, ttl = A.prefix, natint(A.cutoff), posint(A.ttl)
 if #prefix == 0 or not cutoff or not ttl then return fail('QIMINVAL', 'want prefix, cutoff day and ttl') end
-local flat = redis.call('HGETALL', KEYS[1])
+local flat = redis.call('HGETALL', K.index)
 local trim, drop = nil, {}
 for i = 1, #flat, 2 do
   local f, v = flat[i], flat[i + 1]
@@ -26,9 +29,9 @@ for i = 1, #flat, 2 do
     if not trim or seq_less(trim, v) then trim = v end
   end
 end
-if #drop == 0 then return trim or '' end
+if #drop == 0 then return reply{mark = trim or ''} end
 for _, f in ipairs(drop) do redis.call('DEL', prefix .. string.sub(f, 2)) end
-redis.call('HDEL', KEYS[1], unpack(drop))
-redis.call('HSET', KEYS[1], 't', trim)
-if redis.call('TTL', KEYS[1]) < ttl then redis.call('EXPIRE', KEYS[1], ttl) end
-return trim
+redis.call('HDEL', K.index, unpack(drop))
+redis.call('HSET', K.index, 't', trim)
+if redis.call('TTL', K.index) < ttl then redis.call('EXPIRE', K.index, ttl) end
+return reply{mark = trim}
