@@ -14,11 +14,65 @@ import (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
+// The Go side of each script's --! header: luascript checks these types against the headers when
+// the package initialises and derives every KEYS/ARGV position and reply position from them.
+
+// applyArgs calls apply.lua. Without Seq, Read repeats Checkpoint (see apply.lua).
+type applyArgs struct {
+	Checkpoint string   `key:"checkpoint"`
+	Read       string   `key:"read"`
+	Lists      []string `key:"lists"`
+	TopicID    string   `arg:"topic_id"`
+	Field      string   `arg:"field"`
+	Prev       string   `arg:"prev"`
+	Next       string   `arg:"next"`
+	Score      uint64   `arg:"score"`
+	Member     string   `arg:"member"`
+	Seq        string   `arg:"seq"`
+}
+
+// applyOut is apply.lua's answer: 1 applied, 0 a retry of an applied record.
+type applyOut struct {
+	Applied int64 `reply:"applied"`
+}
+
+// bindArgs calls bind.lua.
+type bindArgs struct {
+	Checkpoint string `key:"checkpoint"`
+	ClusterID  string `arg:"cluster_id"`
+	TopicID    string `arg:"topic_id"`
+	Partitions int    `arg:"partitions"`
+}
+
+// bindOut is the binding bind.lua leaves stored.
+type bindOut struct {
+	ClusterID  string `reply:"cluster_id"`
+	TopicID    string `reply:"topic_id"`
+	Partitions string `reply:"partitions"`
+	Fresh      int64  `reply:"fresh"`
+}
+
+// markReadArgs calls mark_read.lua.
+type markReadArgs struct {
+	Read   string `key:"read"`
+	Member string `arg:"member"`
+	Seq    string `arg:"seq"`
+}
+
+// markReadOut is the watermark mark_read.lua leaves stored.
+type markReadOut struct {
+	Watermark string `reply:"watermark"`
+}
+
 // scripts are shared by every store of the process; each SHA is computed once (luascript).
-var scripts = struct{ apply, markRead, bind *luascript.Script }{
-	apply:    luascript.MustLoad(luaFS, "prelude.lua", "apply.lua"),
-	markRead: luascript.MustLoad(luaFS, "prelude.lua", "mark_read.lua"),
-	bind:     luascript.MustLoad(luaFS, "prelude.lua", "bind.lua"),
+var scripts = struct {
+	apply    *luascript.Binding[applyArgs, applyOut]
+	markRead *luascript.Binding[markReadArgs, markReadOut]
+	bind     *luascript.Binding[bindArgs, bindOut]
+}{
+	apply:    luascript.MustBind[applyArgs, applyOut](luaFS, "prelude.lua", "apply.lua"),
+	markRead: luascript.MustBind[markReadArgs, markReadOut](luaFS, "prelude.lua", "mark_read.lua"),
+	bind:     luascript.MustBind[bindArgs, bindOut](luaFS, "prelude.lua", "bind.lua"),
 }
 
 // call is one queued script invocation.
@@ -38,7 +92,7 @@ func runCalls(ctx context.Context, rdb redis.Cmdable, calls []call) ([]*redis.Cm
 
 // loadScripts loads every script, so the first record after start-up pays no NOSCRIPT trip.
 func loadScripts(ctx context.Context, rdb redis.Cmdable) error {
-	if err := luascript.Preload(ctx, rdb, scripts.apply, scripts.markRead, scripts.bind); err != nil {
+	if err := luascript.Preload(ctx, rdb, scripts.apply.Script(), scripts.markRead.Script(), scripts.bind.Script()); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/luascript"
 )
 
 // Storage key prefixes: storage names of this package, not contract constants. Layout (tenant as
@@ -78,26 +79,23 @@ type binding struct {
 
 // bind stores live as the binding when none exists and returns what is stored.
 func (s *store) bind(ctx context.Context, live binding) (binding, bool, error) {
-	cmds, err := runCalls(ctx, s.rdb, []call{{Script: scripts.bind, Keys: []string{s.ckpt},
-		Args: []any{live.cluster, live.topicID, live.partitions}}})
+	cmds, err := runCalls(ctx, s.rdb, []call{scripts.bind.Call(&bindArgs{Checkpoint: s.ckpt,
+		ClusterID: live.cluster, TopicID: live.topicID, Partitions: live.partitions})})
 	if err != nil {
 		return binding{}, false, err
 	}
-	v, err := cmds[0].Slice()
-	if err != nil {
+	v, err := scripts.bind.Decode(cmds[0])
+	switch {
+	case errors.Is(err, luascript.ErrReplyShape):
+		return binding{}, false, fmt.Errorf("%w: bind: %v", ErrCorruptState, err)
+	case err != nil:
 		return binding{}, false, s.scriptErr("bind", err)
 	}
-	if len(v) != 4 {
-		return binding{}, false, fmt.Errorf("%w: bind answered %d values", ErrCorruptState, len(v))
-	}
-	cluster, _ := v[0].(string)
-	topicID, _ := v[1].(string)
-	parts, perr := strconv.Atoi(fmt.Sprint(v[2]))
-	fresh, _ := v[3].(int64)
+	parts, perr := strconv.Atoi(v.Partitions)
 	if perr != nil {
-		return binding{}, false, fmt.Errorf("%w: stored partition count %v", ErrCorruptState, v[2])
+		return binding{}, false, fmt.Errorf("%w: stored partition count %v", ErrCorruptState, v.Partitions)
 	}
-	return binding{cluster: cluster, topicID: topicID, partitions: parts}, fresh == 1, nil
+	return binding{cluster: v.ClusterID, topicID: v.TopicID, partitions: parts}, v.Fresh == 1, nil
 }
 
 // checkpoints returns the stored next offset of every partition, -1 where none is stored.
@@ -143,15 +141,13 @@ type applyCall struct {
 func (s *store) apply(ctx context.Context, topicID string, cs []applyCall) (int, error) {
 	calls := make([]call, len(cs))
 	for i, c := range cs {
-		keys := make([]string, 0, len(c.lists)+2)
-		keys = append(append(keys, s.ckpt), c.lists...)
-		seq := ""
+		read, seq := s.ckpt, "" // no read key: apply.lua touches none, the checkpoint stands in
 		if c.readKey != "" {
-			keys = append(keys, c.readKey)
-			seq = strconv.FormatUint(c.seq, 10)
+			read, seq = c.readKey, strconv.FormatUint(c.seq, 10)
 		}
-		calls[i] = call{Script: scripts.apply, Keys: keys, Args: []any{topicID, s.fields[c.part], c.prev, c.next,
-			c.score, member(c.conv), len(c.lists), seq}}
+		calls[i] = scripts.apply.Call(&applyArgs{Checkpoint: s.ckpt, Read: read, Lists: c.lists,
+			TopicID: topicID, Field: s.fields[c.part], Prev: c.prev, Next: c.next, Score: c.score,
+			Member: member(c.conv), Seq: seq})
 	}
 	cmds, err := runCalls(ctx, s.rdb, calls)
 	if err != nil {
@@ -279,18 +275,21 @@ func (s *store) inList(ctx context.Context, k userKey, conv contract.Conversatio
 
 // markRead stores max(read, seq) and returns the stored watermark.
 func (s *store) markRead(ctx context.Context, k userKey, conv contract.ConversationID, seq uint64) (uint64, error) {
-	cmds, err := runCalls(ctx, s.rdb, []call{{Script: scripts.markRead, Keys: []string{readKey(k)},
-		Args: []any{member(conv), strconv.FormatUint(seq, 10)}}})
+	cmds, err := runCalls(ctx, s.rdb, []call{scripts.markRead.Call(&markReadArgs{Read: readKey(k),
+		Member: member(conv), Seq: strconv.FormatUint(seq, 10)})})
 	if err != nil {
 		return 0, err
 	}
-	v, err := cmds[0].Text()
-	if err != nil {
+	v, err := scripts.markRead.Decode(cmds[0])
+	switch {
+	case errors.Is(err, luascript.ErrReplyShape):
+		return 0, fmt.Errorf("%w: mark_read: %v", ErrCorruptState, err)
+	case err != nil:
 		return 0, s.scriptErr("mark_read", err)
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
+	n, err := strconv.ParseUint(v.Watermark, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: mark_read answered %q", ErrCorruptState, v)
+		return 0, fmt.Errorf("%w: mark_read answered %q", ErrCorruptState, v.Watermark)
 	}
 	return n, nil
 }

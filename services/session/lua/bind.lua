@@ -1,23 +1,26 @@
+--! keys: checkpoint
+--! argv: cluster_id topic_id partitions
+--! reply: cluster_id topic_id partitions fresh
 -- bind.lua: bind a topic's checkpoints to the log they count offsets of, once.
 --
--- KEYS[1] the checkpoint hash of the topic
--- ARGV[1] Kafka cluster id, ARGV[2] topic id (32 hex digits), ARGV[3] partition count
+-- Keys: checkpoint the checkpoint hash of the topic. Arguments: cluster_id the Kafka cluster id,
+-- topic_id (32 hex digits), partitions the partition count.
 --
 -- A hash without a binding gets this one (and must hold nothing else: offsets without a binding
--- could belong to any log). Returns {cluster_id, topic_id, partitions, fresh} as stored after
--- the call; fresh is 1 when this call bound it. The caller compares and refuses a mismatch.
-if #ARGV[2] ~= 32 or not posint(ARGV[3]) or ARGV[1] == '' then
+-- could belong to any log). Answers the binding as stored after the call; fresh is 1 when this
+-- call bound it. The caller compares and refuses a mismatch.
+if #A.topic_id ~= 32 or not posint(A.partitions) or A.cluster_id == '' then
   return fail('QIMINVAL', 'bad binding')
 end
-local cur = redis.call('HMGET', KEYS[1], 'cluster_id', 'topic_id', 'partitions')
+local cur = redis.call('HMGET', K.checkpoint, 'cluster_id', 'topic_id', 'partitions')
 if not cur[1] and not cur[2] and not cur[3] then
-  if redis.call('HLEN', KEYS[1]) ~= 0 then
+  if redis.call('HLEN', K.checkpoint) ~= 0 then
     return fail('QIMCORRUPT', 'checkpoints without a binding')
   end
-  redis.call('HSET', KEYS[1], 'cluster_id', ARGV[1], 'topic_id', ARGV[2], 'partitions', ARGV[3])
-  return {ARGV[1], ARGV[2], ARGV[3], 1}
+  redis.call('HSET', K.checkpoint, 'cluster_id', A.cluster_id, 'topic_id', A.topic_id, 'partitions', A.partitions)
+  return reply{cluster_id = A.cluster_id, topic_id = A.topic_id, partitions = A.partitions, fresh = 1}
 end
 if not cur[1] or not cur[2] or not cur[3] then
   return fail('QIMCORRUPT', 'partial binding')
 end
-return {cur[1], cur[2], cur[3], 0}
+return reply{cluster_id = cur[1], topic_id = cur[2], partitions = cur[3], fresh = 0}

@@ -1,5 +1,6 @@
--- prelude.lua: helpers shared by the session scripts. Go prepends this file to every script
--- before the SHA is computed (once per process), so each script is still one EVALSHA.
+-- prelude.lua: helpers shared by the session scripts. luascript prepends this file to every
+-- script, after the prologue it generates from the script's --! header, before the SHA is computed
+-- (once per process), so each script is still one EVALSHA.
 --
 -- Numbers (offsets, conversation_seq, time_ms) travel as decimal strings and are exact as Lua
 -- numbers below 2^53; natint refuses anything else, so a script never compares a rounded value.
