@@ -205,9 +205,10 @@ func TestClaimWindowScript(t *testing.T) {
 	rdb := coreRedis(t)
 	region := testRegion(t, rdb, 1)
 	ctx := context.Background()
-	key := []string{HLCKey(region, 0)}
 	run := func(now, window, floor int64, claim string) ([]int64, error) {
-		return claimWindowScript.Run(ctx, rdb, key, now, window, floor, claim).Int64Slice()
+		w, err := claimWindowScript.Do(ctx, rdb, &claimWindowArgs{HLC: HLCKey(region, 0), NowMs: now, WindowMs: window,
+			FloorMs: floor, ClaimID: claim})
+		return []int64{w.Start, w.Finish}, err
 	}
 	w1, err := run(t0, 60000, 0, "x:1")
 	if err != nil || w1[0] != t0 || w1[1] != t0+60000 {

@@ -76,11 +76,11 @@ func ClaimLease(ctx context.Context, rdb redis.Scripter, region uint16, opts ...
 func (l *Lease) claimFixed(ctx context.Context) error {
 	l.writer = l.cfg.fixedID
 	l.key = string(appendLeaseKey(nil, l.region, l.writer))
-	ok, err := leaseClaimFixedScript.Run(ctx, l.rdb, []string{l.key}, l.owner, l.cfg.ttl.Milliseconds()).Int64()
+	r, err := leaseClaimFixedScript.Do(ctx, l.rdb, &leaseArgs{Lease: l.key, Owner: l.owner, TTLMs: l.cfg.ttl.Milliseconds()})
 	if err != nil {
 		return fmt.Errorf("identity: claim writer lease %s: %w", l.key, err)
 	}
-	if ok != 1 {
+	if r.Held != 1 {
 		return &LeaseHeldError{Region: l.region, WriterID: l.writer}
 	}
 	return nil
@@ -88,7 +88,9 @@ func (l *Lease) claimFixed(ctx context.Context) error {
 
 func (l *Lease) claimLowest(ctx context.Context) error {
 	prefix := string(appendLeasePrefix(nil, l.region))
-	id, err := leaseClaimScript.Run(ctx, l.rdb, nil, prefix, l.cfg.maxWriters, l.owner, l.cfg.ttl.Milliseconds()).Int64()
+	r, err := leaseClaimScript.Do(ctx, l.rdb, &leaseClaimArgs{Prefix: prefix, MaxWriters: l.cfg.maxWriters,
+		Owner: l.owner, TTLMs: l.cfg.ttl.Milliseconds()})
+	id := r.WriterID
 	if err != nil {
 		return fmt.Errorf("identity: claim writer lease in region %d: %w", l.region, err)
 	}
@@ -172,13 +174,13 @@ func (l *Lease) renew(ctx context.Context) error {
 	}
 	actx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	ok, err := leaseRenewScript.Run(actx, l.rdb, []string{l.key}, l.owner, l.cfg.ttl.Milliseconds()).Int64()
+	r, err := leaseRenewScript.Do(actx, l.rdb, &leaseArgs{Lease: l.key, Owner: l.owner, TTLMs: l.cfg.ttl.Milliseconds()})
 	switch {
 	case err != nil && ctx.Err() == nil && !time.Now().Before(deadline):
 		return fmt.Errorf("%w: %s not renewed within its TTL %v: %w", ErrLeaseLost, l.key, l.cfg.ttl, err)
 	case err != nil:
 		return fmt.Errorf("identity: renew writer lease %s: %w", l.key, err)
-	case ok != 1:
+	case r.Renewed != 1:
 		return fmt.Errorf("%w: %s expired or taken by another owner", ErrLeaseLost, l.key)
 	}
 	l.mu.Lock()
@@ -199,7 +201,7 @@ func (l *Lease) markLost(err error) {
 // ids before calling it.
 func (l *Lease) Release(ctx context.Context) error {
 	l.markLost(fmt.Errorf("%w: %s released", ErrLeaseLost, l.key))
-	if _, err := leaseReleaseScript.Run(ctx, l.rdb, []string{l.key}, l.owner).Int64(); err != nil {
+	if _, err := leaseReleaseScript.Do(ctx, l.rdb, &leaseReleaseArgs{Lease: l.key, Owner: l.owner}); err != nil {
 		return fmt.Errorf("identity: release writer lease %s: %w", l.key, err)
 	}
 	return nil

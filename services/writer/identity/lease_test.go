@@ -82,21 +82,25 @@ func TestLeaseScriptsIdempotent(t *testing.T) {
 	region := testRegion(t, rdb, 4)
 	ctx := context.Background()
 	prefix := string(appendLeasePrefix(nil, region))
-	first, err := leaseClaimScript.Run(ctx, rdb, nil, prefix, 4, "owner-a", 5000).Int64()
+	claim := func(maxWriters int, owner string) (int64, error) {
+		r, err := leaseClaimScript.Do(ctx, rdb, &leaseClaimArgs{Prefix: prefix, MaxWriters: maxWriters, Owner: owner, TTLMs: 5000})
+		return r.WriterID, err
+	}
+	first, err := claim(4, "owner-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	retry, err := leaseClaimScript.Run(ctx, rdb, nil, prefix, 4, "owner-a", 5000).Int64()
+	retry, err := claim(4, "owner-a")
 	if err != nil || retry != first {
 		t.Fatalf("retry took id %d (%v), first %d", retry, err, first)
 	}
 	key := LeaseKey(region, 3)
 	for range 2 {
-		if ok, err := leaseClaimFixedScript.Run(ctx, rdb, []string{key}, "owner-b", 5000).Int64(); err != nil || ok != 1 {
-			t.Fatalf("fixed claim (retry): %d %v", ok, err)
+		if r, err := leaseClaimFixedScript.Do(ctx, rdb, &leaseArgs{Lease: key, Owner: "owner-b", TTLMs: 5000}); err != nil || r.Held != 1 {
+			t.Fatalf("fixed claim (retry): %d %v", r.Held, err)
 		}
 	}
-	if _, err := leaseClaimScript.Run(ctx, rdb, nil, prefix, 0, "owner-c", 5000).Result(); err == nil {
+	if _, err := claim(0, "owner-c"); err == nil {
 		t.Fatal("max_writers 0 accepted")
 	}
 }

@@ -96,16 +96,16 @@ func (i *Issuer) claimAndInstall(ctx context.Context) error {
 	floor := i.clock.Horizon()
 	i.mu.Unlock()
 	now := i.cfg.now().UnixMilli()
-	res, err := claimWindowScript.Run(ctx, i.rdb, []string{i.hlcKey},
-		now, i.cfg.window.Milliseconds(), floor, i.claimer.current()).Int64Slice()
+	res, err := claimWindowScript.Do(ctx, i.rdb, &claimWindowArgs{HLC: i.hlcKey, NowMs: now,
+		WindowMs: i.cfg.window.Milliseconds(), FloorMs: int64(floor), ClaimID: i.claimer.current()})
 	if err != nil {
 		return fmt.Errorf("identity: claim hlc window %s: %w", i.hlcKey, err)
 	}
 	i.claimer.settle()
-	if len(res) != 2 || res[0] < 1 || res[1] <= res[0] {
-		return fmt.Errorf("identity: claim hlc window %s: malformed reply %v", i.hlcKey, res)
+	if res.Start < 1 || res.Finish <= res.Start {
+		return fmt.Errorf("identity: claim hlc window %s: malformed reply %+v", i.hlcKey, res)
 	}
-	w := Window{Start: uint64(res[0]), End: uint64(res[1])}
+	w := Window{Start: uint64(res.Start), End: uint64(res.Finish)}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.clock.Advance(i.cfg.now().UnixMilli())

@@ -1,31 +1,78 @@
 package identity
 
 import (
-	_ "embed"
+	"embed"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/qim-dev/qim/services/internal/luascript"
 )
 
-// The Lua scripts, one file each (lua/*.lua). redis.NewScript hashes the source once here; Run
-// sends EVALSHA and falls back to EVAL only when the server lost its script cache (restart).
-var (
-	//go:embed lua/claim_window.lua
-	claimWindowSrc string
-	//go:embed lua/lease_claim.lua
-	leaseClaimSrc string
-	//go:embed lua/lease_claim_fixed.lua
-	leaseClaimFixedSrc string
-	//go:embed lua/lease_renew.lua
-	leaseRenewSrc string
-	//go:embed lua/lease_release.lua
-	leaseReleaseSrc string
+//go:embed lua/*.lua
+var luaFS embed.FS
 
-	claimWindowScript     = redis.NewScript(claimWindowSrc)
-	leaseClaimScript      = redis.NewScript(leaseClaimSrc)
-	leaseClaimFixedScript = redis.NewScript(leaseClaimFixedSrc)
-	leaseRenewScript      = redis.NewScript(leaseRenewSrc)
-	leaseReleaseScript    = redis.NewScript(leaseReleaseSrc)
+// The Lua scripts, one file each (lua/*.lua), bound to the Go types of their --! headers:
+// luascript hashes each source once here and checks the types against the headers at package
+// initialisation. A call sends EVALSHA and falls back to EVAL only when the server lost its
+// script cache (restart).
+var (
+	claimWindowScript     = luascript.MustBind[claimWindowArgs, claimWindowOut](luaFS, "", "claim_window.lua")
+	leaseClaimScript      = luascript.MustBind[leaseClaimArgs, leaseClaimOut](luaFS, "", "lease_claim.lua")
+	leaseClaimFixedScript = luascript.MustBind[leaseArgs, leaseHeldOut](luaFS, "", "lease_claim_fixed.lua")
+	leaseRenewScript      = luascript.MustBind[leaseArgs, leaseRenewedOut](luaFS, "", "lease_renew.lua")
+	leaseReleaseScript    = luascript.MustBind[leaseReleaseArgs, leaseReleasedOut](luaFS, "", "lease_release.lua")
+)
+
+// claimWindowArgs calls claim_window.lua.
+type claimWindowArgs struct {
+	HLC      string `key:"hlc"`
+	NowMs    int64  `arg:"now_ms"`
+	WindowMs int64  `arg:"window_ms"`
+	FloorMs  int64  `arg:"floor_ms"`
+	ClaimID  string `arg:"claim_id"`
+}
+
+// claimWindowOut is the window claim_window.lua granted: [Start, Finish) in Unix ms.
+type claimWindowOut struct {
+	Start  int64 `reply:"start"`
+	Finish int64 `reply:"finish"`
+}
+
+// leaseClaimArgs calls lease_claim.lua.
+type leaseClaimArgs struct {
+	Prefix     string `arg:"prefix"`
+	MaxWriters int    `arg:"max_writers"`
+	Owner      string `arg:"owner"`
+	TTLMs      int64  `arg:"ttl_ms"`
+}
+
+// leaseClaimOut is the writer_id lease_claim.lua leased, -1 when none was free.
+type leaseClaimOut struct {
+	WriterID int64 `reply:"writer_id"`
+}
+
+// leaseArgs calls lease_claim_fixed.lua and lease_renew.lua.
+type leaseArgs struct {
+	Lease string `key:"lease"`
+	Owner string `arg:"owner"`
+	TTLMs int64  `arg:"ttl_ms"`
+}
+
+// leaseReleaseArgs calls lease_release.lua.
+type leaseReleaseArgs struct {
+	Lease string `key:"lease"`
+	Owner string `arg:"owner"`
+}
+
+type (
+	leaseHeldOut struct {
+		Held int64 `reply:"held"`
+	}
+	leaseRenewedOut struct {
+		Renewed int64 `reply:"renewed"`
+	}
+	leaseReleasedOut struct {
+		Released int64 `reply:"released"`
+	}
 )
 
 // Key layout (core Redis, standalone, appendfsync always):

@@ -1,21 +1,24 @@
+--! keys:
+--! argv: prefix max_writers owner ttl_ms
+--! value: writer_id
 -- lease_claim: lease the lowest free writer_id of a region.
 --
 -- Keys are derived inside the script (prefix .. id) because the free id is not known in advance;
 -- this is valid only on a standalone Redis, which the core instance is by contract
 -- (docs/architecture.md, invariant 14).
--- ARGV[1]  key prefix  qim:writer-lease:<region>:
--- ARGV[2]  max_writers ids are 0 .. max_writers-1, 1 <= max_writers <= 65536
--- ARGV[3]  owner       random hex value identifying this lease holder
--- ARGV[4]  ttl_ms      >= 1
+-- prefix       qim:writer-lease:<region>:
+-- max_writers  ids are 0 .. max_writers-1, 1 <= max_writers <= 65536
+-- owner        random hex value identifying this lease holder
+-- ttl_ms       >= 1
 --
--- Returns the writer_id, or -1 when all are leased. Idempotent: if an id already holds owner
+-- Answers the writer_id, or -1 when all are leased. Idempotent: if an id already holds owner
 -- (a retry after a lost reply) that id is returned and its TTL refreshed, so one owner never
 -- ends up holding two ids.
 
-local prefix = ARGV[1]
-local maxw = tonumber(ARGV[2])
-local owner = ARGV[3]
-local ttl = tonumber(ARGV[4])
+local prefix = A.prefix
+local maxw = tonumber(A.max_writers)
+local owner = A.owner
+local ttl = tonumber(A.ttl_ms)
 if prefix == nil or prefix == '' or owner == nil or owner == '' then
   return redis.error_reply('ERR identity lease_claim: empty prefix or owner')
 end
@@ -40,7 +43,7 @@ for base = 0, maxw - 1, CHUNK do
   for i = 1, #keys do
     if vals[i] == owner then
       redis.call('PEXPIRE', keys[i], ttl)
-      return base + i - 1
+      return reply{writer_id = base + i - 1}
     end
     if vals[i] == false and free < 0 then
       free = base + i - 1
@@ -50,4 +53,4 @@ end
 if free >= 0 then
   redis.call('SET', prefix .. free, owner, 'NX', 'PX', ttl)
 end
-return free
+return reply{writer_id = free}

@@ -1,15 +1,19 @@
+--! keys: lease
+--! argv: owner
+--! value: released
 -- lease_release: delete the lease only if it is ours.
 --
--- KEYS[1]  qim:writer-lease:<region>:<id>
--- ARGV[1]  owner
+-- lease  qim:writer-lease:<region>:<id>
+-- owner  the holder's owner value
 --
--- Returns 1 when deleted, 0 when it was already gone or belongs to another owner (idempotent).
+-- Answers released = 1 when deleted, 0 when it was already gone or belongs to another owner
+-- (idempotent).
 
-if ARGV[1] == nil or ARGV[1] == '' then
+if A.owner == nil or A.owner == '' then
   return redis.error_reply('ERR identity lease_release: empty owner')
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1
+if redis.call('GET', K.lease) == A.owner then
+  redis.call('DEL', K.lease)
+  return reply{released = 1}
 end
-return 0
+return reply{released = 0}
