@@ -198,17 +198,17 @@ func TestBindRefusesMismatch(t *testing.T) {
 func TestCallLayout(t *testing.T) {
 	b := Bind[echoArgs, echoReply](MustLoad(testLua, "", "echo.lua"))
 	c := b.Call(&echoArgs{A: "a", B: []string{"b1", "b2"}, C: []string{"c1", "c2"}, X: []byte("x"), N: 7, Rest: []string{"r1"}})
-	if want := []string{"a", "b1", "c1", "b2", "c2"}; !reflect.DeepEqual(c.Keys, want) {
-		t.Errorf("keys = %q, want %q", c.Keys, want)
+	if want := []string{"a", "b1", "c1", "b2", "c2"}; !reflect.DeepEqual(c.keys, want) {
+		t.Errorf("keys = %q, want %q", c.keys, want)
 	}
-	if want := []any{[]byte("x"), int64(7), "r1"}; !reflect.DeepEqual(c.Args, want) {
-		t.Errorf("args = %#v, want %#v", c.Args, want)
+	if want := []any{[]byte("x"), int64(7), "r1"}; !reflect.DeepEqual(c.args, want) {
+		t.Errorf("args = %#v, want %#v", c.args, want)
 	}
-	if got := c.WithArg("n", "7x").Args; got[1] != "7x" || c.Args[1] != int64(7) {
-		t.Errorf("WithArg: %#v (original %#v)", got, c.Args)
+	if got := c.WithArg("n", "7x").args; got[1] != "7x" || c.args[1] != int64(7) {
+		t.Errorf("WithArg: %#v (original %#v)", got, c.args)
 	}
-	if got := c.WithoutArg("x").Args; len(got) != 2 || got[0] != int64(7) || len(c.Args) != 3 {
-		t.Errorf("WithoutArg: %#v (original %#v)", got, c.Args)
+	if got := c.WithoutArg("x").args; len(got) != 2 || got[0] != int64(7) || len(c.args) != 3 {
+		t.Errorf("WithoutArg: %#v (original %#v)", got, c.args)
 	}
 	defer func() {
 		if recover() == nil {

@@ -16,7 +16,7 @@ func (b *Binding[A, R]) Call(a *A) Call {
 	v := reflect.ValueOf(a).Elem()
 	keys := assemble(b.sc.name, v, b.keys, func(f reflect.Value, _ valueKind) string { return f.String() })
 	args := assemble(b.sc.name, v, b.args, argValue)
-	return Call{Script: b.sc, Keys: keys, Args: args}
+	return Call{script: b.sc, keys: keys, args: args}
 }
 
 func argValue(f reflect.Value, k valueKind) any {
@@ -115,7 +115,7 @@ func (b *Binding[A, R]) set(f reflect.Value, bd binder, x any) error {
 // the reply: for a caller that sends one script at a time and holds only a redis.Scripter.
 func (b *Binding[A, R]) Do(ctx context.Context, rdb redis.Scripter, a *A) (R, error) {
 	c := b.Call(a)
-	return b.Decode(b.sc.s.Run(ctx, rdb, c.Keys, c.Args...))
+	return b.Decode(b.sc.s.Run(ctx, rdb, c.keys, c.args...))
 }
 
 // WithArg returns a copy of c whose argument name is v, bypassing the Go type: for tests that
@@ -123,8 +123,8 @@ func (b *Binding[A, R]) Do(ctx context.Context, rdb redis.Scripter, a *A) (R, er
 // fixed argument of the header panics.
 func (c Call) WithArg(name string, v any) Call {
 	i := c.argIndex(name)
-	c.Args = slices.Clone(c.Args)
-	c.Args[i] = v
+	c.args = slices.Clone(c.args)
+	c.args[i] = v
 	return c
 }
 
@@ -132,14 +132,14 @@ func (c Call) WithArg(name string, v any) Call {
 // of a script's arity check.
 func (c Call) WithoutArg(name string) Call {
 	i := c.argIndex(name)
-	c.Args = slices.Delete(slices.Clone(c.Args), i, i+1)
+	c.args = slices.Delete(slices.Clone(c.args), i, i+1)
 	return c
 }
 
 func (c Call) argIndex(name string) int {
-	i := slices.Index(c.Script.iface.Argv.Fixed, name)
-	if i < 0 || i >= len(c.Args) {
-		panic(fmt.Sprintf("luascript: %s: %q is not a fixed argument of the call", c.Script.name, name))
+	i := slices.Index(c.script.iface.Argv.Fixed, name)
+	if i < 0 || i >= len(c.args) {
+		panic(fmt.Sprintf("luascript: %s: %q is not a fixed argument of the call", c.script.name, name))
 	}
 	return i
 }

@@ -164,6 +164,9 @@ func TestLoadRefusesBypass(t *testing.T) {
 	if _, err := load(fsys, "prelude.lua", "ok.lua"); err == nil || !strings.Contains(err.Error(), "prelude.lua") {
 		t.Errorf("prelude indexing ARGV: err = %v", err)
 	}
+	if _, err := load(fsys, "", "noheader.lua"); err == nil || !strings.Contains(err.Error(), "--! keys:") {
+		t.Errorf("a script without a header: err = %v", err)
+	}
 	if _, err := load(fsys, "", "missing.lua"); err == nil {
 		t.Error("missing script loaded")
 	}

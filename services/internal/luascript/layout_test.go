@@ -45,7 +45,7 @@ func TestLayoutEcho(t *testing.T) {
 	// A call that does not fit the header (a half group) sets ARITY false and binds only whole
 	// groups.
 	short := b.Call(&echoArgs{A: "ka", B: []string{"b1"}, C: []string{"c1"}, N: 1})
-	short.Keys = append(short.Keys, "b2")
+	short.keys = append(short.keys, "b2")
 	cmds, err := Run(ctx, rdb, []Call{short}, RefusedOnly)
 	if err != nil {
 		t.Fatal(err)

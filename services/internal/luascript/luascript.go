@@ -13,7 +13,7 @@
 // refuses a script that reaches around them (compile.go), prepends the Lua the names need
 // (prologue.go), and checks the Go call and reply types of each script against the header
 // (bind.go), so the agreement between a script and its caller is machine-checked at package
-// initialisation rather than kept in comments.
+// initialisation rather than kept in comments (docs/adr/0018-lua-script-interface-header.md).
 package luascript
 
 import (
@@ -57,16 +57,6 @@ func load(fsys fs.FS, prelude, name string) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(src, headerMark) { // not yet declared: the store has not moved over
-		if prelude != "" {
-			pre, err := read(fsys, prelude)
-			if err != nil {
-				return nil, err
-			}
-			src = pre + "\n" + src
-		}
-		return &Script{name: name, s: redis.NewScript(src)}, nil
-	}
 	iface, body, err := parseHeader(src)
 	if err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
@@ -96,11 +86,13 @@ func read(fsys fs.FS, name string) (string, error) {
 	return string(b), nil
 }
 
-// Call is one queued script invocation, assembled by Binding.Call from a typed value.
+// Call is one queued script invocation. Only Binding.Call builds one, from a typed value, so no
+// caller ever lays out KEYS or ARGV by hand; WithArg and WithoutArg (for tests of a script's own
+// validation) address arguments by name.
 type Call struct {
-	Script *Script
-	Keys   []string
-	Args   []any
+	script *Script
+	keys   []string
+	args   []any
 }
 
 // Resend says which calls a NOSCRIPT reply re-sends after loading the script.
@@ -130,7 +122,7 @@ func Run(ctx context.Context, rdb redis.Cmdable, calls []Call, resend Resend) ([
 	loaded := map[*Script]bool{}
 	for j, i := range retry {
 		again[j] = calls[i]
-		if sc := calls[i].Script; !loaded[sc] {
+		if sc := calls[i].script; !loaded[sc] {
 			if err := sc.s.Load(ctx, rdb).Err(); err != nil {
 				return nil, fmt.Errorf("luascript: SCRIPT LOAD %s: %w", sc.name, err)
 			}
@@ -176,7 +168,7 @@ func pipeline(ctx context.Context, rdb redis.Cmdable, calls []Call) ([]*redis.Cm
 	// Pipelined's own error is only the first failed command's; each command is inspected below.
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range calls {
-			cmds = append(cmds, c.Script.s.EvalSha(ctx, p, c.Keys, c.Args...))
+			cmds = append(cmds, c.script.s.EvalSha(ctx, p, c.keys, c.args...))
 		}
 		return nil
 	})
