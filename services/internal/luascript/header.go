@@ -89,7 +89,7 @@ func parseHeader(src string) (Interface, string, error) {
 		}
 		dir = strings.TrimSpace(dir)
 		want := []string{"keys", "argv", "reply"}[min(len(seen), 2)]
-		if dir != want && !(dir == "value" && want == "reply") || len(seen) == 3 {
+		if matches := dir == want || (dir == "value" && want == "reply"); !matches || len(seen) == 3 {
 			return Interface{}, "", fmt.Errorf("header line %d is %q, want %q (order: keys, argv, reply or value)",
 				len(seen)+1, dir, want)
 		}

@@ -67,9 +67,10 @@ func lex(src string) ([]token, error) {
 		case c == '\'' || c == '"':
 			j := i + 1
 			for ; j < len(src) && src[j] != c; j++ {
-				if src[j] == '\\' {
+				switch src[j] {
+				case '\\':
 					j++
-				} else if src[j] == '\n' {
+				case '\n':
 					return nil, fmt.Errorf("line %d: unterminated string", line)
 				}
 			}
