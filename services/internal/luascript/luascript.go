@@ -18,6 +18,7 @@ package luascript
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,8 +41,8 @@ func (s *Script) Name() string { return s.name }
 func (s *Script) Interface() Interface { return s.iface }
 
 // MustLoad reads lua/<name> from fsys, checks it against its "--!" header and assembles the
-// source Redis runs: the prologue generated from the header, then lua/<prelude> when prelude is
-// non-empty, then the script, names compiled to positions, so every script stays one
+// source Redis runs: the prologue generated from the header, base.lua, then lua/<prelude> when
+// prelude is non-empty, then the script, names compiled to positions, so every script stays one
 // self-contained EVALSHA. A missing file, a malformed header or a body that bypasses the header
 // (compile.go) is a build defect and panics.
 func MustLoad(fsys fs.FS, prelude, name string) *Script {
@@ -61,15 +62,20 @@ func load(fsys fs.FS, prelude, name string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
 	}
-	pre, preUndeclared := "", false
+	pre, preUndeclared, err := compileSource(iface, baseLua, false, 1)
+	if err != nil {
+		return nil, fmt.Errorf("luascript: base.lua (for %s): %w", name, err)
+	}
 	if prelude != "" {
 		raw, err := read(fsys, prelude)
 		if err != nil {
 			return nil, err
 		}
-		if pre, preUndeclared, err = compileSource(iface, raw, false, 1); err != nil {
+		own, undeclared, err := compileSource(iface, raw, false, 1)
+		if err != nil {
 			return nil, fmt.Errorf("luascript: %s (prelude of %s): %w", prelude, name, err)
 		}
+		pre, preUndeclared = pre+"\n"+own, preUndeclared || undeclared
 	}
 	headerLines := strings.Count(src[:len(src)-len(body)], "\n")
 	if body, _, err = compileSource(iface, body, true, headerLines+1); err != nil {
@@ -85,6 +91,12 @@ func read(fsys fs.FS, name string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// baseLua holds the helpers every script gets (fail, natint, posint, dec), between the generated
+// prologue and the store's own prelude.
+//
+//go:embed base.lua
+var baseLua string
 
 // Call is one queued script invocation. Only Binding.Call builds one, from a typed value, so no
 // caller ever lays out KEYS or ARGV by hand; WithArg and WithoutArg (for tests of a script's own

@@ -1,6 +1,7 @@
--- prelude.lua: helpers shared by the msgstore scripts. luascript prepends this file to every
--- script, after the prologue it generates from the script's --! header, before the SHA is computed
--- (once per process), so each script is still one EVALSHA. The helpers use the header's names
+-- prelude.lua: helpers shared by the msgstore scripts (luascript's base.lua adds fail, natint,
+-- posint and dec). luascript prepends this file to every script, after the prologue it generates
+-- from the script's --! header, before the SHA is computed (once per process), so each script is
+-- still one EVALSHA. The helpers use the header's names
 -- (K.name and A.name, compiled to each script's positions), ARITY and reply; a helper naming what
 -- the running script's header lacks fails that script if it is called.
 --
@@ -10,27 +11,6 @@
 -- Errors are error replies whose first word names the class (mapped to Go errors):
 --   QIMINVAL bad argument, QIMCORRUPT stored state disagrees, QIMNOTREC not recorded yet,
 --   QIMNOTFOUND no commit, QIMSEQ sequence space exhausted.
-
--- Lua numbers are doubles: integers are exact below 2^53, so sequences and times are kept there.
-local MAX_EXACT = 9007199254740991 -- 2^53 - 1
-
-local function fail(class, msg)
-  return redis.error_reply(class .. ' ' .. msg)
-end
-
--- Strict positive decimal integer below 2^53 (rejects '1e3', ' 1', '-1', '01', '').
-local function posint(s)
-  if type(s) ~= 'string' or #s == 0 or #s > 16 or not string.match(s, '^[1-9]%d*$') then
-    return nil
-  end
-  local n = tonumber(s)
-  if n > MAX_EXACT then return nil end
-  return n
-end
-
-local function dec(n)
-  return string.format('%.0f', n)
-end
 
 local function is_zero16(s)
   return s == string.rep('\0', 16)

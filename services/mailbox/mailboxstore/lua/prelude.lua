@@ -1,6 +1,7 @@
--- prelude.lua: helpers shared by the mailboxstore scripts. luascript prepends this file to every
--- script, after the prologue it generates from the script's --! header, before the SHA is computed
--- (once per process), so each script is still one EVALSHA.
+-- prelude.lua: helpers shared by the mailboxstore scripts (luascript's base.lua adds fail, natint,
+-- posint and dec). luascript prepends this file to every script, after the prologue it generates
+-- from the script's --! header, before the SHA is computed (once per process), so each script is
+-- still one EVALSHA.
 --
 -- Sequences: a contract.MailboxSeq (shard_epoch:16 ‖ log_offset:48) reaches 2^62 and is NOT exact
 -- as a Lua number (a double: exact only below 2^53, i.e. for epochs below 32). Scripts therefore
@@ -12,32 +13,8 @@
 --   QIMINVAL bad argument, QIMFENCED epoch or watermark moved under the caller (a second owner),
 --   QIMCONFLICT same dispatch_id with another payload_digest, QIMCORRUPT stored state is damaged.
 
-local MAX_EXACT = 9007199254740991 -- 2^53 - 1
 local MAX_OFFSET = 281474976710655 -- 2^48 - 1 (contract.MaxLogOffset)
 local MAX_EPOCH = 32767            -- contract.MaxShardEpoch
-
-local function fail(class, msg)
-  return redis.error_reply(class .. ' ' .. msg)
-end
-
--- Strict non-negative decimal integer below 2^53: '0' or no leading zero; rejects '', '-1', '1e3'.
-local function natint(s)
-  if type(s) ~= 'string' or #s == 0 or #s > 16 then return nil end
-  if s ~= '0' and not string.match(s, '^[1-9]%d*$') then return nil end
-  local n = tonumber(s)
-  if n > MAX_EXACT then return nil end
-  return n
-end
-
-local function posint(s)
-  local n = natint(s)
-  if n and n > 0 then return n end
-  return nil
-end
-
-local function dec(n)
-  return string.format('%.0f', n)
-end
 
 -- seq_split: 8-byte big-endian mailbox_seq → epoch, offset (both exact).
 local function seq_split(s)
