@@ -28,6 +28,10 @@ type Result struct {
 	Checks    []Check            `json:"checks"`
 	Error     string             `json:"error,omitempty"`
 	Artifacts []string           `json:"artifacts,omitempty"`
+	// Skipped gates did not run: the caller named them with a reason (SkipReason). A skipped
+	// gate never counts as passed; it only does not fail the run, and every report says so.
+	Skipped    bool   `json:"skipped,omitempty"`
+	SkipReason string `json:"skip_reason,omitempty"`
 }
 
 // Check appends a piece of evidence and returns ok, so gates can write `if !r.Check(...) {...}`.

@@ -23,6 +23,12 @@ type PerfOptions struct {
 	// Profile captures a CPU profile of every service in the middle of the measured window
 	// (single-rate runs only; a find-max climb changes rate under the profile).
 	Profile bool
+	// CPUBudget (ms of CPU per ACKed message across the accounted processes) is judged only when
+	// set: at the run's rate, or with FindMax at the capacity rate (the highest passing step).
+	// 0 reports the figure, split by process, without judging it — a run against remote target
+	// hardware cannot see the processes, and below saturation the figure mostly measures idle
+	// time filled with small batches.
+	CPUBudget float64
 }
 
 // Gate 5 tuning (harness values, not contract values).
@@ -124,6 +130,7 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	g.quietWait(ctx, env, r, 0)
 	cfg := base
 	cfg.Rate, cfg.Duration, cfg.Label = o.Rate, o.Duration, fmt.Sprintf("perf %.0f msg/s for %s", o.Rate, o.Duration)
+	cfg.Thresholds.CPUMsPerMessage = o.CPUBudget
 	env.Progressf("load: %.0f msg/s for %s over %d connections", o.Rate, o.Duration, o.Connections)
 	waitProfiles := g.startProfiles(ctx, env, o)
 	rep, err := g.run(ctx, cfg)
@@ -141,6 +148,17 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 		r.Check(v.Name, v.Passed, "%s", v.Detail)
 	}
 	perfMetrics(r, "", rep)
+	reportCPU(env, "", rep, o.CPUBudget)
+}
+
+// reportCPU prints the CPU line of a run (always: split by process), saying whether it was
+// judged.
+func reportCPU(env *Env, what string, rep *loadgen.Report, budget float64) {
+	judged := "not judged (no --cpu-budget)"
+	if budget > 0 {
+		judged = fmt.Sprintf("budget %.2f ms", budget)
+	}
+	env.Progressf("cpu%s: %s; %s", what, loadgen.CPUSummary(&rep.CPU), judged)
 }
 
 // startProfiles starts the CPU profile capture when asked for; nil when not.

@@ -77,7 +77,7 @@ func fakeLoadReport(cfg loadgen.Config, ackP99, e2eP99 float64, missing int64) *
 	case cfg.SDKLane == nil:
 		rep.SDKLane = loadgen.LaneReport{Enabled: true, Detail: loadgen.LaneNotAvailable}
 	}
-	rep.Verdicts = loadgen.Evaluate(rep, loadgen.Thresholds{})
+	rep.Verdicts = loadgen.Evaluate(rep, cfg.Thresholds)
 	return rep
 }
 
@@ -114,7 +114,7 @@ func TestPerfGateRun(t *testing.T) {
 		t.Errorf("CPU processes %+v, want the stack's pid file", main.CPU)
 	}
 	for _, name := range []string{"warm-up", "warm-up (JIT)", loadgen.CheckArrival, loadgen.CheckSendAck, loadgen.CheckEndToEnd,
-		loadgen.CheckMissing, loadgen.CheckDuplicates, loadgen.CheckFailures, loadgen.CheckCPU, loadgen.CheckSDKLane} {
+		loadgen.CheckMissing, loadgen.CheckDuplicates, loadgen.CheckFailures, loadgen.CheckSDKLane} {
 		if checkNamed(r, name) == nil {
 			t.Errorf("no check %q", name)
 		}
@@ -127,7 +127,11 @@ func TestPerfGateRun(t *testing.T) {
 			t.Errorf("artifact %s: %v", a, err)
 		}
 	}
+	if checkNamed(r, loadgen.CheckCPU) != nil {
+		t.Errorf("CPU judged without a budget")
+	}
 	if r.Metrics["quiet_reached"] != 1 || r.Metrics["send_ack_p99_ms"] != 10 || r.Metrics["cpu_s_redis-core"] != 0.5 ||
+		r.Metrics["cpu_ms_per_msg"] != 0.3 || r.Metrics["cpu_ms_per_msg_redis-core"] != 0.15 ||
 		r.Metrics["dispatch_shards"] != 64 {
 		t.Errorf("metrics %v", r.Metrics)
 	}
@@ -217,6 +221,40 @@ func TestPerfGateFindMax(t *testing.T) {
 			}
 			if fm := checkNamed(r, "find-max"); fm == nil || !fm.Passed || !strings.Contains(fm.Detail, "2000 msg/s") {
 				t.Errorf("find-max check %+v", fm)
+			}
+		})
+	}
+}
+
+// TestPerfGateCPUBudget: a budget turns the reported CPU figure into a check, at the run's rate
+// for a single run and at the capacity step for find-max; without a budget no CPU check exists.
+func TestPerfGateCPUBudget(t *testing.T) { // the fake reports 0.3 ms/msg
+	for _, tc := range []struct {
+		name    string
+		opts    PerfOptions
+		check   string
+		passing bool
+	}{
+		{"single run within budget", PerfOptions{Rate: 500, Duration: time.Second, CPUBudget: 0.5}, loadgen.CheckCPU, true},
+		{"single run over budget", PerfOptions{Rate: 500, Duration: time.Second, CPUBudget: 0.25}, loadgen.CheckCPU, false},
+		{"capacity within budget", PerfOptions{FindMax: true, Duration: time.Hour, CPUBudget: 0.5}, loadgen.CheckCPU + " at capacity", true},
+		{"capacity over budget", PerfOptions{FindMax: true, Duration: time.Hour, CPUBudget: 0.25}, loadgen.CheckCPU + " at capacity", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPerfFixture(t, tc.opts)
+			f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
+				if cfg.Rate > 1000 {
+					return 400, 900, 0 // capacity: 1,000 msg/s
+				}
+				return 10, 40, 0
+			}
+			r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+			c := checkNamed(r, tc.check)
+			if c == nil || c.Passed != tc.passing || r.Passed != tc.passing {
+				t.Fatalf("check %q = %+v, gate passed %v, want %v", tc.check, c, r.Passed, tc.passing)
+			}
+			if tc.opts.FindMax && (r.Metrics["capacity_cpu_ms_per_msg"] != 0.3 || !strings.Contains(c.Detail, "at 1000 msg/s")) {
+				t.Errorf("capacity CPU metric %v, detail %q", r.Metrics["capacity_cpu_ms_per_msg"], c.Detail)
 			}
 		})
 	}

@@ -12,11 +12,14 @@ import (
 // findMax climbs the ladder in short steps. A step is within SLO when arrival, both latency
 // checks, missing, duplicates and failures pass (CPU and the SDK lane do not define capacity);
 // each step is a check that passes when nothing was lost or duplicated — above capacity the
-// system may be slow, never lossy — and the climb stops at the first step outside the SLO.
+// system may be slow, never lossy — and the climb stops at the first step outside the SLO. CPU
+// per message is reported for the capacity step (the highest within SLO), and judged there when
+// a budget is set: below saturation it mostly measures idle time.
 func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen.Config, o PerfOptions) {
 	step := min(perfStep, o.Duration)
 	best, stop := 0.0, ""
 	var lane *loadgen.Verdict
+	var capacity *loadgen.Report
 	for i, rate := range perfLadder {
 		within := time.Duration(0) // the default bound before the first step
 		if i > 0 {
@@ -45,7 +48,7 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 			rep.Counts.Missing, rep.Counts.DuplicatesAfterDedup, rep.CPU.MsPerMessage)
 		if ok {
 			summary = "within SLO: " + summary
-			best = rate
+			best, capacity = rate, rep
 		} else {
 			summary = "SLO broken (" + broken + "): " + summary
 			stop = fmt.Sprintf("%.0f msg/s (%s)", rate, broken)
@@ -59,6 +62,23 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 	r.Check("find-max", best > 0, "highest rate within SLO: %.0f msg/s; first failing step: %s", best, orNone(stop))
 	if lane != nil {
 		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
+	}
+	capacityCPU(env, r, capacity, o.CPUBudget)
+}
+
+// capacityCPU reports the CPU per message at the capacity step and judges it when asked.
+func capacityCPU(env *Env, r *Result, capacity *loadgen.Report, budget float64) {
+	if capacity == nil {
+		if budget > 0 {
+			r.Check(loadgen.CheckCPU+" at capacity", false, "no step within SLO: no capacity rate to judge CPU at")
+		}
+		return
+	}
+	r.Metric("capacity_cpu_ms_per_msg", capacity.CPU.MsPerMessage)
+	reportCPU(env, fmt.Sprintf(" at capacity (%.0f msg/s)", capacity.TargetRate), capacity, budget)
+	if budget > 0 {
+		v := loadgen.CPUVerdict(&capacity.CPU, budget)
+		r.Check(v.Name+" at capacity", v.Passed, "at %.0f msg/s: %s", capacity.TargetRate, v.Detail)
 	}
 }
 

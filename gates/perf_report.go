@@ -51,6 +51,7 @@ func perfMetrics(r *Result, prefix string, rep *loadgen.Report) {
 	m("machine_busy_cores", rep.CPU.MachineBusyCores)
 	for _, p := range rep.CPU.Procs {
 		m("cpu_s_"+p.Name, p.CPUS)
+		m("cpu_ms_per_msg_"+p.Name, rep.CPU.ProcShare(p))
 		if p.SyscallsPerMsg > 0 {
 			m("syscalls_per_msg_"+p.Name, p.SyscallsPerMsg)
 			m("ctx_switches_per_msg_"+p.Name, p.SwitchesPerMsg)

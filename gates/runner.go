@@ -24,11 +24,16 @@ type RunOptions struct {
 	Heartbeat time.Duration
 	// Perf configures gate 5 (perf); copied into Env.Perf.
 	Perf PerfOptions
+	// Skip names gates not to run, each with its reason (required). A skipped gate is reported
+	// as skipped with the reason, never as passed, and does not fail the run.
+	Skip map[string]string
 }
 
-// Summary is the outcome of a run.
+// Summary is the outcome of a run. Passed means every gate that ran passed and at least one ran;
+// Skipped lists the gates that did not run.
 type Summary struct {
 	Passed  bool      `json:"passed"`
+	Skipped []string  `json:"skipped,omitempty"`
 	Results []*Result `json:"results"`
 }
 
@@ -58,9 +63,25 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get
 
-	sum := Summary{Passed: len(gs) > 0}
+	sum := Summary{}
+	ran := 0
 	for i, g := range gs {
 		fmt.Fprintf(o.Progress, "[%d/%d] %s — %s\n", i+1, len(gs), g.Name(), g.Title())
+		if reason, skip := o.Skip[g.Name()]; skip {
+			r := &Result{Gate: g.Name(), Title: g.Title(), StartedAt: time.Now().UTC(), Skipped: true, SkipReason: reason,
+				Metrics: map[string]float64{}, Checks: []Check{}}
+			fmt.Fprintf(o.Progress, "[%d/%d] %s SKIPPED: %s\n", i+1, len(gs), g.Name(), reason)
+			if err := writeJSON(filepath.Join(o.ReportDir, g.Name()+".json"), r); err != nil {
+				return sum, err
+			}
+			sum.Skipped = append(sum.Skipped, g.Name())
+			sum.Results = append(sum.Results, r)
+			continue
+		}
+		ran++
+		if ran == 1 {
+			sum.Passed = true
+		}
 		r := runOne(ctx, g, env, o.Heartbeat)
 		status := "PASS"
 		if !r.Passed {

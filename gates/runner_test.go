@@ -124,3 +124,36 @@ func TestRecordTallyFromGoTestJSON(t *testing.T) {
 		t.Fatalf("failed checks = %v", failed)
 	}
 }
+
+// TestSkippedGateIsReportedNotPassed: a skipped gate does not run, is never marked passed, says
+// its reason in the JSON and the HTML report, and does not fail the run by itself; a run of
+// nothing but skipped gates is not a pass (no evidence).
+func TestSkippedGateIsReportedNotPassed(t *testing.T) {
+	dir := t.TempDir()
+	ran := false
+	skipped := fakeGate{name: "s", run: func(r *Result) { ran = true; r.Check("a", true, "") }}
+	good := fakeGate{name: "g", run: func(r *Result) { r.Check("a", true, "ok") }}
+	reason := "hot history is unbounded until tiered history is built"
+	sum, err := Run(context.Background(), []Gate{good, skipped}, RunOptions{ReportDir: dir, Progress: &bytes.Buffer{},
+		Skip: map[string]string{"s": reason}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sum.Results[1]
+	if ran || !sum.Passed || s.Passed || !s.Skipped || s.SkipReason != reason || len(sum.Skipped) != 1 {
+		t.Fatalf("summary %+v, skipped result %+v, ran %v", sum, s, ran)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "s.json"))
+	if err != nil || !strings.Contains(string(raw), `"skipped": true`) || !strings.Contains(string(raw), reason) {
+		t.Fatalf("s.json %s: %v", raw, err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(html), "SKIPPED (not a pass): "+reason) {
+		t.Fatalf("report.html lacks the skip: %v", err)
+	}
+	only, err := Run(context.Background(), []Gate{skipped}, RunOptions{ReportDir: t.TempDir(), Progress: &bytes.Buffer{},
+		Skip: map[string]string{"s": reason}})
+	if err != nil || only.Passed {
+		t.Fatalf("a run of only skipped gates passed: %+v, %v", only, err)
+	}
+}

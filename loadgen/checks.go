@@ -16,7 +16,11 @@ type Thresholds struct {
 	SendAckP99   time.Duration // default contract.SLOSendAckP99
 	EndToEndP99  time.Duration // default contract.SLOEndToEndP99
 	// CPUMsPerMessage is the budget of CPU across the system under test (services, Redis,
-	// Kafka) per ACKed message. Default 0.5 ms (the project's bar, docs/perf.md).
+	// Kafka) per ACKed message. 0 (the default) does not judge it: the figure is still measured
+	// and reported split by process, but a run against target hardware whose processes the
+	// generator cannot see, or a demo, must not fail on it. Judge it where the processes are
+	// accounted and at the capacity rate (below saturation it mostly measures idle time filled
+	// with small batches; docs/perf.md).
 	CPUMsPerMessage float64
 }
 
@@ -49,9 +53,6 @@ func (t Thresholds) withDefaults() Thresholds {
 	if t.EndToEndP99 == 0 {
 		t.EndToEndP99 = contract.SLOEndToEndP99
 	}
-	if t.CPUMsPerMessage == 0 {
-		t.CPUMsPerMessage = 0.5
-	}
 	return t
 }
 
@@ -62,7 +63,7 @@ func Evaluate(rep *Report, th Thresholds) []Verdict {
 	c := &rep.Counts
 	ack, e2e := rep.Segments[SegSendAck.String()], rep.Segments[SegEndToEnd.String()]
 	ackLimit, e2eLimit := msOf(th.SendAckP99), msOf(th.EndToEndP99)
-	return []Verdict{
+	vs := []Verdict{
 		{CheckArrival, rep.ArrivalRatio >= th.ArrivalRatio, fmt.Sprintf(
 			"achieved %.1f of %.1f msg/s (%.2f %%, need ≥ %.0f %%); %d scheduled, %d sent in window, %d unsent, generator lag p99 %.1f ms",
 			rep.AchievedSendRate, rep.TargetRate, 100*rep.ArrivalRatio, 100*th.ArrivalRatio, c.Scheduled, c.SentInWindow,
@@ -80,12 +81,17 @@ func Evaluate(rep *Report, th Thresholds) []Verdict {
 		{CheckFailures, c.Errors == 0 && c.Timeouts == 0 && c.ConnectionsLost == 0 && c.PullErrors == 0 && c.FailedVisible == 0,
 			fmt.Sprintf("%d errors %v, %d timeouts, %d connections lost, %d pull errors, %d failed-but-visible",
 				c.Errors, rep.FailuresByCode, c.Timeouts, c.ConnectionsLost, c.PullErrors, c.FailedVisible)},
-		cpuVerdict(&rep.CPU, th.CPUMsPerMessage),
 		laneVerdict(&rep.SDKLane),
 	}
+	if th.CPUMsPerMessage > 0 {
+		vs = append(vs, CPUVerdict(&rep.CPU, th.CPUMsPerMessage))
+	}
+	return vs
 }
 
-func cpuVerdict(cpu *CPUReport, budget float64) Verdict {
+// CPUVerdict judges a run's CPU per ACKed message against budget (ms). Missing or incomplete
+// readings fail: no evidence is never a pass.
+func CPUVerdict(cpu *CPUReport, budget float64) Verdict {
 	v := Verdict{Name: CheckCPU}
 	switch {
 	case len(cpu.Procs) == 0:
@@ -94,10 +100,31 @@ func cpuVerdict(cpu *CPUReport, budget float64) Verdict {
 		v.Detail = fmt.Sprintf("incomplete CPU readings (%.3f ms/msg is a lower bound): %s", cpu.MsPerMessage, procErrors(cpu))
 	default:
 		v.Passed = cpu.MsPerMessage <= budget && cpu.MsPerMessage > 0
-		v.Detail = fmt.Sprintf("%.3f ms CPU per ACKed message (budget %.2f): %.1f CPU-s over %.0f s across %d processes (%s); machine %.2f cores busy",
-			cpu.MsPerMessage, budget, cpu.TotalS, cpu.WindowS, len(cpu.Procs), procShares(cpu), cpu.MachineBusyCores)
+		v.Detail = fmt.Sprintf("budget %.2f: %s", budget, CPUSummary(cpu))
 	}
 	return v
+}
+
+// CPUSummary is the CPU line of a report: ms per ACKed message, the CPU-seconds behind it and
+// the split by process, largest first.
+func CPUSummary(cpu *CPUReport) string {
+	if len(cpu.Procs) == 0 {
+		return "no processes accounted (the system under test runs elsewhere)"
+	}
+	s := fmt.Sprintf("%.3f ms CPU per ACKed message: %.1f CPU-s over %.0f s across %d processes (%s); machine %.2f cores busy",
+		cpu.MsPerMessage, cpu.TotalS, cpu.WindowS, len(cpu.Procs), procShares(cpu), cpu.MachineBusyCores)
+	if !cpu.Complete {
+		s += "; incomplete readings (a lower bound): " + procErrors(cpu)
+	}
+	return s
+}
+
+// ProcShare is one process's part of the CPU per message, in ms.
+func (cpu *CPUReport) ProcShare(p ProcCPU) float64 {
+	if cpu.TotalS <= 0 {
+		return 0
+	}
+	return cpu.MsPerMessage * p.CPUS / cpu.TotalS
 }
 
 // procShares splits MsPerMessage over the processes, largest first, so a failed budget says at
@@ -108,11 +135,7 @@ func procShares(cpu *CPUReport) string {
 	slices.SortStableFunc(ps, func(a, b ProcCPU) int { return cmp.Compare(b.CPUS, a.CPUS) })
 	parts := make([]string, 0, len(ps))
 	for _, p := range ps {
-		share := 0.0
-		if cpu.TotalS > 0 {
-			share = cpu.MsPerMessage * p.CPUS / cpu.TotalS
-		}
-		parts = append(parts, fmt.Sprintf("%s %.3f", p.Name, share))
+		parts = append(parts, fmt.Sprintf("%s %.3f", p.Name, cpu.ProcShare(p)))
 	}
 	return "ms/msg: " + strings.Join(parts, ", ")
 }

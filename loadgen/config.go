@@ -77,7 +77,8 @@ type Config struct {
 	// SLOs (Thresholds documents each).
 	Thresholds Thresholds
 	// CPU lists the processes whose CPU time is accounted over the measured window (services,
-	// Redis, Kafka). Empty: no CPU evidence, and the "cpu per message" check fails.
+	// Redis, Kafka). Empty: no CPU evidence; the "cpu per message" check, when a budget asks for
+	// it, then fails.
 	CPU []Proc
 	// Progress receives one line per Window. Nil: silent.
 	Progress io.Writer

@@ -83,6 +83,7 @@
 //	sdk_lane             enabled, available, clients, sent, acked, received, missing, repeated, failed,
 //	                     verified, passed, detail
 //	verdicts[]           {name, passed, detail}: arrival rate, send→ACK p99, end-to-end p99,
-//	                     missing, duplicates after dedup, failures, cpu per message, sdk lane
+//	                     missing, duplicates after dedup, failures, sdk lane, and cpu per
+//	                     message only when Thresholds.CPUMsPerMessage sets a budget
 //	errors, error_count  first problems seen (no bodies, no tokens) and how many in total
 package loadgen
