@@ -249,8 +249,8 @@ func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadg
 	}
 	c := rep.Counts
 	ok := c.Acked > 0 && c.Missing == 0 && c.DuplicatesAfterDedup == 0
-	return r.Check("warm-up (JIT)", ok, "%d sent, %d acked, %d missing, %d dup after dedup; send→ACK p99 %.1f ms, %.3f CPU ms/msg (not judged)",
-		c.Sent, c.Acked, c.Missing, c.DuplicatesAfterDedup, rep.Segments["send_ack"].P99Ms, rep.CPU.MsPerMessage)
+	return r.Check("warm-up (JIT)", ok, "%d sent, %d acked, %d missing, %d dup after dedup; send→ACK p99 %.1f ms (latency not judged while the broker compiles)",
+		c.Sent, c.Acked, c.Missing, c.DuplicatesAfterDedup, rep.Segments["send_ack"].P99Ms)
 }
 
 // quietWait waits for a quiet machine (bounded) and records what it saw as metrics.
