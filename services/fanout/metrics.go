@@ -3,6 +3,7 @@ package fanout
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -44,8 +45,16 @@ func newMetrics(r *obs.Registry) *metrics {
 			"GroupDispatch records of acknowledged batches (each counted once, however often its batch was retried)."),
 		failures: r.CounterVec("qim_fanout_batch_failures_total",
 			"Failed attempts by stage (produce: the batch is retried; commit: only the commit is retried); the position does not move.", "stage"),
-		position: r.Gauge("qim_fanout_committed_offset", "The committed Outbox position: offset of the next record to dispatch."),
-		unplannable: r.Invariant("qim_fanout_unplannable_records_total",
-			"Outbox records that could not be decoded or planned; the service stopped at the first."),
+		position:    r.Gauge("qim_fanout_committed_offset", "The committed Outbox position: offset of the next record to dispatch."),
+		unplannable: r.Invariant(contract.InvariantFanoutUnplannableRecords),
 	}
+}
+
+// InvariantCounters names the always-zero counters the fanout registers, read from a scratch
+// registry given to newMetrics as New gives it the service's own, so package services can hold
+// them against contract.InvariantCounters() without starting the service.
+func InvariantCounters() []string {
+	reg := obs.NewRegistry("fanout")
+	newMetrics(reg)
+	return reg.InvariantNames()
 }

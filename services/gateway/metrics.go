@@ -3,6 +3,7 @@ package gateway
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -59,9 +60,17 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"PushBatch targets by outcome: queued, offline (no live connection), queue_full (dropped), invalid.", "outcome"),
 		pushDropped: reg.Counter("qim_gateway_push_frames_dropped_total",
 			"PUSH_EVENTS frames dropped because a connection's push queue was full (recovered by PULL_MAILBOX)."),
-		orphanOutcomes: reg.Invariant("qim_gateway_send_outcome_orphaned_total",
-			"SendOutcomes from the writer whose call_id matched no SEND in flight on that stream."),
+		orphanOutcomes: reg.Invariant(contract.InvariantGatewaySendOutcomeOrphaned),
 	}
 	m.writerDepth = m.backendDepth.WithLabelValues("writer")
 	return m
+}
+
+// InvariantCounters names the always-zero counters the gateway registers, read from a scratch
+// registry given to newMetrics as New gives it the service's own, so package services can hold
+// them against contract.InvariantCounters() without starting the service.
+func InvariantCounters() []string {
+	reg := obs.NewRegistry("gateway")
+	newMetrics(reg)
+	return reg.InvariantNames()
 }

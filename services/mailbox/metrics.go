@@ -3,6 +3,7 @@ package mailbox
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -32,12 +33,9 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Times a dispatch partition was paused because its shard FIFO was full (the saturation signal)."),
 		resumed: reg.Counter("qim_mailbox_dispatch_partition_resumed_total",
 			"Times a paused dispatch partition was resumed after its shard FIFO drained."),
-		conflicts: reg.Invariant("qim_mailbox_dispatch_conflicts_total",
-			"dispatch_id seen again with a different payload_digest; the node stopped."),
-		rejected: reg.Invariant("qim_mailbox_dispatch_rejected_total",
-			"dispatch record that does not decode, verify or belong to its partition; the node stopped."),
-		fenced: reg.Invariant("qim_mailbox_watermark_fenced_total",
-			"shard epoch or watermark moved under this node (a second owner); the node stopped."),
+		conflicts: reg.Invariant(contract.InvariantMailboxDispatchConflicts),
+		rejected:  reg.Invariant(contract.InvariantMailboxDispatchRejected),
+		fenced:    reg.Invariant(contract.InvariantMailboxWatermarkFenced),
 		materialized: reg.CounterVec("qim_mailbox_dispatches_materialized_total",
 			"Dispatch records applied, by result: fresh (entries written) or duplicate (first mailbox_seq reused).", "result"),
 		batchSize: reg.Histogram("qim_mailbox_materialize_batch_records",
@@ -57,4 +55,13 @@ func newMetrics(reg *obs.Registry) *metrics {
 		pullBatchSize: reg.Histogram("qim_mailbox_pull_batch_pulls",
 			"Pulls per PullMailboxBatch call, each batch one Redis round trip.", prometheus.ExponentialBuckets(1, 2, 12)),
 	}
+}
+
+// InvariantCounters names the always-zero counters the mailbox registers, read from a scratch
+// registry given to newMetrics as New gives it the service's own, so package services can hold
+// them against contract.InvariantCounters() without starting the service.
+func InvariantCounters() []string {
+	reg := obs.NewRegistry("mailbox")
+	newMetrics(reg)
+	return reg.InvariantNames()
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -29,10 +30,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Latency of one projection pipeline (µs).", obs.LatencyBucketsMicros),
 		batch: reg.Histogram("qim_session_apply_batch_records",
 			"Dispatch records per projection pipeline.", prometheus.ExponentialBuckets(1, 2, 12)),
-		rejected: reg.Invariant("qim_session_dispatch_rejected_total",
-			"dispatch record that does not decode, verify or belong to its partition; the projection stopped."),
-		fenced: reg.Invariant("qim_session_checkpoint_fenced_total",
-			"checkpoint moved under this process or bound to another topic (a second owner); the projection stopped."),
+		rejected: reg.Invariant(contract.InvariantSessionDispatchRejected),
+		fenced:   reg.Invariant(contract.InvariantSessionCheckpointFenced),
 		rebuilt: reg.Counter("qim_session_snapshot_rebuilt_total",
 			"Session-list snapshots read whole from Redis (first request of a user, or after eviction)."),
 		refreshed: reg.Counter("qim_session_snapshot_refreshed_total",
@@ -44,4 +43,13 @@ func newMetrics(reg *obs.Registry) *metrics {
 		latency: reg.HistogramVec("qim_session_request_latency_us",
 			"Latency of PULL_SESSION_LIST and MARK_READ (µs), by op.", obs.LatencyBucketsMicros, "op"),
 	}
+}
+
+// InvariantCounters names the always-zero counters the session registers, read from a scratch
+// registry given to newMetrics as New gives it the service's own, so package services can hold
+// them against contract.InvariantCounters() without starting the service.
+func InvariantCounters() []string {
+	reg := obs.NewRegistry("session")
+	newMetrics(reg)
+	return reg.InvariantNames()
 }

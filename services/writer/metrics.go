@@ -2,6 +2,8 @@ package writer
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/qim-dev/qim/services/internal/obs"
 )
 
 // metrics are the writer's instruments. No label carries a user, conversation or message id.
@@ -43,4 +45,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	reg.MustRegister(m.permitWait, m.inflight, m.sendLatency, m.stage, m.batchSize, m.queueDepth, m.commits,
 		m.failures, m.recovered)
 	return m
+}
+
+// InvariantCounters names the always-zero counters the writer registers, read from a scratch
+// registry given to newMetrics as New gives it the service's own, so package services can hold
+// them against contract.InvariantCounters() without starting the service.
+func InvariantCounters() []string {
+	reg := obs.NewRegistry("writer")
+	newMetrics(reg)
+	return reg.InvariantNames()
 }

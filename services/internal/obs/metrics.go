@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/qim-dev/qim/contract"
 )
 
 // metricPrefix is the namespace every Q-IM metric carries (docs/architecture.md, invariant 15), so
@@ -226,18 +228,40 @@ func register[T prometheus.Collector](r *Registry, c T) T {
 	panic(fmt.Errorf("obs: register metric: %w", err))
 }
 
+// invariantHelp starts the HELP of every invariant counter, so a scrape tells them apart.
+const invariantHelp = "Invariant (always zero): "
+
 // Invariant registers an always-zero counter: it counts events the contract says never happen
 // (a dropped queue item, a watermark gap, a conflicting dispatch). Any non-zero value makes
 // Healthy false and /healthz 503, so the invariant gate and operators see it without a
-// dashboard. The name must end in _total.
-func (r *Registry) Invariant(name, help string) prometheus.Counter {
-	c := r.Counter(name, "Invariant (always zero): "+help)
+// dashboard. name must be a row of contract.InvariantCounters() for this registry's service, and
+// the row's meaning becomes the HELP: a counter the table does not list panics with a
+// *MetricError, because gate 8 expects exactly the table and would never look for it.
+func (r *Registry) Invariant(name string) prometheus.Counter {
+	row, ok := contract.LookupInvariantCounter(name)
+	if !ok || row.Service != r.service {
+		panic(&MetricError{Name: name, Reason: "not an invariant counter of service " + r.service +
+			" in contract.InvariantCounters()"})
+	}
+	c := r.Counter(name, invariantHelp+row.Meaning)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.invariants[name]; !ok {
 		r.invariants[name] = c
 	}
 	return r.invariants[name]
+}
+
+// InvariantNames returns the names of the invariant counters registered so far, sorted.
+func (r *Registry) InvariantNames() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.invariants))
+	for name := range r.invariants {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // InvariantValue is one invariant counter and its current value.

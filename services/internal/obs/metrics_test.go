@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/qim-dev/qim/contract"
 )
 
 func TestCheckMetric(t *testing.T) {
@@ -83,8 +85,11 @@ func TestRegistryRefusesBadMetrics(t *testing.T) {
 	if me := mustPanicMetricError(t, func() { r.Histogram("qim_ack_latency_us", "h", nil) }); me == nil {
 		t.Fatal("histogram without buckets accepted")
 	}
-	if me := mustPanicMetricError(t, func() { r.Invariant("qim_dropped", "h") }); me == nil {
-		t.Fatal("invariant without _total accepted")
+	if me := mustPanicMetricError(t, func() { r.Invariant("qim_writer_dropped_total") }); me == nil {
+		t.Fatal("invariant counter outside contract.InvariantCounters() accepted")
+	}
+	if me := mustPanicMetricError(t, func() { r.Invariant(contract.InvariantMailboxDispatchConflicts) }); me == nil {
+		t.Fatal("another service's invariant counter accepted")
 	}
 }
 
@@ -123,19 +128,22 @@ qim_fanout_buffered_records{service="fanout"} 7
 
 func TestInvariantHealthy(t *testing.T) {
 	r := NewRegistry("mailbox")
-	a := r.Invariant("qim_mailbox_watermark_gap_total", "gaps")
-	b := r.Invariant("qim_mailbox_dispatch_conflict_total", "conflicts")
+	a := r.Invariant(contract.InvariantMailboxWatermarkFenced)
+	b := r.Invariant(contract.InvariantMailboxDispatchConflicts)
 	if ok, bad := r.Healthy(); !ok || len(bad) != 0 {
 		t.Fatalf("fresh invariants: Healthy() = %v, %v", ok, bad)
 	}
 	b.Inc()
 	a.Add(3)
 	ok, bad := r.Healthy()
-	if ok || strings.Join(bad, ",") != "qim_mailbox_dispatch_conflict_total,qim_mailbox_watermark_gap_total" {
+	if ok || strings.Join(bad, ",") != "qim_mailbox_dispatch_conflicts_total,qim_mailbox_watermark_fenced_total" {
 		t.Fatalf("Healthy() = %v, %v; want both counters named, sorted", ok, bad)
 	}
-	if r.Invariant("qim_mailbox_watermark_gap_total", "gaps") != a {
+	if r.Invariant(contract.InvariantMailboxWatermarkFenced) != a {
 		t.Fatal("re-registering an invariant returned a different counter")
+	}
+	if got := strings.Join(r.InvariantNames(), ","); got != "qim_mailbox_dispatch_conflicts_total,qim_mailbox_watermark_fenced_total" {
+		t.Fatalf("InvariantNames() = %s", got)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qim-dev/qim/contract"
 )
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -21,15 +23,15 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 }
 
 func TestHealthzFlipsOnInvariant(t *testing.T) {
-	r := NewRegistry("writer")
-	inv := r.Invariant("qim_writer_ack_without_commit_total", "SEND_ACK without COMMITTED")
+	r := NewRegistry("gateway")
+	inv := r.Invariant(contract.InvariantGatewaySendOutcomeOrphaned)
 	h := NewServer("127.0.0.1:0", r, func(context.Context) error { return nil }).Handler()
 	if code, body := get(t, h, "/healthz"); code != http.StatusOK {
 		t.Fatalf("healthy: %d %q", code, body)
 	}
 	inv.Inc()
 	code, body := get(t, h, "/healthz")
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "qim_writer_ack_without_commit_total = 1") {
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "qim_gateway_send_outcome_orphaned_total = 1") {
 		t.Fatalf("after an invariant increment: %d %q, want 503 naming the counter", code, body)
 	}
 }
