@@ -14,6 +14,7 @@ import (
 	"github.com/qim-dev/qim/contract/devtoken"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/obs"
 	"github.com/qim-dev/qim/services/internal/rpc"
 	"github.com/qim-dev/qim/wire"
@@ -165,6 +166,17 @@ func appendSessionEpochKey(dst []byte, tenant contract.TenantID, user contract.U
 	dst = strconv.AppendUint(dst, uint64(user), 10)
 	dst = append(dst, ':')
 	return append(dst, device...)
+}
+
+// KeyFamilies declares the keys the gateway writes (core Redis), for the redis-artifacts gate
+// (services.RedisKeyFamilies).
+func KeyFamilies() []keyfamily.Family {
+	return []keyfamily.Family{
+		keyfamily.New("gateway.session_epoch", keyfamily.Core, "qim:sess:<tenant>:<user>:<device>", sessionEpochKeyPrefix,
+			`[0-9a-f]{32}:[0-9]+:(?s:.+)`).
+			WithExample(string(appendSessionEpochKey(nil, contract.TenantID{Lo: 1}, 2, "phone"))).
+			Permanent("a device's session_epoch counter: expired, it would restart at 1 and an old session would look newer"),
+	}
 }
 
 // nextSessionEpoch assigns the session_epoch of a new login: INCR of the device's counter, so

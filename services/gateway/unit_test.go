@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 func validConfig() Config {
@@ -18,6 +19,27 @@ func TestSessionEpochKey(t *testing.T) {
 	// Golden: the key layout is persistent state; changing it resets every device's epoch.
 	if want := "qim:sess:0102030405060708a0b0c0d0e0f00010:42:phone:1"; got != want {
 		t.Fatalf("key = %q, want %q", got, want)
+	}
+}
+
+// The session_epoch family holds every device id (a ':' or a newline included) and no key of
+// the session's neighbouring qim:sess:list: and qim:sess:ckpt: layouts.
+func TestSessionEpochKeyFamily(t *testing.T) {
+	fams := KeyFamilies()
+	if err := fams[0].Validate(); err != nil || len(fams) != 1 {
+		t.Fatalf("%d families, %v", len(fams), err)
+	}
+	tenant := contract.TenantID{Hi: 1, Lo: 2}
+	for key, want := range map[string]bool{
+		string(appendSessionEpochKey(nil, tenant, 42, "phone:1")): true,
+		string(appendSessionEpochKey(nil, tenant, 42, "a\nb")):    true,
+		string(appendSessionEpochKey(nil, tenant, 42, "")):        false,
+		"qim:sess:list:00000000000000010000000000000002:42":       false,
+		"qim:sess:ckpt:qim.dispatch":                              false,
+	} {
+		if got := len(keyfamily.MatchingNames(fams, key)) == 1; got != want {
+			t.Errorf("%q in gateway.session_epoch: %v, want %v", key, got, want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/luascript"
 )
 
@@ -30,6 +31,23 @@ const (
 	ckptPrefix = "qim:sess:ckpt:"
 	maxKeyLen  = 80
 )
+
+// KeyFamilies declares the keys this package writes (core Redis), for the redis-artifacts gate
+// (services.RedisKeyFamilies). None expires: they are user state the projection writes once per
+// record, so an expired key would silently lose rows or read state the log may no longer hold.
+func KeyFamilies() []keyfamily.Family {
+	const user, topic = `[0-9a-f]{32}:[0-9]+`, `[A-Za-z0-9._-]+`
+	core, k := keyfamily.Core, userKey{contract.TenantID{Lo: 1}, 2}
+	return []keyfamily.Family{
+		keyfamily.New("session.list", core, "qim:sess:list:<tenant>:<user>", listPrefix, user).WithExample(listKey(k)).
+			Permanent("a user's session list: each row is projected once, an expired list would lose conversations"),
+		keyfamily.New("session.read", core, "qim:read:<tenant>:<user>", readPrefix, user).WithExample(readKey(k)).
+			Permanent("a user's read watermarks: expired, every conversation would count as unread again (invariant 10)"),
+		keyfamily.New("session.checkpoint", core, "qim:sess:ckpt:<topic>", ckptPrefix, topic).
+			WithExample(ckptPrefix + contract.TopicDispatch).
+			Permanent("one per topic: the projection's position in the dispatch log, bound to cluster and topic id"),
+	}
+}
 
 // maxScore is the largest activity score: a message_id's time_ms has 48 bits, exact in a double.
 const maxScore = 1<<48 - 1

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 // The apply script: activity only grows (ZADD GT, so a late older record never moves a row
@@ -65,5 +66,29 @@ func TestApplyScript(t *testing.T) {
 	}
 	if cps, err := st.checkpoints(e.ctx); err != nil || cps[0] != 3 {
 		t.Fatalf("checkpoint = %v %v, want 3", cps, err)
+	}
+}
+
+// Every key this package builds belongs to exactly the family declared for it, and the
+// gateway's session_epoch layout (qim:sess:<tenant>:<user>:<device>) to none of them.
+func TestKeyFamiliesClassifyBuiltKeys(t *testing.T) {
+	fams := KeyFamilies()
+	for _, f := range fams {
+		if err := f.Validate(); err != nil {
+			t.Error(err)
+		}
+	}
+	k := userKey{contract.TenantID{Hi: 0x0102030405060708, Lo: 9}, 1<<64 - 1}
+	for key, want := range map[string]string{
+		listKey(k): "session.list",
+		readKey(k): "session.read",
+		newStore(nil, contract.TopicDispatch, 1).ckpt:                          "session.checkpoint",
+		"qim:sess:01020304050607080000000000000009:18446744073709551615:phone": "",
+		listKey(k) + ":x": "",
+	} {
+		got := keyfamily.MatchingNames(fams, key)
+		if (want == "" && len(got) != 0) || (want != "" && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%q belongs to %v, want %q", key, got, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 // Storage key prefixes. They are storage names of this package, not contract constants: nothing
@@ -141,4 +142,42 @@ func ownerKey(k CommitKey) string {
 	b = append(b, ':')
 	b = appendHex16(b, contract.U128(k.ClientMessageID))
 	return string(b)
+}
+
+// Pattern pieces of this package's key names (see keyTags, appendHex16, strconv.AppendUint).
+const (
+	tagPattern = `\{b[0-9]{3}\}`
+	hexPattern = `[0-9a-f]{32}`
+	numPattern = `[0-9]+`
+)
+
+// hotHistoryBound is what will bound the hot history, which today has neither a TTL nor a trim.
+const hotHistoryBound = "no TTL and no trim until tiered history: the HistoryArchiver and the hot-tier trim " +
+	"below the archive watermark (docs/architecture.md, invariants 12 and 13)"
+
+// KeyFamilies declares every key this package writes (all in the core Redis), for the
+// redis-artifacts gate (services.RedisKeyFamilies). A commit hash and its owner key get their
+// expiry at COMMITTED; until then they are an unfinished commit that a retry or the recovery
+// loop finishes, so one without a TTL after the load has settled is a stuck commit.
+func KeyFamilies() []keyfamily.Family {
+	const t, h, n = tagPattern, hexPattern, numPattern
+	core := keyfamily.Core
+	ex := CommitKey{Tenant: contract.TenantID{Lo: 1}, Sender: 2, ClientMessageID: contract.ClientMessageID{Lo: 3},
+		Conversation: contract.ConversationID{Lo: 4}}
+	ck := newConvKeys(ex.Tenant, ex.Conversation)
+	return []keyfamily.Family{
+		keyfamily.New("msgstore.commit", core, "qim:cmt:{tag}:<tenant>:<sender>:<cmid>", commitPrefix,
+			t+":"+h+":"+n+":"+h).WithExample(commitKey(ex)).Expiring(),
+		keyfamily.New("msgstore.cmid_owner", core, "qim:cmidown:<tenant>:<sender>:<cmid>", ownerPrefix,
+			h+":"+n+":"+h).WithExample(ownerKey(ex)).Expiring(),
+		keyfamily.New("msgstore.conversation_seq", core, "qim:cseq:{tag}:<tenant>:<cid>", seqPrefix, t+":"+h+":"+h).
+			WithExample(ck.seq).
+			Permanent("the conversation_seq counter: expired, it would restart and hand out used seqs again (invariant 3)"),
+		keyfamily.New("msgstore.history_index", core, "qim:hidx:{tag}:<tenant>:<cid>:<bucket>", hidxPrefix,
+			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).Expiring().KnownUnbounded(hotHistoryBound),
+		keyfamily.New("msgstore.history_record", core, "qim:hrec:{tag}:<tenant>:<cid>:<seq>", hrecPrefix,
+			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).Expiring().KnownUnbounded(hotHistoryBound),
+		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
+			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),
+	}
 }

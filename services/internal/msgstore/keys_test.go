@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 func TestKeyTagsMatchContract(t *testing.T) {
@@ -59,6 +60,37 @@ func TestParseCommitKey(t *testing.T) {
 	} {
 		if _, err := parseCommitKey(bad); err == nil {
 			t.Errorf("parseCommitKey(%q) accepted", bad)
+		}
+	}
+}
+
+// Every key this package builds belongs to exactly the family declared for it; a neighbouring
+// layout belongs to none, so an unknown key in the gate's scan really is unknown.
+func TestKeyFamiliesClassifyBuiltKeys(t *testing.T) {
+	fams := KeyFamilies()
+	for _, f := range fams {
+		if err := f.Validate(); err != nil {
+			t.Error(err)
+		}
+	}
+	k := CommitKey{Tenant: contract.U128{Hi: 7, Lo: 8}, Sender: 1<<64 - 1, ClientMessageID: contract.ClientMessageID{Hi: 1, Lo: 2},
+		Conversation: contract.ConversationID{Hi: 0x1000000000000000, Lo: 9}}
+	ck := newConvKeys(k.Tenant, k.Conversation)
+	for key, want := range map[string]string{
+		commitKey(k):                          "msgstore.commit",
+		ownerKey(k):                           "msgstore.cmid_owner",
+		ck.seq:                                "msgstore.conversation_seq",
+		string(appendNumKey(nil, ck.hidx, 0)): "msgstore.history_index",
+		string(appendNumKey(nil, ck.hrec, 1)): "msgstore.history_record",
+		pendingKey:                            "msgstore.recovery_index",
+		ck.hrec:                               "",
+		ck.seq + ":1":                         "",
+		pendingKey + ":x":                     "",
+		strings.Replace(commitKey(k), "{b", "{s", 1): "",
+	} {
+		got := keyfamily.MatchingNames(fams, key)
+		if (want == "" && len(got) != 0) || (want != "" && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%q belongs to %v, want %q", key, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 // Storage key prefixes (see doc.go). Storage names of this package, not contract constants:
@@ -88,4 +89,28 @@ func parseSeq(b string) (contract.MailboxSeq, error) {
 		return 0, ErrCorrupt
 	}
 	return contract.NewMailboxSeq(binary.BigEndian.Uint64([]byte(b)))
+}
+
+// KeyFamilies declares every key this package writes (all in the mailbox Redis), for the
+// redis-artifacts gate (services.RedisKeyFamilies). Entries, identities, day indexes and cursors
+// expire with contract.MailboxRetention (doc.go); the per-shard epoch and watermark must not.
+func KeyFamilies() []keyfamily.Family {
+	const s, h, n, dev = `\{s[0-9]+\}`, `[0-9a-f]{32}`, `[0-9]+`, `(?s:.+)`
+	mb := keyfamily.Mailbox
+	tenant := contract.TenantID{Lo: 1}
+	uk := newUserKeys(3, tenant, 2)
+	return []keyfamily.Family{
+		keyfamily.New("mailboxstore.shard_epoch", mb, "qim:mbepoch:{s}", epochPrefix, s).WithExample(epochKey(3)).
+			Permanent("one per shard: expired, shard_epoch would restart at 1 and reissue mailbox_seqs (invariant 7)"),
+		keyfamily.New("mailboxstore.watermark", mb, "qim:mbwm:{s}", wmPrefix, s).WithExample(watermarkKey(3)).
+			Permanent("one per shard: the materialized watermark a MailboxNode resumes from (invariant 8)"),
+		keyfamily.New("mailboxstore.dispatch_identity", mb, "qim:mbdp:{s}:<dispatch_id>", identPrefix, s+":"+h).
+			WithExample(identityKey(3, contract.DispatchID{Lo: 4})).Expiring(),
+		keyfamily.New("mailboxstore.day_bucket", mb, "qim:mb:{s}:<tenant>:<user>:<day>", bucketPrefix,
+			s+":"+h+":"+n+":"+n).WithExample(uk.bucketKey(20000)).Expiring().Entries(),
+		keyfamily.New("mailboxstore.day_index", mb, "qim:mbix:{s}:<tenant>:<user>", indexPrefix, s+":"+h+":"+n).
+			WithExample(uk.index).Expiring(),
+		keyfamily.New("mailboxstore.cursor", mb, "qim:mbcur:{s}:<tenant>:<user>:<device>", cursorPrefix,
+			s+":"+h+":"+n+":"+dev).WithExample(cursorKey(3, tenant, 2, "phone")).Expiring(),
+	}
 }

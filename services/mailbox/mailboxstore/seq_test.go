@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 // Zset scores are doubles: compose(32, 0) = 2^53 and compose(32, 1) = 2^53+1 are the same double.
@@ -76,5 +77,44 @@ func TestKeyLayoutGolden(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("keys\n got %q\nwant %q", got, want)
+	}
+}
+
+// Every key this package builds belongs to exactly the family declared for it; a neighbouring
+// layout belongs to none, so an unknown key in the gate's scan really is unknown.
+func TestKeyFamiliesClassifyBuiltKeys(t *testing.T) {
+	fams := KeyFamilies()
+	for _, f := range fams {
+		if err := f.Validate(); err != nil {
+			t.Error(err)
+		}
+	}
+	tenant := contract.U128{Hi: 0x0102030405060708, Lo: 0x090a0b0c0d0e0f10}
+	uk := newUserKeys(63, tenant, 1<<64-1)
+	for key, want := range map[string]string{
+		epochKey(0):      "mailboxstore.shard_epoch",
+		watermarkKey(63): "mailboxstore.watermark",
+		identityKey(5, contract.DispatchID{Hi: 1, Lo: 2}): "mailboxstore.dispatch_identity",
+		uk.bucketKey(20000):                     "mailboxstore.day_bucket",
+		uk.index:                                "mailboxstore.day_index",
+		cursorKey(63, tenant, 42, "phone:a\nb"): "mailboxstore.cursor",
+		uk.bucket:                               "",
+		uk.index + ":":                          "",
+		epochKey(1) + ":x":                      "",
+		cursorKey(63, tenant, 42, ""):           "",
+	} {
+		got := keyfamily.MatchingNames(fams, key)
+		if (want == "" && len(got) != 0) || (want != "" && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%q belongs to %v, want %q", key, got, want)
+		}
+	}
+	var entries []string
+	for _, f := range fams {
+		if f.MailboxEntries {
+			entries = append(entries, f.Name)
+		}
+	}
+	if !slices.Equal(entries, []string{"mailboxstore.day_bucket"}) {
+		t.Errorf("families counting mailbox entries: %v", entries)
 	}
 }

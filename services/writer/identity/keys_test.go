@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 )
 
 // Frozen: the key layout is storage; a change orphans every high-water mark and lets a new window
@@ -19,6 +20,27 @@ func TestKeyLayoutGolden(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("key %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// Every key this package builds belongs to exactly the family declared for it.
+func TestKeyFamiliesClassifyBuiltKeys(t *testing.T) {
+	fams := KeyFamilies()
+	for _, f := range fams {
+		if err := f.Validate(); err != nil {
+			t.Error(err)
+		}
+	}
+	for key, want := range map[string]string{
+		HLCKey(65535, 0):                  "identity.hlc",
+		LeaseKey(0, 1023):                 "identity.writer_lease",
+		string(appendLeasePrefix(nil, 7)): "",
+		HLCKey(1, 3) + ":4":               "",
+	} {
+		got := keyfamily.MatchingNames(fams, key)
+		if (want == "" && len(got) != 0) || (want != "" && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%q belongs to %v, want %q", key, got, want)
 		}
 	}
 }

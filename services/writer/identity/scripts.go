@@ -4,6 +4,7 @@ import (
 	"embed"
 	"strconv"
 
+	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/luascript"
 )
 
@@ -111,3 +112,16 @@ func HLCKey(region, writer uint16) string { return string(appendHLCKey(nil, regi
 
 // LeaseKey is the lease key of (region, writer), for operators and audits.
 func LeaseKey(region, writer uint16) string { return string(appendLeaseKey(nil, region, writer)) }
+
+// KeyFamilies declares the keys this package writes (core Redis), for the redis-artifacts gate
+// (services.RedisKeyFamilies).
+func KeyFamilies() []keyfamily.Family {
+	const n = `[0-9]+`
+	core := keyfamily.Core
+	return []keyfamily.Family{
+		keyfamily.New("identity.hlc", core, "qim:hlc:<region>:<writer>", hlcKeyPrefix, n+":"+n).WithExample(HLCKey(1, 2)).
+			Permanent("a writer_id's HLC high-water mark: expired, a later window could start below issued message_ids (invariant 4)"),
+		keyfamily.New("identity.writer_lease", core, "qim:writer-lease:<region>:<writer>", leaseKeyPrefix, n+":"+n).
+			WithExample(LeaseKey(1, 2)).Expiring(),
+	}
+}

@@ -1,0 +1,48 @@
+package keyfamily
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	base := New("store.thing", Core, "qim:thing:<n>", "qim:thing:", `[0-9]+`).WithExample("qim:thing:7")
+	tests := []struct {
+		name string
+		f    Family
+		want string // substring of the error; "" = valid
+	}{
+		{"expiring", base.Expiring(), ""},
+		{"permanent with reason", base.Permanent("a counter"), ""},
+		{"known unbounded", base.Expiring().KnownUnbounded("a trim"), ""},
+		{"no rule", base, "reason they may live forever"},
+		{"permanent without reason", base.Permanent(""), "reason they may live forever"},
+		{"unbounded permanent", base.Permanent("x").KnownUnbounded("y"), "only an expiring family"},
+		{"no example", New("s.x", Core, "l", "p", "").Expiring(), "does not match"},
+		{"example of another layout", base.WithExample("qim:thing:x").Expiring(), "does not match"},
+		{"unknown instance", New("s.x", "cache", "l", "p", "").WithExample("p").Expiring(), "unknown instance"},
+		{"entries in core", base.Expiring().Entries(), "mailbox instance"},
+		{"no prefix", New("s.x", Core, "l", "", "x").WithExample("x").Expiring(), "required"},
+	}
+	for _, tc := range tests {
+		err := tc.f.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Validate() = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The pattern is anchored at both ends and the prefix is literal.
+func TestMatch(t *testing.T) {
+	f := New("store.thing", Core, "qim:th.ng:<n>", "qim:th.ng:", `[0-9]+`)
+	for key, want := range map[string]bool{
+		"qim:th.ng:12": true, "qim:th.ng:": false, "qim:th.ng:12x": false, "xqim:th.ng:12": false, "qim:thing:12": false,
+	} {
+		if got := f.Match(key); got != want {
+			t.Errorf("Match(%q) = %v, want %v", key, got, want)
+		}
+	}
+	if got := MatchingNames([]Family{f, New("store.other", Core, "qim:<any>", "qim:", `.*`)}, "qim:th.ng:1"); len(got) != 2 {
+		t.Errorf("MatchingNames = %v, want both", got)
+	}
+}
