@@ -27,7 +27,7 @@ func Registry() []Gate {
 		perfGate{newLane: sdklane.New},
 		theavyGate{},
 		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "planned: docs/architecture.md, section 7"},
-		plannedGate{"invariants", "always-zero counters and /healthz evidence", "planned: docs/architecture.md, section 7"},
+		invariantsGate{},
 		plannedGate{"orphan-audit", "every committed Outbox record has its dispatches and vice versa", "planned: docs/architecture.md, section 7"},
 	}
 }

@@ -1,0 +1,170 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates/svc"
+)
+
+// invariantHelp starts the HELP of every always-zero counter (services/internal/obs, which
+// gates cannot import, writes it; the gate reads it to find counters the table does not list).
+const invariantHelp = "Invariant (always zero): "
+
+// scrapeTimeout bounds one /metrics or /healthz request of gate 8.
+const scrapeTimeout = 10 * time.Second
+
+// invariantsGate is gate 8: after the load gates ran on the run's deployment (e2e, perf, theavy
+// come earlier in the release order), every always-zero counter of contract.InvariantCounters()
+// must be exported by its service and be zero, and every service's /healthz must answer 200
+// (docs/architecture.md, invariant 15).
+//
+// Invariants: the expected set is the contract table, never what a service happens to report, so
+// a counter missing from a scrape (a stale binary, a renamed counter, a registry not served)
+// fails; a counter a service exports as an invariant that the table does not list fails too; the
+// value comes from the Prometheus text exposition parsed by expfmt, and must be the one series
+// labelled with the scraped service's name, so a scrape of the wrong port cannot pass.
+//
+// Rejected: trusting /healthz alone. It is 503 while a registered invariant is non-zero, but it is
+// silent about a counter that was never registered, which is the pass-by-omission this gate stops.
+type invariantsGate struct{}
+
+func (invariantsGate) Name() string  { return "invariants" }
+func (invariantsGate) Title() string { return "always-zero counters and /healthz evidence" }
+
+func (invariantsGate) Run(ctx context.Context, env *Env, r *Result) {
+	set, err := env.Deployment(ctx)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	want := map[string][]contract.InvariantCounter{}
+	for _, c := range contract.InvariantCounters() {
+		want[c.Service] = append(want[c.Service], c)
+	}
+	for service := range want {
+		if !slices.Contains(svc.Order, service) {
+			r.Check(service+" deployed", false, "contract.InvariantCounters() lists %s, which the deployment does not run", service)
+		}
+	}
+	for _, service := range svc.Order {
+		addr, ok := set.Addrs.Metrics[service]
+		if !ok {
+			r.Check(service+" /metrics", false, "the deployment has no metrics address for %s", service)
+			continue
+		}
+		s := scrapeService(ctx, service, addr)
+		judgeInvariants(r, s, want[service])
+		env.Progressf("%s: /healthz %d, %d invariant counters expected", service, s.healthCode, len(want[service]))
+	}
+}
+
+// serviceScrape is what one service showed: its parsed /metrics and its /healthz answer.
+type serviceScrape struct {
+	service    string
+	families   map[string]*dto.MetricFamily
+	scrapeErr  error
+	healthCode int
+	healthBody string
+}
+
+func scrapeService(ctx context.Context, service, addr string) serviceScrape {
+	s := serviceScrape{service: service}
+	s.families, s.scrapeErr = scrapeMetrics(ctx, addr)
+	s.healthCode, s.healthBody = healthz(ctx, addr)
+	return s
+}
+
+// scrapeMetrics fetches and parses a service's /metrics in the Prometheus text format.
+func scrapeMetrics(ctx context.Context, addr string) (map[string]*dto.MetricFamily, error) {
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse /metrics: %w", err)
+	}
+	return fams, nil
+}
+
+// judgeInvariants records the evidence of one service: /healthz, the scrape, one check per
+// expected counter (value and meaning in the detail, the value as a metric) and one for
+// invariant counters the table does not list.
+func judgeInvariants(r *Result, s serviceScrape, want []contract.InvariantCounter) {
+	r.Check(s.service+" /healthz", s.healthCode == http.StatusOK, "/healthz %d %s", s.healthCode, s.healthBody)
+	if !r.Check(s.service+" /metrics", s.scrapeErr == nil, "scraped %d metric families (%v)", len(s.families), s.scrapeErr) {
+		for _, c := range want {
+			r.Check(s.service+" "+c.Name, false, "not scraped — %s", c.Meaning)
+		}
+		return
+	}
+	for _, c := range want {
+		v, err := invariantValue(s.families[c.Name], s.service, c)
+		if err != nil {
+			r.Check(s.service+" "+c.Name, false, "%v — %s", err, c.Meaning)
+			continue
+		}
+		r.Metric(s.service+"."+c.Name, v)
+		r.Check(s.service+" "+c.Name, v == 0, "%g — %s", v, c.Meaning)
+	}
+	var undeclared []string
+	for name, mf := range s.families {
+		if strings.HasPrefix(mf.GetHelp(), invariantHelp) && !slices.ContainsFunc(want, func(c contract.InvariantCounter) bool { return c.Name == name }) {
+			undeclared = append(undeclared, name)
+		}
+	}
+	slices.Sort(undeclared)
+	r.Check(s.service+" undeclared invariants", len(undeclared) == 0,
+		"invariant counters exported but not in contract.InvariantCounters(): %v", undeclared)
+}
+
+// invariantValue reads an expected counter from its family: present, a counter, the table's
+// meaning as HELP, exactly one series, labelled with the scraped service.
+func invariantValue(mf *dto.MetricFamily, service string, c contract.InvariantCounter) (float64, error) {
+	switch {
+	case mf == nil:
+		return 0, fmt.Errorf("missing from /metrics")
+	case mf.GetType() != dto.MetricType_COUNTER:
+		return 0, fmt.Errorf("exported as a %s, not a counter", mf.GetType())
+	case mf.GetHelp() != invariantHelp+c.Meaning:
+		return 0, fmt.Errorf("HELP %q is not the table's meaning (a binary built from another contract?)", mf.GetHelp())
+	case len(mf.GetMetric()) != 1:
+		return 0, fmt.Errorf("%d series, want exactly 1", len(mf.GetMetric()))
+	}
+	m := mf.GetMetric()[0]
+	if got := labelValue(m, "service"); got != service {
+		return 0, fmt.Errorf("series labelled service=%q, scraped from %s", got, service)
+	}
+	return m.GetCounter().GetValue(), nil
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
