@@ -26,7 +26,7 @@ func Registry() []Gate {
 		e2eGate{},
 		perfGate{newLane: sdklane.New},
 		theavyGate{},
-		plannedGate{"redis-artifacts", "Redis memory per message and keys without TTL", "planned: docs/architecture.md, section 7"},
+		redisArtifactsGate{},
 		invariantsGate{},
 		plannedGate{"orphan-audit", "every committed Outbox record has its dispatches and vice versa", "planned: docs/architecture.md, section 7"},
 	}
