@@ -3,9 +3,15 @@
 // store's families (services.RedisKeyFamilies) for the redis-artifacts gate, which classifies
 // every key of both instances by them; a key no family matches is an undeclared artifact.
 //
-// The declarations live next to the key builders they describe (keys.go of each store), so a
-// new key layout and its declaration change in one place. This package only holds the type and
-// the rules every declaration must satisfy; it never touches Redis.
+// The declarations live next to the key prefixes and builders they describe (msgstore and
+// mailboxstore keys.go, session store.go, identity scripts.go, gateway auth.go), so a new key
+// layout and its declaration change in one place. This package only holds the type and the
+// rules every declaration must satisfy; it never touches Redis.
+//
+// Rejected: a table of prefixes kept in gates/. It would be a copy that drifts from the stores,
+// and a prefix alone cannot classify: the gateway's qim:sess:<tenant>:… is a prefix of the
+// session's qim:sess:list:…, so each family carries an anchored pattern built from its owner's
+// prefix constant.
 package keyfamily
 
 import (
