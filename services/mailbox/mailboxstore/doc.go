@@ -10,6 +10,7 @@
 //   - pull.lua: a user's entries after a device cursor up to the watermark, in whole event groups,
 //     with CURSOR_EXPIRED detection and the forward-only device cursor;
 //   - trim.lua: explicit trims that raise a user's trim mark;
+//   - Inspect: the read-only view the orphan audit (audit/) takes of identities and entries;
 //   - the start-up proof that the mailbox Redis is fit (CheckDurability).
 //
 // What it must never do: decide what a dispatch means (the MailboxNode validates and builds the
