@@ -113,15 +113,17 @@ func (k *kit) envelope(sender, peer uint64, createdAtMs int64, body string) *int
 // commit appends envelopes to the Outbox topic.
 func (k *kit) commit(topic string, envs ...*internalv1.CommittedEnvelope) []*kgo.Record {
 	k.t.Helper()
+	return k.produce(k.commitRecords(topic, envs...)...)
+}
+
+// commitRecords encodes envelopes as Outbox records (key = message_id, as the writer writes them).
+func (k *kit) commitRecords(topic string, envs ...*internalv1.CommittedEnvelope) []*kgo.Record {
 	recs := make([]*kgo.Record, len(envs))
 	for i, env := range envs {
-		v, err := proto.Marshal(env)
-		if err != nil {
-			k.t.Fatal(err)
-		}
+		v, _ := proto.Marshal(env) // a message built by envelope always encodes
 		recs[i] = &kgo.Record{Topic: topic, Partition: 0, Key: env.GetRecord().GetMessageId(), Value: v}
 	}
-	return k.produce(recs...)
+	return recs
 }
 
 // messages commits n messages between fresh pairs of users (each user gets exactly one entry).
