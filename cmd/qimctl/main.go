@@ -20,6 +20,6 @@ func newRootCmd() *cobra.Command {
 		Short:        "Q-IM operator tool",
 		SilenceUsage: true,
 	}
-	root.AddCommand(newTokenCmd())
+	root.AddCommand(newTokenCmd(), newAuditCmd())
 	return root
 }
