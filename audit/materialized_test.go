@@ -34,28 +34,38 @@ func mailboxDB(t testing.TB) *redis.Client {
 
 // materialize applies the scene's dispatch records through the store, as a MailboxNode does:
 // per partition in log order with the watermark chained, one entry per recipient at
-// compose(epoch, offset). A partition stops before the offset stop names.
+// compose(epoch, offset), up to 128 records per pipeline. A partition stops before the offset
+// stop names.
 func (s *scene) materialize(rdb *redis.Client, stop map[int32]int64) {
 	k := s.k
 	store := mailboxstore.New(rdb, s.config().Shards)
-	shards := []uint32{0, 1, 2, 3, 4, 5, 6, 7}
+	shards := make([]uint32, s.shards)
+	for i := range shards {
+		shards[i] = uint32(i)
+	}
 	states, err := store.OpenShards(k.ctx, shards)
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	prev := map[int32]int64{}
-	for _, st := range states {
-		prev[int32(st.Shard)] = st.Watermark
-	}
+	byPart := map[int32][]*kgo.Record{}
 	for _, r := range k.dispatches(s.dispatch) {
-		if at, ok := stop[r.Partition]; (ok && r.Offset >= at) || r.Offset <= prev[r.Partition] {
-			continue
+		if at, ok := stop[r.Partition]; (!ok || r.Offset < at) && r.Offset > states[r.Partition].Watermark {
+			byPart[r.Partition] = append(byPart[r.Partition], r)
 		}
-		m := materialization(k.t, r, states[r.Partition].Epoch, prev[r.Partition])
-		if _, err := store.Materialize(k.ctx, []mailboxstore.Materialization{m}); err != nil {
-			k.t.Fatalf("materialize %d@%d: %v", r.Partition, r.Offset, err)
+	}
+	for p, recs := range byPart {
+		prev := states[p].Watermark
+		for len(recs) > 0 {
+			n := min(len(recs), 128)
+			ms := make([]mailboxstore.Materialization, n)
+			for i, r := range recs[:n] {
+				ms[i], prev = materialization(k.t, r, states[p].Epoch, prev), r.Offset
+			}
+			if _, err := store.Materialize(k.ctx, ms); err != nil {
+				k.t.Fatalf("materialize partition %d from %d: %v", p, recs[0].Offset, err)
+			}
+			recs = recs[n:]
 		}
-		prev[r.Partition] = r.Offset
 	}
 }
 

@@ -21,6 +21,7 @@ type scene struct {
 	k                *kit
 	outbox, dispatch string
 	group            string
+	shards           int
 }
 
 // newScene commits n messages and dispatches them with a real FanoutCoordinator, in two halves;
@@ -30,7 +31,7 @@ func newScene(k *kit, n int, mid func(s *scene)) *scene {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	s := &scene{k: k, outbox: k.topic("outbox", 1), dispatch: k.topic("dispatch", sceneShards),
-		group: "qim-test-audit-" + hex.EncodeToString(b[:])}
+		group: "qim-test-audit-" + hex.EncodeToString(b[:]), shards: sceneShards}
 	k.messages(s.outbox, n/2)
 	k.fanout(s.outbox, s.dispatch, sceneShards, s.group, int64(n/2))
 	if mid != nil {
@@ -51,7 +52,7 @@ func (s *scene) outboxEnd() int64 {
 }
 
 func (s *scene) config() Config {
-	n, _ := contract.NewShardCount(sceneShards)
+	n, _ := contract.NewShardCount(s.shards)
 	return Config{Brokers: s.k.brokers, OutboxTopic: s.outbox, DispatchTopic: s.dispatch, Shards: n}
 }
 
