@@ -81,6 +81,13 @@ func dispatchOffsets(ctx context.Context, adm *kadm.Client, cfg *Config, rng Ran
 				Reason: fmt.Sprintf("partition missing: the topic has %d partitions for %d shards", len(ends), cfg.Shards)})
 		}
 	}
+	for _, p := range sortedParts(ends) {
+		if p >= int32(cfg.Shards) { // read anyway: its records count as wrong partition or mismatch
+			res.gap(Gap{Topic: cfg.DispatchTopic, Partition: p, From: -1, To: -1,
+				Reason: fmt.Sprintf("no shard reads this partition: the topic has %d partitions for %d shards (is the shard count right?)",
+					len(ends), cfg.Shards)})
+		}
+	}
 	return starts, ends, nil
 }
 

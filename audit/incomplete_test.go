@@ -42,6 +42,8 @@ func TestAuditFailsClosedOnWhatItCannotRead(t *testing.T) {
 		}, "deleted by retention"},
 		{"a shard without its partition", func(_ *scene, cfg *Config, _ *Range) { cfg.Shards = 2 * sceneShards },
 			"partition missing"},
+		{"a partition without its shard", func(_ *scene, cfg *Config, _ *Range) { cfg.Shards = sceneShards / 2 },
+			"no shard reads this partition"},
 		{"no dispatch topic", func(_ *scene, cfg *Config, _ *Range) { cfg.DispatchTopic += "-absent" },
 			"cannot resolve the range"},
 		{"the range ends past the Outbox end", func(s *scene, _ *Config, rng *Range) { rng.To = s.outboxEnd() + 5 },
