@@ -161,8 +161,8 @@ func (k *kit) fanout(outbox, dispatch string, shards int, group string, want int
 		}
 		if time.Now().After(deadline) {
 			cancel()
-			<-errc
-			k.t.Fatalf("fanout position %d, want %d after 90 s", svc.Position(), want)
+			err := <-errc
+			k.t.Fatalf("fanout position %d, want %d after 90 s (Run: %v)", svc.Position(), want, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

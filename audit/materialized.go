@@ -77,8 +77,7 @@ func newChecker(ctx context.Context, cfg *Config, res *Result, parts []Partition
 func (c *checker) visit(ctx context.Context, p int32, rec *kgo.Record) (bool, error) {
 	c.meter.tick()
 	c.res.Counts.MailboxRecords++
-	c.d.Reset()
-	if proto.Unmarshal(rec.Value, &c.d) != nil || c.d.GetSchemaVersion() != schemaVersion {
+	if !c.decode(rec.Value) {
 		return false, nil // a gap of the dispatch pass already
 	}
 	tenant, ok := c.valid(p)
@@ -105,6 +104,12 @@ func (c *checker) visit(ctx context.Context, p int32, rec *kgo.Record) (bool, er
 		return false, c.flush(ctx)
 	}
 	return false, nil
+}
+
+// decode reads a dispatch record into c.d; false for one the dispatch pass reports as a gap.
+func (c *checker) decode(v []byte) bool {
+	c.d.Reset()
+	return proto.Unmarshal(v, &c.d) == nil && c.d.GetSchemaVersion() == schemaVersion
 }
 
 // valid checks what materialization relies on: the dispatch sits on its shard's partition, its
