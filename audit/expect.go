@@ -155,9 +155,11 @@ func (p *printer) content(tenant []byte, typ uint32, custom string, inline bool,
 	return p.sum()
 }
 
-// payloadDigest recomputes a dispatch's payload_digest from its own content, as records.proto
-// and docs/architecture.md invariant 6 define it: blake3-256 over contract.DomainDispatchDigest
-// and the deterministic encoding of the dispatch with payload_digest and source_offset cleared.
+// payloadDigest recomputes a dispatch's payload_digest from its own content: blake3-256 over
+// contract.DomainDispatchDigest and the deterministic encoding of the dispatch with
+// payload_digest and source_offset cleared. records.proto leaves the exact preimage to the
+// fanout's code (services/internal/dispatch/plan.go, Digest), and that is what it hashes —
+// dispatch_id and schema_version included, although the proto comment lists them as excluded.
 // Checking every copy against its own content makes "same dispatch_id, same content, another
 // digest" visible however far apart the copies are, not only within the windows kept in memory.
 func (p *printer) payloadDigest(d *internalv1.GroupDispatch) ([32]byte, error) {

@@ -47,8 +47,10 @@ type missingRef struct {
 // How: the Outbox is read one window at a time; each dispatch partition is read until it holds
 // a record whose source is past the window (logReader pauses it), so all partitions advance
 // through the Outbox together and nothing is read twice. Because the fanout plans in Outbox
-// order and produces each partition in order (docs/adr/0017-dispatch-producer-batch-and-
-// idempotence.md), a partition holds back only its own future, and late records are replays.
+// order and produces each partition in order (ADR-0017,
+// docs/adr/0017-dispatch-producer-batch-and-idempotence.md), a partition holds back only its
+// own future and late records are replays; were a first copy ever late, it would still clear
+// the loss counted at close, so the order only decides the cost, not the verdict.
 //
 // Rejected: reading every dispatch into a map keyed by dispatch_id and then the Outbox (memory
 // grows with the whole range: ~200 B per dispatch, gigabytes at tens of millions), and an
