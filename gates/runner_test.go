@@ -65,27 +65,15 @@ func TestRunnerDecidesPassFromEvidence(t *testing.T) {
 	}
 }
 
-func TestPlannedGatesFailAndFullRunFails(t *testing.T) {
-	var planned []Gate
+// TestRegistryIsTheNineGatesInReleaseOrder: --full runs exactly the nine gates, in release order.
+func TestRegistryIsTheNineGatesInReleaseOrder(t *testing.T) {
+	var names []string
 	for _, g := range Registry() {
-		if _, ok := g.(plannedGate); ok {
-			planned = append(planned, g)
-		}
+		names = append(names, g.Name())
 	}
-	if len(Registry()) != 9 {
-		t.Fatalf("release pipeline has %d gates, want 9", len(Registry()))
-	}
-	dir := t.TempDir()
-	sum, err := Run(context.Background(), planned, RunOptions{ReportDir: dir, Progress: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Passed {
-		t.Fatal("a run of unimplemented gates passed")
-	}
-	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
-	if !strings.Contains(string(html), "FAILED") {
-		t.Fatal("report.html does not say FAILED")
+	want := "lint tests services e2e perf theavy redis-artifacts invariants orphan-audit"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("registry %q, want %q", got, want)
 	}
 }
 
