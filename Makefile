@@ -1,12 +1,21 @@
-# Q-IM developer entry points. `make test` is what CI runs (via .ci/run); it installs what it
-# needs (Debian redis-server, Kafka and Cassandra jars from Maven Central) on a fresh machine.
+# Q-IM developer entry points. `make test` is the release run that CI runs (via .ci/run): it
+# installs what it needs (Debian redis-server, Kafka and Cassandra jars from Maven Central) on a
+# fresh machine, then runs every release gate on one fresh stack.
 SHELL := /bin/bash
 GO ?= go
 FUZZTIME ?= 15s
 TEST_TIMEOUT ?= 20m
+# PERF_RATE is the arrival rate gate 5 holds for 180 s in `make test`: a conservative rate that
+# passes with margin on the slowest 2-core machine class the project runs on, where every server,
+# service and the load share the two cores (docs/perf.md). Set it to your target for your hardware.
+PERF_RATE ?= 250
+# RELEASE_SKIP leaves gate 7 out until tiered history bounds the hot-history keys; the report lists
+# it as SKIPPED with this reason, never as passed.
+RELEASE_SKIP ?= redis-artifacts:hot history (msgstore.history_record, msgstore.history_index) has no TTL or trim until tiered history is built (docs/architecture.md, invariant 12)
+RELEASE_DIR ?= out/release
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all setup demo proto proto-check lint test test-unit fuzz bench build clean
+.PHONY: all setup demo proto proto-check lint test test-go test-unit fuzz bench build clean
 
 all: build
 
@@ -29,10 +38,17 @@ proto-check:
 lint:
 	$(GO) run ./cmd/qim-lint --root .
 
-## test: unit + integration tests against real servers, then a bounded fuzz run of the wire codec
+## test: the release run (qim-gate run --full): lint, go test, services, e2e, 180 s perf at PERF_RATE,
+## T-HEAVY, Redis artifacts, invariants, orphan audit on one fresh stack, one report in RELEASE_DIR;
+## then a bounded fuzz run of the wire codec
 test: setup
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) run ./cmd/qim-gate run --full --rate $(PERF_RATE) --skip '$(RELEASE_SKIP)' \
+		--report-dir $(RELEASE_DIR) --json $(RELEASE_DIR)/summary.json
 	$(MAKE) fuzz
+
+## test-go: unit + integration tests only (gate 2 alone; the developer loop)
+test-go: setup
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## test-unit: tests that need no server (-short skips the integration suites)
 test-unit:

@@ -274,7 +274,7 @@ func equalRates(a, b []float64) bool {
 
 func TestPerfOptionsDefaults(t *testing.T) {
 	o := PerfOptions{}.withDefaults()
-	if o.Rate != 500 || o.Duration != 180*time.Second || o.Connections != 400 || o.SDKClients != 0 {
+	if o.Rate != 250 || o.Duration != 180*time.Second || o.Connections != 400 || o.SDKClients != 0 {
 		t.Fatalf("defaults %+v", o)
 	}
 }

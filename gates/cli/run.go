@@ -58,7 +58,7 @@ Examples:
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
 	f.StringArrayVar(&o.skip, "skip", nil, "GATE:REASON: do not run GATE, reporting it as skipped with REASON (repeatable)")
-	f.Float64Var(&o.perf.Rate, "rate", 500, "perf: target arrival rate, msg/s (open model)")
+	f.Float64Var(&o.perf.Rate, "rate", 250, "perf: target arrival rate, msg/s (open model); the default is conservative for a 2-core machine, pass your target's")
 	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window")
 	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: climb a rate ladder in 30 s steps and report the highest rate within the SLO")
 	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs")
