@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 )
 
@@ -48,6 +49,9 @@ type LaneEnv struct {
 	// RunID is the run's random id; lane bodies carry it so a message of another run (or of
 	// the frame lane) is recognised as stray. Zero: the lane draws its own.
 	RunID uint64
+	// History, when set, receives the lane's sends, outcomes and deliveries for the chaos
+	// checker (chaos/history, Lane SDK). Nil: nothing is recorded.
+	History *history.Recorder
 }
 
 // LaneReport is the lane's verdict and numbers.
