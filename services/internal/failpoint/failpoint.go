@@ -3,7 +3,8 @@
 // In a normal build Hit is an empty function the compiler inlines away, so production code paths
 // carry no test hooks. Built with `-tags failpoints`, Hit(name) SIGKILLs the process when the
 // environment variable QIM_FAILPOINT names that failpoint (after QIM_FAILPOINT_SKIP earlier hits),
-// which is what a crash at that step looks like: no deferred cleanup, no flushed buffers.
+// which is what a crash at that step looks like: no deferred cleanup, no flushed buffers. With
+// QIM_FAILPOINT_ARM=signal the failpoint stays dormant until the process receives SIGUSR1.
 package failpoint
 
 // Names of the failpoints. A crash test arms one by name; keeping them here lets a test refer to

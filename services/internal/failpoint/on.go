@@ -5,6 +5,7 @@ package failpoint
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -17,14 +18,35 @@ var (
 	armed   = os.Getenv("QIM_FAILPOINT")
 	skip, _ = strconv.ParseInt(os.Getenv("QIM_FAILPOINT_SKIP"), 10, 64)
 	hits    atomic.Int64
+	// live is false while an armed failpoint waits for SIGUSR1 (QIM_FAILPOINT_ARM=signal): the
+	// chaos matrix starts a service armed but dormant and fires it mid-load, so the crash lands
+	// in a running pipeline at a moment the harness chose, not after a guessed number of hits.
+	live atomic.Bool
 )
 
-// Armed reports whether name is the failpoint selected by QIM_FAILPOINT.
+func init() {
+	if armed == "" || os.Getenv("QIM_FAILPOINT_ARM") != "signal" {
+		live.Store(true)
+		return
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	go func() {
+		<-ch
+		signal.Stop(ch)
+		live.Store(true)
+		fmt.Fprintf(os.Stderr, "failpoint: %s made live by SIGUSR1\n", armed)
+	}()
+}
+
+// Armed reports whether name is the failpoint selected by QIM_FAILPOINT (live or dormant:
+// code that takes a different path to make the failpoint reachable takes it from the start).
 func Armed(name string) bool { return armed != "" && armed == name }
 
-// Hit SIGKILLs the process at the armed failpoint once QIM_FAILPOINT_SKIP earlier hits passed.
+// Hit SIGKILLs the process at the armed failpoint once it is live and QIM_FAILPOINT_SKIP
+// earlier live hits passed.
 func Hit(name string) {
-	if !Armed(name) {
+	if !Armed(name) || !live.Load() {
 		return
 	}
 	if hits.Add(1) <= skip {
