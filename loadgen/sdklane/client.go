@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/loadgen"
@@ -29,7 +30,9 @@ type client struct {
 	run      uint64
 	sdk      *sdk.Client
 	out, in  *flowLog
-	synced   chan struct{} // closed at the first SyncDone
+	sends    *sendJournal      // this client's sends and outcomes, for the chaos history
+	hist     *history.Recorder // env.History: deliveries to this client (nil: none recorded)
+	synced   chan struct{}     // closed at the first SyncDone
 	syncOnce sync.Once
 	pumpDone chan struct{} // closed when Events was closed and drained
 	offline  atomic.Int64  // Offline events (connection ends)
@@ -54,7 +57,8 @@ func openClients(ctx context.Context, env loadgen.LaneEnv, dir string) ([]*clien
 			return cs, fmt.Errorf("sdklane: open client %d: %w", i, err)
 		}
 		c := &client{idx: i, user: user, peerIdx: i ^ 1, peer: env.FirstUser + contract.UserID(i^1), run: env.RunID,
-			sdk: sc, out: newFlowLog(), synced: make(chan struct{}), pumpDone: make(chan struct{})}
+			sdk: sc, out: newFlowLog(), synced: make(chan struct{}), pumpDone: make(chan struct{}), hist: env.History}
+		c.sends = newSendJournal(env.History, c.user, c.peer)
 		cs = append(cs, c)
 		go c.pump()
 	}
@@ -95,40 +99,49 @@ func closeClients(cs []*client) {
 	}
 }
 
-// pump turns the client's events into ledger facts. It never blocks on anything but the
-// flow logs' mutexes, so the SDK's event queue stays short.
+// pump turns the client's events into ledger facts and history events. It never blocks on
+// anything but the flow logs' and the history's mutexes, so the SDK's event queue stays short.
 func (c *client) pump() {
 	defer close(c.pumpDone)
 	for ev := range c.sdk.Events() {
-		switch e := ev.(type) {
-		case sdk.Committed:
-			c.out.recordCommitted(e.ClientMessageID)
-		case sdk.Failed:
-			c.out.recordFailed(e.ClientMessageID, e.Code)
-		case sdk.MessagesAdded:
-			for i := range e.Messages {
-				c.received(&e.Messages[i])
+		c.handle(ev, time.Now().UnixMicro())
+	}
+}
+
+// handle is one event of the pump, observed at atUs.
+func (c *client) handle(ev sdk.Event, atUs int64) {
+	switch e := ev.(type) {
+	case sdk.Committed:
+		c.out.recordCommitted(e.ClientMessageID)
+		c.sends.committed(e, atUs)
+	case sdk.Failed:
+		c.out.recordFailed(e.ClientMessageID, e.Code)
+		c.sends.failed(e, atUs)
+	case sdk.MessagesAdded:
+		for i := range e.Messages {
+			c.received(&e.Messages[i], atUs)
+		}
+	case sdk.SyncProgress:
+		if e.Phase == sdk.SyncDone {
+			c.syncOnce.Do(func() { close(c.synced) })
+		}
+	case sdk.Offline:
+		c.offline.Add(1)
+		if !e.Retry {
+			err := e.Err
+			if err == nil {
+				err = errors.New("connection loop stopped")
 			}
-		case sdk.SyncProgress:
-			if e.Phase == sdk.SyncDone {
-				c.syncOnce.Do(func() { close(c.synced) })
-			}
-		case sdk.Offline:
-			c.offline.Add(1)
-			if !e.Retry {
-				err := e.Err
-				if err == nil {
-					err = errors.New("connection loop stopped")
-				}
-				c.stopped.Store(err)
-			}
+			c.stopped.Store(err)
 		}
 	}
 }
 
 // received records one surfaced message. The SDK reports own sends as Committed, not here; an
 // own message that shows up anyway is ignored (the sender's side is judged by its outcomes).
-func (c *client) received(m *sdk.Message) {
+// Only the peer's load messages of this run become history deliveries: a stray has no send to
+// name.
+func (c *client) received(m *sdk.Message, atUs int64) {
 	if m.Sender == c.user {
 		return
 	}
@@ -138,6 +151,7 @@ func (c *client) received(m *sdk.Message) {
 		return
 	}
 	c.in.recordReceived(b.ordinal, m.ID)
+	c.delivered(m, b, atUs)
 }
 
 // sendLoop sends to the peer at env.Rate/env.Clients msg/s for env.Duration. Clients start
@@ -150,9 +164,18 @@ func (c *client) sendLoop(ctx context.Context, env loadgen.LaneEnv, start time.T
 	sched.Run(ctx, start.Add(offset), func(_ int, seq int64, _ time.Time) bool {
 		b := body{run: c.run, sentUs: time.Now().UnixMicro(), sender: uint32(c.idx), ordinal: uint64(seq)}
 		id, err := c.sdk.Send(ctx, c.peer, b.encode(), sdk.SendOptions{})
-		c.out.recordSend(id, uint64(seq), err)
+		c.recordSend(id, b, err)
 		return err == nil
 	})
+}
+
+// recordSend records what Send returned for b in the ledger and, when it returned an id, in the
+// history (sendJournal.invoked says why an error is not an Invoke).
+func (c *client) recordSend(id contract.ClientMessageID, b body, err error) {
+	c.out.recordSend(id, b.ordinal, err)
+	if err == nil {
+		c.sends.invoked(id, b.ordinal, b.sentUs)
+	}
 }
 
 // laneStats sums the SDK's own counters over the lane's clients.

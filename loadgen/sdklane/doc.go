@@ -8,7 +8,8 @@
 // (loadgen.Scheduler; Send only records the pending row, so no send waits for an earlier ACK);
 // the per-direction ledger of what the SDK reported — Send's client_message_id, Committed,
 // Failed, and the receiver's MessagesAdded — and its verification after a bounded settle wait
-// (ledger.go); the lane's report and verdict (report.go).
+// (ledger.go); the lane's report and verdict (report.go); when LaneEnv.History is set, the same
+// SDK facts as the chaos checker's history — Invoke, Ok/Fail/Info, App-level Deliver (history.go).
 //
 // A pair passes when every Send of each side was Committed (none Failed, none still pending)
 // and every ordinal one side sent surfaced at the other exactly once. Dedup by message_id is the
