@@ -97,14 +97,14 @@ func (s *processStack) cassandraSpec() (serverSpec, error) {
 	if len(jamm) == 0 {
 		return serverSpec{}, fmt.Errorf("stack: jamm jar missing in %s: run scripts/fetch-infra.sh", libs)
 	}
+	data := filepath.Join(s.dir, "data", ServerCQL)
+	conf := filepath.Join(s.dir, "conf")
 	return serverSpec{
 		name:  ServerCQL,
 		ports: 2, // native (CQL), storage (gossip)
-		start: func(ports []int) (*child, error) {
-			data := filepath.Join(s.dir, "data", ServerCQL)
-			conf := filepath.Join(s.dir, "conf")
+		prepare: func(ports []int) error {
 			if err := os.MkdirAll(data, 0o755); err != nil {
-				return nil, err
+				return err
 			}
 			files := map[string]string{
 				"cassandra.yaml":        cassandraYAML(ports[0], ports[1], data),
@@ -113,9 +113,12 @@ func (s *processStack) cassandraSpec() (serverSpec, error) {
 			}
 			for name, body := range files {
 				if err := os.WriteFile(filepath.Join(conf, name), []byte(body), 0o644); err != nil {
-					return nil, err
+					return err
 				}
 			}
+			return nil
+		},
+		run: func([]int) (*child, error) {
 			return spawn(ServerCQL, s.dir, filepath.Join(s.dir, "logs", ServerCQL+".log"), s.cfg.detached, nil,
 				java, "@"+filepath.Join(conf, "cassandra-jvm17.args"),
 				"-javaagent:"+jamm[0],

@@ -119,28 +119,29 @@ func (s *processStack) kafkaSpec() (serverSpec, error) {
 		return serverSpec{}, err
 	}
 	cp := filepath.Join(libs, "*")
+	data := filepath.Join(s.dir, "data", ServerKafka)
+	props := filepath.Join(s.dir, "conf", "kafka-server.properties")
+	l4j := filepath.Join(s.dir, "conf", "kafka-log4j2.properties")
+	logPath := filepath.Join(s.dir, "logs", ServerKafka+".log")
+	logCfg := "-Dlog4j2.configurationFile=" + l4j
 	return serverSpec{
 		name:  ServerKafka,
 		ports: 2, // broker, controller
-		start: func(ports []int) (*child, error) {
-			data := filepath.Join(s.dir, "data", ServerKafka)
-			props := filepath.Join(s.dir, "conf", "kafka-server.properties")
-			l4j := filepath.Join(s.dir, "conf", "kafka-log4j2.properties")
-			logPath := filepath.Join(s.dir, "logs", ServerKafka+".log")
+		// prepare formats the storage (single-node dynamic quorum). It must never run again on a
+		// formatted dir: Restart calls only run, with the same properties and log dirs.
+		prepare: func(ports []int) error {
 			if err := os.WriteFile(props, []byte(kafkaProps(ports[0], ports[1], data, s.cfg.extraKafkaProp)), 0o644); err != nil {
-				return nil, err
+				return err
 			}
 			if err := os.WriteFile(l4j, []byte(kafkaLog4j2), 0o644); err != nil {
-				return nil, err
+				return err
 			}
-			logCfg := "-Dlog4j2.configurationFile=" + l4j
-			// Format the storage (single-node dynamic quorum). The tool JVM is short-lived:
-			// C1 only, small heap.
-			if err := runTool(ServerKafka, "StorageTool format", s.dir, logPath, s.cfg.detached, 60*time.Second,
+			// The tool JVM is short-lived: C1 only, small heap.
+			return runTool(ServerKafka, "StorageTool format", s.dir, logPath, s.cfg.detached, 60*time.Second,
 				java, "-Xmx128m", "-XX:TieredStopAtLevel=1", logCfg, "-cp", cp,
-				"kafka.tools.StorageTool", "format", "--standalone", "-t", kafkaClusterID(), "-c", props); err != nil {
-				return nil, err
-			}
+				"kafka.tools.StorageTool", "format", "--standalone", "-t", kafkaClusterID(), "-c", props)
+		},
+		run: func([]int) (*child, error) {
 			return spawn(ServerKafka, s.dir, logPath, s.cfg.detached, nil,
 				java, "-Xms256m", "-Xmx"+s.cfg.kafkaHeap,
 				"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",

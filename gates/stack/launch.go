@@ -19,7 +19,10 @@ func (s *processStack) launch(ctx context.Context, sp serverSpec) error {
 		if err != nil {
 			return err
 		}
-		c, err := sp.start(ports)
+		if err := sp.prepare(ports); err != nil {
+			return err
+		}
+		c, err := sp.run(ports)
 		if err != nil {
 			return err
 		}
@@ -32,6 +35,7 @@ func (s *processStack) launch(ctx context.Context, sp serverSpec) error {
 			sp.ready(ports)
 			s.mu.Lock()
 			s.readyIn[sp.name] = d
+			s.launched[sp.name] = launched{spec: sp, ports: ports}
 			s.mu.Unlock()
 			s.progressf("%s ready in %.1fs (pid %d, 127.0.0.1:%d)", sp.name, d.Seconds(), c.pid, ports[0])
 			return nil

@@ -20,6 +20,7 @@ type processStack struct {
 	children map[string]*child
 	order    []string
 	readyIn  map[string]time.Duration
+	launched map[string]launched // what Restart needs, set once a server passed readiness
 	started  bool
 	ownsDir  bool // Up created dir, so Down may remove it
 	down     bool
@@ -28,13 +29,22 @@ type processStack struct {
 	outMu sync.Mutex
 }
 
-// serverSpec is how the process provider starts and probes one server.
+// serverSpec is how the process provider starts and probes one server. Starting is split in
+// two so a restart reuses the data dir as it is: prepare runs once per port set (config files,
+// Kafka's StorageTool format), run only starts the process from what prepare left behind.
 type serverSpec struct {
-	name  string
-	ports int                                          // loopback ports to pick; ports[0] is the client port
-	start func(ports []int) (*child, error)            // write config, start the process
-	probe func(ctx context.Context, ports []int) error // readiness, shared with containers (readiness.go)
-	ready func(ports []int)                            // record the endpoint
+	name    string
+	ports   int                                          // loopback ports to pick; ports[0] is the client port
+	prepare func(ports []int) error                      // write config, create or format the data dir
+	run     func(ports []int) (*child, error)            // start the process; Restart calls only this
+	probe   func(ctx context.Context, ports []int) error // readiness, shared with containers (readiness.go)
+	ready   func(ports []int)                            // record the endpoint
+}
+
+// launched is a server that passed readiness once: Restart starts it again from here.
+type launched struct {
+	spec  serverSpec
+	ports []int
 }
 
 // NewProcess returns a Stack that runs every server as a child process of this one (Redis from
@@ -53,6 +63,7 @@ func NewProcess(opts ...Option) Stack {
 		cfg: cfg, name: name, dir: dir,
 		ep:       Endpoints{Project: name, Dir: dir, Provider: "process", DispatchShards: cfg.shards},
 		children: map[string]*child{},
+		launched: map[string]launched{},
 		readyIn:  map[string]time.Duration{},
 	}
 }

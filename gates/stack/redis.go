@@ -45,11 +45,12 @@ func (s *processStack) redisSpec(name, fsync string) (serverSpec, error) {
 	return serverSpec{
 		name:  name,
 		ports: 1,
-		start: func(ports []int) (*child, error) {
+		prepare: func([]int) error {
+			return os.MkdirAll(filepath.Join(s.dir, "data", name), 0o755)
+		},
+		// The same argv on a restart: redis replays the AOF it finds in --dir.
+		run: func(ports []int) (*child, error) {
 			data := filepath.Join(s.dir, "data", name)
-			if err := os.MkdirAll(data, 0o755); err != nil {
-				return nil, err
-			}
 			argv := append([]string{bin,
 				"--port", strconv.Itoa(ports[0]),
 				"--bind", "127.0.0.1",
