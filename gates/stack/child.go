@@ -135,6 +135,10 @@ func stopGroup(pgid int, grace time.Duration, gone func() bool) error {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stack: SIGTERM group %d: %w", pgid, err)
 	}
+	// A server paused by Faults.Pause keeps SIGTERM pending until it runs again: wake it, or
+	// Down would sit out the whole grace and SIGKILL it. SIGCONT after SIGTERM, so it never
+	// runs a moment without the SIGTERM already pending; a running process ignores SIGCONT.
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	if waitUntil(grace, gone) {
 		// The leader is gone; sweep anything it forked (e.g. a redis AOF rewrite child).
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)

@@ -25,6 +25,9 @@ import (
 // Options that apply: WithProjectID, WithCQL, WithDispatchShards, WithProgress, WithImages.
 // Without an engine Up fails at provider creation; tests guard with
 // testcontainers.SkipIfProviderIsNotHealthy.
+//
+// It does not implement Faults: a restarted container gets new mapped ports, and the chaos
+// matrix needs a server back on the same address. Callers type-assert and skip the faults.
 func NewContainers(opts ...Option) Stack {
 	cfg := newConfig(opts)
 	name := projectPrefix + cfg.id

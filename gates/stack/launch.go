@@ -71,6 +71,7 @@ func (s *processStack) register(c *child) error {
 // waitReady polls until c listens on all its ports (checked via /proc, so we know it is OUR
 // server answering) and probe succeeds. It returns a *ServerDiedError as soon as c exits and a
 // *NotReadyError on its readiness timeout or on a misconfiguration.
+// Up and Restart both use it, so a restarted server meets the same bar as a new one.
 func (s *processStack) waitReady(ctx context.Context, c *child, ports []int, probe func(context.Context, []int) error) error {
 	timeout := readyTimeout[c.server]
 	deadline := time.Now().Add(timeout)

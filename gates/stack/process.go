@@ -21,6 +21,7 @@ type processStack struct {
 	order    []string
 	readyIn  map[string]time.Duration
 	launched map[string]launched // what Restart needs, set once a server passed readiness
+	faults   map[string]faultState
 	started  bool
 	ownsDir  bool // Up created dir, so Down may remove it
 	down     bool
@@ -64,6 +65,7 @@ func NewProcess(opts ...Option) Stack {
 		ep:       Endpoints{Project: name, Dir: dir, Provider: "process", DispatchShards: cfg.shards},
 		children: map[string]*child{},
 		launched: map[string]launched{},
+		faults:   map[string]faultState{},
 		readyIn:  map[string]time.Duration{},
 	}
 }
