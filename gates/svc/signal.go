@@ -3,45 +3,137 @@ package svc
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"time"
 )
 
-// Kill SIGKILLs one service (a crash: no cleanup) and waits for it to exit.
+// Every method here signals the service's whole process group (it was started with Setpgid),
+// never a name. Signalling a service never started is an error wrapping ErrNotStarted; one
+// whose process already ended, an error wrapping ErrNotRunning.
+
+// Kill SIGKILLs one service (a crash: no cleanup) and waits for it to exit. A paused service
+// can be killed.
 func (s *Set) Kill(name string) error { return s.signal(name, syscall.SIGKILL) }
 
-// Stop SIGTERMs one service and waits for it to exit.
+// Stop SIGTERMs one service and waits for it to exit (SIGKILL after 15 s). A paused service is
+// woken to handle the SIGTERM.
 func (s *Set) Stop(name string) error { return s.signal(name, syscall.SIGTERM) }
 
 func (s *Set) signal(name string, sig syscall.Signal) error {
-	s.mu.Lock()
-	p := s.procs[name]
-	delete(s.procs, name)
-	s.mu.Unlock()
-	if p == nil {
-		return fmt.Errorf("svc: %s is not running", name)
+	p, err := s.running(name)
+	if err != nil {
+		return err
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, sig)
+	// A stopped process keeps SIGTERM pending until it runs again; SIGCONT after the SIGTERM, so
+	// it never runs a moment without it. A running process ignores SIGCONT.
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	s.setPaused(p, false)
 	select {
 	case <-p.exited:
 		return nil
 	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-p.exited
 		return fmt.Errorf("svc: %s ignored %v for 15 s and was killed", name, sig)
 	}
 }
 
-// StopAll stops every running service (callers first).
+// Pause SIGSTOPs one service and returns once it is stopped: it keeps its sockets and leases
+// but answers nothing (a GC pause, a frozen VM), until Resume. Pausing a paused service is an
+// error.
+func (s *Set) Pause(name string) error {
+	p, err := s.running(name)
+	if err != nil {
+		return err
+	}
+	if s.isPaused(p) {
+		return fmt.Errorf("svc: pause %s: already paused", name)
+	}
+	pid := p.cmd.Process.Pid
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("svc: pause %s: SIGSTOP group %d: %w", name, pid, err)
+	}
+	s.setPaused(p, true)
+	// SIGSTOP is delivered asynchronously: wait until the process shows state T, so what the
+	// caller does next really meets a frozen service.
+	deadline := time.Now().Add(2 * time.Second)
+	for procState(pid) != 'T' {
+		if !p.alive() {
+			return fmt.Errorf("%w: %s exited while being paused (%v)", ErrNotRunning, name, p.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("svc: pause %s: pid %d not stopped 2 s after SIGSTOP", name, pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// Resume SIGCONTs a paused service. Resuming one that is not paused is an error.
+func (s *Set) Resume(name string) error {
+	p, err := s.running(name)
+	if err != nil {
+		return err
+	}
+	if !s.isPaused(p) {
+		return fmt.Errorf("svc: resume %s: not paused", name)
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		return fmt.Errorf("svc: resume %s: SIGCONT group %d: %w", name, p.cmd.Process.Pid, err)
+	}
+	s.setPaused(p, false)
+	return nil
+}
+
+// StopAll stops every running service, paused ones included (callers first).
 func (s *Set) StopAll() error {
 	var errs []error
 	for i := len(Order) - 1; i >= 0; i-- {
-		s.mu.Lock()
-		_, ok := s.procs[Order[i]]
-		s.mu.Unlock()
-		if ok {
+		if s.Running(Order[i]) {
 			errs = append(errs, s.Stop(Order[i]))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// running returns the live process of name.
+func (s *Set) running(name string) (*proc, error) {
+	p, err := s.last(name)
+	if err != nil {
+		return nil, err
+	}
+	if !p.alive() {
+		return nil, fmt.Errorf("%w: %s (exited: %v)", ErrNotRunning, name, p.err)
+	}
+	return p, nil
+}
+
+func (s *Set) isPaused(p *proc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return p.paused
+}
+
+func (s *Set) setPaused(p *proc, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.paused = on
+}
+
+// procState returns the state letter of /proc/<pid>/stat (0 when unreadable).
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // comm may contain spaces
+	if len(f) == 0 {
+		return 0
+	}
+	return f[0][0]
 }

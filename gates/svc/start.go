@@ -13,8 +13,28 @@ import (
 	"time"
 )
 
-// Start starts one service and waits until its /healthz answers 200 (or it exits).
+// startTimeout bounds Start's wait for /healthz.
+const startTimeout = 60 * time.Second
+
+// Start starts one service and waits until its /healthz answers 200 (or it exits): StartNoWait
+// then WaitHealthy within 60 s.
 func (s *Set) Start(ctx context.Context, name string, extraEnv ...string) error {
+	if err := s.StartNoWait(name, extraEnv...); err != nil {
+		return err
+	}
+	return s.WaitHealthy(ctx, name, startTimeout)
+}
+
+// StartNoWait starts one service in its own process group and returns at once, for a caller
+// that wants to watch the start-up itself (a crash during recovery, a slow replay). extraEnv
+// (KEY=VALUE) is added after the Set's environment. A service whose last process still runs
+// (paused included) is not started twice: that is an error wrapping ErrRunning.
+func (s *Set) StartNoWait(name string, extraEnv ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.procs[name]; p != nil && p.alive() {
+		return fmt.Errorf("%w: %s (pid %d)", ErrRunning, name, p.cmd.Process.Pid)
+	}
 	logf, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("svc: %w", err)
@@ -29,13 +49,21 @@ func (s *Set) Start(ctx context.Context, name string, extraEnv ...string) error 
 	}
 	p := &proc{cmd: cmd, exited: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); logf.Close(); close(p.exited) }()
-	s.mu.Lock()
 	s.procs[name] = p
-	s.mu.Unlock()
-	return s.waitHealthy(ctx, name, p, 60*time.Second)
+	return nil
 }
 
-func (s *Set) waitHealthy(ctx context.Context, name string, p *proc, within time.Duration) error {
+// healthClient bounds each /healthz probe: a paused or wedged service accepts the connection
+// and never answers, and http.DefaultClient would wait for it forever.
+var healthClient = &http.Client{Timeout: time.Second}
+
+// WaitHealthy waits until the service's /healthz answers 200. It fails at once when the
+// process exits (with its log tail), and after within or when ctx ends.
+func (s *Set) WaitHealthy(ctx context.Context, name string, within time.Duration) error {
+	p, err := s.last(name)
+	if err != nil {
+		return err
+	}
 	url := "http://" + s.Addrs.Metrics[name] + "/healthz"
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -46,15 +74,61 @@ func (s *Set) waitHealthy(ctx context.Context, name string, p *proc, within time
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		if resp, err := http.Get(url); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if healthy(ctx, url) {
+			return nil
 		}
 	}
 	return fmt.Errorf("svc: %s not healthy within %s; log tail:\n%s", name, within, s.LogTail(name, 30))
+}
+
+func healthy(ctx context.Context, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := healthClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// WaitExit waits up to within for the service's last process to end and reports whether it
+// did, with its exit error (nil for status 0). It does not tell a crash from a Kill or Stop:
+// a caller that signalled the process itself already knows. A service never started returns
+// (false, an error wrapping ErrNotStarted).
+func (s *Set) WaitExit(name string, within time.Duration) (exited bool, err error) {
+	p, err := s.last(name)
+	if err != nil {
+		return false, err
+	}
+	if !p.alive() { // first, so a zero bound never loses to the timer
+		return true, p.err
+	}
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true, p.err
+	case <-t.C:
+		return false, nil
+	}
+}
+
+// ExitErr returns the exit error of the service's last process once it ended (nil for status
+// 0, "signal: killed" after Kill). While it runs the error wraps ErrRunning; for a service
+// never started it wraps ErrNotStarted.
+func (s *Set) ExitErr(name string) error {
+	p, err := s.last(name)
+	if err != nil {
+		return err
+	}
+	if p.alive() {
+		return fmt.Errorf("%w: %s (pid %d)", ErrRunning, name, p.cmd.Process.Pid)
+	}
+	return p.err
 }
 
 // StartAll starts every service in Order.
@@ -67,14 +141,17 @@ func (s *Set) StartAll(ctx context.Context) error {
 	return nil
 }
 
-// Running reports whether a service process is alive.
-func (s *Set) Running(name string) bool {
+// last returns the last process started for name.
+func (s *Set) last(name string) (*proc, error) {
 	s.mu.Lock()
-	p := s.procs[name]
-	s.mu.Unlock()
-	if p == nil {
-		return false
+	defer s.mu.Unlock()
+	if p := s.procs[name]; p != nil {
+		return p, nil
 	}
+	return nil, fmt.Errorf("%w: %s", ErrNotStarted, name)
+}
+
+func (p *proc) alive() bool {
 	select {
 	case <-p.exited:
 		return false
@@ -83,15 +160,16 @@ func (s *Set) Running(name string) bool {
 	}
 }
 
+// Running reports whether a service process is alive (a paused one is).
+func (s *Set) Running(name string) bool {
+	p, err := s.last(name)
+	return err == nil && p.alive()
+}
+
 // Pid returns the process id of a running service, or 0 when it is not running (loadgen reads
 // its CPU time from /proc/<pid>/stat).
 func (s *Set) Pid(name string) int {
-	if !s.Running(name) {
-		return 0
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.procs[name]; p != nil {
+	if p, err := s.last(name); err == nil && p.alive() {
 		return p.cmd.Process.Pid
 	}
 	return 0

@@ -6,6 +6,7 @@ package svc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -48,11 +49,21 @@ type Set struct {
 	extra []string
 }
 
+// proc is the last process started for one service name. It stays in Set.procs after it
+// exited, so WaitExit and ExitErr can still report how it ended; the next start replaces it.
 type proc struct {
 	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error
+	exited chan struct{} // closed once cmd.Wait returned
+	err    error         // exit error, valid once exited is closed
+	paused bool          // SIGSTOPped by Pause; guarded by Set.mu
 }
+
+// Sentinel errors of the process methods (wrapped with the service name).
+var (
+	ErrNotStarted = errors.New("svc: never started")
+	ErrNotRunning = errors.New("svc: not running")
+	ErrRunning    = errors.New("svc: still running")
+)
 
 // Build compiles the qim binary into dir (with failpoints when tags contains "failpoints").
 func Build(ctx context.Context, root, dir string, tags ...string) (string, error) {
