@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,8 +53,14 @@ func testRedisKillRestart(t *testing.T, st stack.Stack, f stack.Faults, addr str
 		t.Fatal(err)
 	}
 	t.Logf("redis-core back in %v", time.Since(t0).Round(time.Millisecond))
-	if pid := pidOf(t, st, stack.ServerRedisCore); pid == oldPid {
+	pid := pidOf(t, st, stack.ServerRedisCore)
+	if pid == oldPid {
 		t.Fatalf("Processes still lists the killed pid %d", pid)
+	}
+	// DownProject and GC find the restarted server by its pid file.
+	b, err := os.ReadFile(filepath.Join(st.Endpoints().Dir, "pids", stack.ServerRedisCore+".pid"))
+	if err != nil || !strings.HasPrefix(string(b), fmt.Sprintf("%d ", pid)) {
+		t.Fatalf("pid file = %q, %v; want the new pid %d", b, err, pid)
 	}
 	got, err := rdb.Get(ctx, "it:faults").Result() // the old client reconnects on its own
 	if err != nil || got != val {
