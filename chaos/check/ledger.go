@@ -14,7 +14,8 @@ import (
 // Invariants: ev is sorted by AtUs, stably, so equal times keep the order one goroutine
 // recorded them in; keys, boxOrder and firsts list things in the order the history first shows
 // them, so findings and examples come out the same on every run (Go's map order is random);
-// every map is keyed by a send or a message id, never by a time, so each rule is one pass.
+// every lookup a rule makes is a map keyed by a send or a message id, so each rule is one pass
+// over the events or the sends, never a comparison of every pair.
 //
 // Rejected alternative: letting every rule rescan the raw events with its own maps. Each rule
 // would rebuild the same per-send view (outcome, recipient, message ids) at 200k events per
@@ -152,8 +153,9 @@ func (l *ledger) send(k history.Key) *send {
 	return s
 }
 
-// addAnswer records an Invoke or an answer. Only the first of each kind counts: a second
-// SEND_ACK for one send would be the writer's retry answer, which names the same commit.
+// addAnswer records an Invoke or an answer. The first Invoke and the first SEND_ACK set the
+// times and the acked position; a later SEND_ACK (the writer's answer to a retry) must name
+// the same commit, and one naming another message shows up in mids, where REUSED finds it.
 func (l *ledger) addAnswer(e *history.Event) {
 	s := l.send(e.Key())
 	s.sent = true
