@@ -65,6 +65,16 @@ type Config struct {
 	// DialConcurrency bounds concurrent dial+AUTH at start-up. Default 16.
 	DialConcurrency int
 
+	// Reconnect makes a connection (message or PING control connection) whose socket is lost or
+	// kicked while the run goes on dial the gateway again with backoff (100 ms doubling to 2 s, jittered, until the run stops),
+	// AUTH as the same user and device, and resume: queued arrivals are sent on the new link,
+	// the pull worker continues from its cursor, the heartbeat goes on. SENDs pending on the lost
+	// link stay unknown outcomes and are not resent. Default false: a perf run treats a lost
+	// connection as a counted failure that ends that connection, as a capacity measurement must
+	// (a reconnect storm would hide the loss behind lag). A chaos cell that kills the gateway sets
+	// it.
+	Reconnect bool
+
 	// SDKClientsPercent is the share of connections driven by the SDK lane, 0..50. 0 disables
 	// the lane (a capacity control run). When > 0 and SDKLane is nil, the run still measures
 	// the frame lane with all connections but reports the lane as not available, which fails

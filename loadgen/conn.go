@@ -2,17 +2,11 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/contract/devtoken"
-	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/wire"
 )
 
@@ -27,24 +21,33 @@ const (
 )
 
 // lgConn is one frame-level device connection of the run: a message connection (one side of a
-// 1:1 pair, sending to and receiving from its peer) or a PING control connection.
+// 1:1 pair, sending to and receiving from its peer) or a PING control connection. Its socket is
+// a link (link.go); with Config.Reconnect a lost link is replaced and the connection lives on.
 //
-// Invariants: exactly one goroutine reads the socket (readLoop) and it never blocks on
-// anything but the socket and one bounded hand-off to the pull worker, so ACK, PUSH and PONG
-// timestamps are taken the moment a frame is decoded; every write goes through the one
-// wire.Writer; a SEND is in pending from before its frame is written until its answer, its
-// timeout or the loss of the connection, and holds one in-flight permit until it is answered or
-// the connection is lost — a timeout does not return the permit, because the SEND is still
-// queued in the system and the window exists to bound what the generator has outstanding there.
+// Invariants: exactly one goroutine reads the socket (the supervisor, running readLoop on the
+// live link) and it never blocks on anything but the socket and one bounded hand-off to the
+// pull worker, so ACK, PUSH and PONG timestamps are taken the moment a frame is decoded; every
+// write goes through the live link's one wire.Writer; a SEND is in pending from before its
+// frame is written until its answer, its timeout or the loss of its link, and holds one
+// in-flight permit until it is answered or the link is lost — a timeout does not return the
+// permit, because the SEND is still queued in the system and the window exists to bound what
+// the generator has outstanding there. Request ids are per connection, not per link, so an
+// answer can never be matched to a request of another link.
 //
-// How: four goroutines per message connection — readLoop, sendLoop (scheduled arrivals from a
-// bounded queue), pullLoop (coalesced PULL_MAILBOX after pushes) and maintain (timeouts and
-// heartbeat) — all owned by the run's WaitGroup. A control connection has readLoop and
-// pingLoop.
+// How: four goroutines per message connection, all owned by the run's WaitGroup — supervise
+// (reads the live link, settles what a lost link leaves pending, redials), sendLoop (scheduled
+// arrivals from a bounded queue), pullLoop (coalesced PULL_MAILBOX after pushes) and maintain
+// (timeouts and heartbeat). Only the supervisor is tied to a link; the other three outlive
+// links, take the live one when they write and wait (or skip) while there is none, and end when
+// the connection is gone. A control connection has supervise and pingLoop.
 //
-// Rejected alternative: the request/response client of gates/e2e (one goroutine and one channel
-// per call). It cannot keep thousands of SENDs in flight on one connection without a goroutine
-// per message, and its timestamps include a channel hand-off and a scheduler wake-up.
+// Rejected alternatives: the request/response client of gates/e2e (one goroutine and one
+// channel per call) cannot keep thousands of SENDs in flight on one connection without a
+// goroutine per message, and its timestamps include a channel hand-off and a scheduler wake-up.
+// Restarting all four goroutines per link was rejected too: the pull cursor, the sendLoop's
+// buffers and the "every sendLoop has returned" signal the end of the window waits for would
+// have to be handed from one generation to the next, and a connection between links would have
+// no goroutine to take its scheduled arrivals.
 type lgConn struct {
 	r       *runState
 	idx     int
@@ -52,10 +55,6 @@ type lgConn struct {
 	peer    *lgConn // nil on control connections
 	out, in *flow   // this connection → peer; peer → this connection
 	install contract.U128
-	nc      net.Conn
-	rd      *wire.Reader
-	w       *wire.Writer
-	beat    time.Duration // heartbeat interval from AUTH_OK
 	nextID  atomic.Uint32
 
 	jobs       chan time.Time // scheduled arrivals (intended times)
@@ -63,8 +62,14 @@ type lgConn struct {
 	pullNeeded chan struct{}  // cap 1: coalesces pull requests
 	batches    chan pullAnswer
 	pullID     atomic.Uint32
-	sendDone   atomic.Bool   // sendLoop returned
-	closed     chan struct{} // closed when readLoop returns
+	sendDone   atomic.Bool // sendLoop returned
+
+	lmu       sync.Mutex
+	cur       *link         // the live link; nil while reconnecting and after the end
+	up        chan struct{} // closed when the next link is installed
+	shut      bool          // closed for good: no link is installed any more
+	gone      chan struct{} // closed when the supervisor returns: no link will ever come
+	kickDelay atomic.Int64  // retry_after_ms of the last KICKED, as a Duration
 
 	mu      sync.Mutex
 	pending map[uint32]*pendingReq
@@ -93,64 +98,14 @@ type pullAnswer struct {
 // dial connects and authenticates one user synchronously, before any goroutine exists, so the
 // AUTH exchange needs no request table.
 func dial(ctx context.Context, r *runState, idx int, user contract.UserID) (*lgConn, error) {
-	cfg := &r.cfg
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", cfg.Gateway)
+	l, err := r.dialLink(ctx, user)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: dial %s: %w", cfg.Gateway, err)
-	}
-	c := &lgConn{r: r, idx: idx, user: user, nc: nc, rd: wire.NewReader(nc), closed: make(chan struct{}),
-		pending: map[uint32]*pendingReq{}, install: r.installFor(idx)}
-	if err := c.auth(ctx); err != nil {
-		nc.Close()
 		return nil, err
 	}
-	c.w = wire.NewWriter(nc)
+	c := &lgConn{r: r, idx: idx, user: user, pending: map[uint32]*pendingReq{}, install: r.installFor(idx),
+		up: make(chan struct{}), gone: make(chan struct{})}
+	c.installLink(l)
 	return c, nil
-}
-
-func (c *lgConn) auth(ctx context.Context) error {
-	cfg := &c.r.cfg
-	tok, err := devtoken.Issue(cfg.TokenSecret, devtoken.Claims{Tenant: cfg.Tenant, User: c.user, Device: deviceID,
-		ExpiresAtMs: time.Now().Add(cfg.Duration + 2*time.Hour).UnixMilli()})
-	if err != nil {
-		return fmt.Errorf("loadgen: issue token: %w", err)
-	}
-	payload, err := proto.Marshal(&qimv1.AuthRequest{Token: tok, DeviceId: deviceID, ClientVersion: "qim-loadgen"})
-	if err != nil {
-		return fmt.Errorf("loadgen: encode AUTH: %w", err)
-	}
-	frame, err := wire.AppendMessage(nil, wire.Message{Opcode: contract.OpAuth, RequestID: 1, Payload: payload})
-	if err != nil {
-		return fmt.Errorf("loadgen: frame AUTH: %w", err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = c.nc.SetDeadline(deadline)
-	defer func() { _ = c.nc.SetDeadline(time.Time{}) }()
-	if _, err := c.nc.Write(frame); err != nil {
-		return fmt.Errorf("loadgen: write AUTH: %w", err)
-	}
-	m, err := c.rd.ReadMessage()
-	if err != nil {
-		return fmt.Errorf("loadgen: read AUTH answer: %w", err)
-	}
-	if m.Opcode == contract.OpError {
-		var e qimv1.ErrorFrame
-		_ = proto.Unmarshal(m.Payload, &e)
-		return fmt.Errorf("loadgen: AUTH of user %d refused: %s", c.user, contract.ErrorCode(e.GetCode()))
-	}
-	var ok qimv1.AuthOk
-	if m.Opcode != contract.OpAuthOK || proto.Unmarshal(m.Payload, &ok) != nil {
-		return fmt.Errorf("loadgen: AUTH answered with %s", m.Opcode)
-	}
-	c.beat = time.Duration(ok.GetHeartbeatIntervalMs()) * time.Millisecond
-	if c.beat <= 0 {
-		c.beat = contract.HeartbeatStart
-	}
-	return nil
 }
 
 // register puts a request into the pending table before its frame is written.
@@ -177,10 +132,4 @@ func (c *lgConn) release(p *pendingReq) {
 		<-c.permits
 		c.r.inflight.Add(-1)
 	}
-}
-
-// close tears the connection down; readLoop then returns.
-func (c *lgConn) close() {
-	_ = c.nc.Close()
-	_ = c.w.Close()
 }

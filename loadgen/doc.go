@@ -12,6 +12,11 @@
 // the verdicts (checks.go), and the JSON and self-contained HTML reports (report.go, html.go,
 // svg.go). The SDK lane (lane.go) is implemented in loadgen/sdklane over the real Go SDK.
 //
+// For the chaos matrix it also owns an opt-in behaviour: Config.Reconnect (link.go,
+// reconnect.go) lets a connection outlive its socket: a lost or kicked link is redialled with
+// backoff and the connection resumes, where a perf run counts the loss and ends the
+// connection.
+//
 // It must never:
 //   - let the offered rate depend on response times (closed-model load hides stalls);
 //   - queue without a bound or a counter: every queue here (per-connection arrivals, in-flight
@@ -31,7 +36,7 @@
 //	label, started_at    run name, UTC start of the measured window
 //	config               gateway, rate (frame-lane target), duration_s, connections (frame lane,
 //	                     1:1 pairs), ping_connections, body_bytes, inflight_per_conn,
-//	                     queue_per_conn, ack_timeout_s, sdk_clients_percent
+//	                     queue_per_conn, ack_timeout_s, sdk_clients_percent, reconnect
 //	measured_s           actual length of the schedule (≥ duration_s by the last oversleep)
 //	target_rate          = config.rate
 //	achieved_send_rate   counts.sent_in_window / duration_s — the arrival rate the system got
@@ -48,7 +53,10 @@
 //	                     answer, lost connection, UNAVAILABLE/INTERNAL)
 //	counts.timeouts      sends unanswered after ack_timeout_s; late_answers: answered later
 //	counts.stray_answers answers to no pending request (a pull answered after its timeout, ...)
-//	counts.connections_lost, kicked   connections the server closed or evicted mid-run
+//	counts.connections_lost, kicked   connections the server closed or evicted mid-run (each
+//	                     loss of a reconnecting connection counts)
+//	counts.reconnects    links re-established after a loss (config.reconnect only); each loss
+//	                     and reconnect is also in errors with its UTC time, up to errors' cap
 //	counts.inflight_waits sends that waited for an in-flight permit (generator saturated)
 //	counts.delivered     distinct (sender, ordinal) pulled by the recipient (MAILBOX_BATCH)
 //	counts.missing       ACKed but never pulled by the recipient after the settle wait

@@ -21,6 +21,9 @@ import (
 // the pull rate follows the message rate without a goroutine or a request per message.
 // Own-copy pushes (the sender's mailbox copy of its own message) do not start rounds: the
 // measurement needs only the peer's messages, and the next round picks own copies up anyway.
+//
+// The worker outlives links: a round cut short by a lost link is abandoned, the cursor stays
+// here in memory, and the supervisor asks for a round as soon as the next link is up.
 func (c *lgConn) pullLoop(ctx context.Context) {
 	var cursor uint64
 	timer := time.NewTimer(time.Hour)
@@ -29,7 +32,7 @@ func (c *lgConn) pullLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.closed:
+		case <-c.gone:
 			return
 		case <-c.pullNeeded:
 		}
@@ -47,8 +50,13 @@ func (c *lgConn) pullLoop(ctx context.Context) {
 	}
 }
 
-// pullOnce sends one PULL_MAILBOX from cursor and applies its answer.
+// pullOnce sends one PULL_MAILBOX from cursor on the live link and applies its answer; without
+// a live link the round ends at once (the next link starts a new one).
 func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer) (bool, error) {
+	l := c.current()
+	if l == nil {
+		return false, nil
+	}
 	payload, err := proto.Marshal(&qimv1.PullMailbox{Cursor: &qimv1.MailboxCursor{MailboxSeq: *cursor}})
 	if err != nil {
 		return false, fmt.Errorf("loadgen: encode PULL_MAILBOX: %w", err)
@@ -60,7 +68,10 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 	id := c.nextID.Add(1)
 	c.pullID.Store(id)
 	defer c.pullID.CompareAndSwap(id, 0)
-	if err := c.w.Send(ctx, wire.Message{Opcode: contract.OpPullMailbox, RequestID: id, Payload: payload}); err != nil {
+	if err := l.w.Send(ctx, wire.Message{Opcode: contract.OpPullMailbox, RequestID: id, Payload: payload}); err != nil {
+		if l.down() || c.r.stopping.Load() {
+			return false, nil // the link was lost under the round: the supervisor reports it
+		}
 		return false, fmt.Errorf("loadgen: send PULL_MAILBOX: %w", err)
 	}
 	c.r.ctr.pulls.Add(1)
@@ -73,7 +84,7 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 		return false, fmt.Errorf("loadgen: PULL_MAILBOX of user %d unanswered for %s", c.user, c.r.cfg.AckTimeout)
 	case <-ctx.Done():
 		return false, nil
-	case <-c.closed:
+	case <-l.closed:
 		return false, nil
 	}
 	if a.err != nil {

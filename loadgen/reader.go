@@ -11,16 +11,15 @@ import (
 	"github.com/qim-dev/qim/wire"
 )
 
-// readLoop is the connection's only socket reader. Each frame is timestamped the moment it is
-// decoded and handled inline (a map lookup, a histogram record) or handed to the pull worker
-// through a one-slot channel, so a slow consumer elsewhere never delays the next timestamp.
-func (c *lgConn) readLoop() {
-	defer close(c.closed)
+// readLoop is the only reader of link l and returns the error that ended it. Each frame is
+// timestamped the moment it is decoded and handled inline (a map lookup, a histogram record)
+// or handed to the pull worker through a one-slot channel, so a slow consumer elsewhere never
+// delays the next timestamp.
+func (c *lgConn) readLoop(l *link) error {
 	for {
-		m, err := c.rd.ReadMessage()
+		m, err := l.rd.ReadMessage()
 		if err != nil {
-			c.lost(err)
-			return
+			return err
 		}
 		now := time.Now()
 		switch m.Opcode {
@@ -39,31 +38,9 @@ func (c *lgConn) readLoop() {
 		case contract.OpPing: // the server's liveness probe
 			c.r.ctr.serverPings.Add(1)
 			pong, _ := proto.Marshal(&qimv1.Pong{})
-			_ = c.w.Send(c.r.connCtx, wire.Message{Opcode: contract.OpPong, RequestID: m.RequestID, Payload: pong})
+			_ = l.w.Send(c.r.connCtx, wire.Message{Opcode: contract.OpPong, RequestID: m.RequestID, Payload: pong})
 		case contract.OpKicked:
-			c.r.ctr.kicked.Add(1)
-		}
-	}
-}
-
-// lost ends the connection's SENDs in flight as unknown outcomes (info): they may or may not
-// have committed, so they are neither acked nor failed.
-func (c *lgConn) lost(err error) {
-	if c.r.stopping.Load() {
-		return
-	}
-	c.r.ctr.connLost.Add(1)
-	c.r.noteError(fmt.Errorf("loadgen: connection %d (user %d) lost: %w", c.idx, c.user, err))
-	c.mu.Lock()
-	pend := c.pending
-	c.pending = map[uint32]*pendingReq{}
-	c.mu.Unlock()
-	for _, p := range pend {
-		if p.kind == kindSend {
-			c.r.inflight.Add(-1)
-			if !p.timedOut {
-				c.out.answer(p.ord, stateUnknown, nil)
-			}
+			c.onKicked(m)
 		}
 	}
 }
@@ -91,9 +68,9 @@ func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	c.out.answer(p.ord, stateAcked, ack.GetMessageId())
 }
 
-// onError routes an ERROR to the SEND, pull or PING it answers. A SEND error is a failure of
-// the run either way; UNAVAILABLE and INTERNAL leave the outcome unknown (the server says
-// "retry with the same client_message_id"), every other code is definite: never visible.
+// onError routes an ERROR to the SEND, pull or PING it answers. A SEND error is a
+// failure of the run either way; UNAVAILABLE and INTERNAL leave the outcome unknown (the server
+// says "retry with the same client_message_id"), every other code is definite: never visible.
 func (c *lgConn) onError(m wire.Message, now time.Time) {
 	var e qimv1.ErrorFrame
 	_ = proto.Unmarshal(m.Payload, &e)

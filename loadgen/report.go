@@ -44,6 +44,7 @@ type ReportConfig struct {
 	QueuePerConn      int     `json:"queue_per_conn"`
 	AckTimeoutS       float64 `json:"ack_timeout_s"`
 	SDKClientsPercent int     `json:"sdk_clients_percent"`
+	Reconnect         bool    `json:"reconnect"`
 }
 
 // Counts are the run's event counts; see doc.go for each field's meaning.
@@ -79,6 +80,7 @@ type Counts struct {
 	ForeignEvents        int64 `json:"foreign_events"`
 	Pings                int64 `json:"pings"`
 	PingTimeouts         int64 `json:"ping_timeouts"`
+	Reconnects           int64 `json:"reconnects"`
 }
 
 // SegmentSummary is the whole-run distribution of one segment, milliseconds.
@@ -149,7 +151,8 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 		SchemaVersion: SchemaVersion, Label: cfg.Label, StartedAt: ph.start.UTC(),
 		Config: ReportConfig{Gateway: cfg.Gateway, Rate: rate, DurationS: win, Connections: conns,
 			PingConnections: cfg.PingConnections, BodyBytes: cfg.BodyBytes, InflightPerConn: cfg.InflightPerConn,
-			QueuePerConn: cfg.QueuePerConn, AckTimeoutS: cfg.AckTimeout.Seconds(), SDKClientsPercent: cfg.SDKClientsPercent},
+			QueuePerConn: cfg.QueuePerConn, AckTimeoutS: cfg.AckTimeout.Seconds(), SDKClientsPercent: cfg.SDKClientsPercent,
+			Reconnect: cfg.Reconnect},
 		MeasuredS:        ph.end.Sub(ph.start).Seconds(),
 		TargetRate:       rate,
 		AchievedSendRate: float64(r.ctr.sentInWindow.Load()) / win,
@@ -190,6 +193,6 @@ func (r *runState) counts(ph *phases, t tally) Counts {
 		Pushes: c.pushes.Load(), PushEvents: c.pushEvents.Load(), PushDuplicates: t.pushDuplicates,
 		Pulls: c.pulls.Load(), PullErrors: c.pullErrors.Load(), OwnCopies: c.ownCopies.Load(),
 		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign,
-		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(),
+		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(), Reconnects: c.reconnects.Load(),
 	}
 }

@@ -41,7 +41,7 @@ type counters struct {
 	timeouts, lateAnswers, strayAnswers, connLost, kicked    atomic.Int64
 	pushes, pushEvents, pulls, pullErrors, ownCopies         atomic.Int64
 	cursorExpired, foreignEvents, pings, pingTimeouts        atomic.Int64
-	serverPings, delivered                                   atomic.Int64
+	serverPings, delivered, reconnects                       atomic.Int64
 }
 
 const maxNotedErrors = 20
@@ -186,14 +186,14 @@ func (r *runState) measure(ctx, connCtx context.Context, stop func(), conns, pin
 	for _, c := range conns {
 		wg.Add(3)
 		senders.Add(1)
-		go func() { defer wg.Done(); c.readLoop() }()
+		go func() { defer wg.Done(); c.supervise(connCtx) }()
 		go func() { defer senders.Done(); defer c.sendDone.Store(true); c.sendLoop(connCtx) }()
 		go func() { defer wg.Done(); c.pullLoop(connCtx) }()
 		go func() { defer wg.Done(); c.maintain(connCtx, true) }()
 	}
 	for _, c := range pings {
 		wg.Add(2)
-		go func() { defer wg.Done(); c.readLoop() }()
+		go func() { defer wg.Done(); c.supervise(connCtx) }()
 		go func() { defer wg.Done(); c.pingLoop(connCtx) }()
 	}
 	progDone := make(chan struct{})
@@ -241,7 +241,9 @@ func (r *runState) waitSenders(wg *sync.WaitGroup, conns []*lgConn) {
 		if !c.sendDone.Load() {
 			r.noteError(fmt.Errorf("loadgen: connection %d: SEND write still blocked %s after the window", c.idx, r.cfg.AckTimeout))
 			r.ctr.connLost.Add(1)
-			_ = c.nc.SetWriteDeadline(time.Now())
+			if l := c.current(); l != nil {
+				_ = l.nc.SetWriteDeadline(time.Now())
+			}
 		}
 	}
 	<-done

@@ -25,8 +25,11 @@ func (c *lgConn) offer(intended time.Time) bool {
 
 // sendLoop turns scheduled arrivals into SEND frames in schedule order. The time between an
 // arrival's intended time and its frame reaching the socket is generator lag (queueing here,
-// waiting for an in-flight permit, the scheduler oversleeping), recorded as its own segment so
-// it is never silently folded into — or hidden from — the pipeline's numbers.
+// waiting for an in-flight permit or for a reconnect, the scheduler oversleeping), recorded as
+// its own segment so it is never silently folded into — or hidden from — the pipeline's numbers.
+//
+// While the connection is between links, arrivals stay in the bounded queue (a full queue is
+// counted as unsent by offer, as always), and sending resumes on the next link.
 func (c *lgConn) sendLoop(ctx context.Context) {
 	req := &qimv1.SendRequest{Target: &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(c.peer.user)},
 		MessageType: uint32(contract.MessageText), Body: make([]byte, c.r.cfg.BodyBytes)}
@@ -38,24 +41,47 @@ func (c *lgConn) sendLoop(ctx context.Context) {
 			return
 		case <-c.r.sendStop:
 			return
-		case <-c.closed:
+		case <-c.gone:
 			return
 		case intended = <-c.jobs:
 		}
-		if !c.acquire(ctx) {
-			c.r.ctr.unsent.Add(1) // stopped while waiting for a permit: it never went out
+		l := c.ready(ctx)
+		if l == nil {
+			c.r.ctr.unsent.Add(1) // stopped while waiting for a link or a permit: it never went out
 			return
 		}
 		var err error
-		buf, err = c.sendOne(ctx, req, buf, intended)
-		if err != nil {
-			return // the read loop reports the lost connection
+		buf, err = c.sendOne(ctx, l, req, buf, intended)
+		if err != nil && !c.r.cfg.Reconnect {
+			return // the supervisor reports the lost connection
 		}
 	}
 }
 
-// acquire takes an in-flight permit, counting the waits so a saturated window is visible.
-func (c *lgConn) acquire(ctx context.Context) bool {
+// ready waits for a live link and an in-flight permit, in that order, and returns the link
+// holding the permit; nil when sending is over (ctx, the end of the window, the connection
+// gone). A link lost during the permit wait sends the wait back to the next link.
+func (c *lgConn) ready(ctx context.Context) *link {
+	for {
+		l := c.waitLink(ctx, c.r.sendStop)
+		if l == nil {
+			return nil
+		}
+		if c.acquire(ctx, l) {
+			if !l.down() {
+				return l
+			}
+			<-c.permits // never used: nothing is in flight for it
+		}
+		if c.sendingOver(ctx) {
+			return nil
+		}
+	}
+}
+
+// acquire takes an in-flight permit, counting the waits so a saturated window is visible. It
+// gives up when sending is over or the link is lost (whose SENDs then return their permits).
+func (c *lgConn) acquire(ctx context.Context, l *link) bool {
 	select {
 	case c.permits <- struct{}{}:
 		return true
@@ -67,15 +93,33 @@ func (c *lgConn) acquire(ctx context.Context) bool {
 		return true
 	case <-ctx.Done():
 	case <-c.r.sendStop:
-	case <-c.closed:
+	case <-c.gone:
+	case <-l.closed:
 	}
 	return false
+}
+
+// sendingOver reports whether the sendLoop must stop taking arrivals.
+func (c *lgConn) sendingOver(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	case <-c.r.sendStop:
+		return true
+	case <-c.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // sendOne writes one SEND; the body's timestamp is taken right before the frame is queued on
 // the writer, so TCP back-pressure from a gateway at its in-flight limit counts against the
 // system (it is a queue in the system), not against the generator.
-func (c *lgConn) sendOne(ctx context.Context, req *qimv1.SendRequest, buf []byte, intended time.Time) ([]byte, error) {
+//
+// A write that fails settles its SEND as unknown (the bytes may have left), unless the
+// supervisor settled it first as part of the lost link.
+func (c *lgConn) sendOne(ctx context.Context, l *link, req *qimv1.SendRequest, buf []byte, intended time.Time) ([]byte, error) {
 	ord := c.out.add()
 	cmid := contract.DeriveClientMessageID(c.install, ord)
 	b := contract.U128(cmid).Bytes()
@@ -94,7 +138,7 @@ func (c *lgConn) sendOne(ctx context.Context, req *qimv1.SendRequest, buf []byte
 	c.r.inflight.Add(1)
 	c.register(id, &pendingReq{kind: kindSend, ord: ord, at: now})
 	c.r.rec.Record(SegGenLag, now.Sub(intended).Microseconds())
-	if err := c.w.Send(ctx, wire.Message{Opcode: contract.OpSend, RequestID: id, Payload: buf}); err != nil {
+	if err := l.w.Send(ctx, wire.Message{Opcode: contract.OpSend, RequestID: id, Payload: buf}); err != nil {
 		if p := c.take(id); p != nil {
 			c.release(p)
 			c.out.answer(ord, stateUnknown, nil)
@@ -110,22 +154,30 @@ func (c *lgConn) sendOne(ctx context.Context, req *qimv1.SendRequest, buf []byte
 }
 
 // maintain times out SENDs and PINGs that got no answer within AckTimeout and keeps a message
-// connection alive with heartbeat PINGs.
+// connection alive with heartbeat PINGs on the live link (none while reconnecting: there is no
+// socket to keep alive).
 func (c *lgConn) maintain(ctx context.Context, beat bool) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
-	nextBeat := time.Now().Add(c.beat / 2)
+	var nextBeat time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.closed:
+		case <-c.gone:
 			return
 		case now := <-t.C:
 			c.sweep(now)
-			if beat && now.After(nextBeat) {
-				nextBeat = now.Add(c.beat / 2)
-				c.ping(ctx, kindBeat)
+			l := c.current()
+			if !beat || l == nil {
+				continue
+			}
+			if nextBeat.IsZero() {
+				nextBeat = now.Add(l.beat / 2)
+			}
+			if now.After(nextBeat) {
+				nextBeat = now.Add(l.beat / 2)
+				c.ping(ctx, l, kindBeat)
 			}
 		}
 	}
@@ -159,13 +211,13 @@ func (c *lgConn) sweep(now time.Time) {
 	}
 }
 
-// ping writes one PING of the given kind (a control-group sample or a heartbeat).
-func (c *lgConn) ping(ctx context.Context, kind uint8) {
+// ping writes one PING of the given kind (a control-group sample or a heartbeat) on l.
+func (c *lgConn) ping(ctx context.Context, l *link, kind uint8) {
 	now := time.Now()
 	payload, _ := proto.Marshal(&qimv1.Ping{ClientTimeMs: now.UnixMilli(), Foreground: true})
 	id := c.nextID.Add(1)
 	c.register(id, &pendingReq{kind: kind, at: now})
-	if err := c.w.Send(ctx, wire.Message{Opcode: contract.OpPing, RequestID: id, Payload: payload}); err != nil {
+	if err := l.w.Send(ctx, wire.Message{Opcode: contract.OpPing, RequestID: id, Payload: payload}); err != nil {
 		c.take(id)
 		return
 	}
@@ -175,7 +227,8 @@ func (c *lgConn) ping(ctx context.Context, kind uint8) {
 }
 
 // pingLoop is a control connection's life: PING every PingInterval (open model too: a slow
-// PONG does not delay the next PING) and expire the unanswered ones.
+// PONG does not delay the next PING) and expire the unanswered ones. A control connection
+// reconnects like a message connection (Config.Reconnect); between links it skips its PINGs.
 func (c *lgConn) pingLoop(ctx context.Context) {
 	t := time.NewTicker(c.r.cfg.PingInterval)
 	defer t.Stop()
@@ -183,11 +236,13 @@ func (c *lgConn) pingLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.closed:
+		case <-c.gone:
 			return
 		case now := <-t.C:
 			c.sweep(now)
-			c.ping(ctx, kindPing)
+			if l := c.current(); l != nil {
+				c.ping(ctx, l, kindPing)
+			}
 		}
 	}
 }
