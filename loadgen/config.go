@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
 )
@@ -74,6 +75,11 @@ type Config struct {
 	// (a reconnect storm would hide the loss behind lag). A chaos cell that kills the gateway sets
 	// it.
 	Reconnect bool
+	// History receives the frame lane's history for the chaos checker (chaos/history, Lane
+	// Frame): every SEND invoked and how it ended, and every mailbox entry and push of this run
+	// that a recipient read. The SDK lane records into the same recorder (Lane SDK). Nil (the
+	// default): nothing is recorded and the hot paths build no events.
+	History *history.Recorder
 
 	// SDKClientsPercent is the share of connections driven by the SDK lane, 0..50. 0 disables
 	// the lane (a capacity control run). When > 0 and SDKLane is nil, the run still measures

@@ -12,10 +12,14 @@
 // the verdicts (checks.go), and the JSON and self-contained HTML reports (report.go, html.go,
 // svg.go). The SDK lane (lane.go) is implemented in loadgen/sdklane over the real Go SDK.
 //
-// For the chaos matrix it also owns an opt-in behaviour: Config.Reconnect (link.go,
+// For the chaos matrix it also owns two opt-in behaviours. Config.Reconnect (link.go,
 // reconnect.go) lets a connection outlive its socket: a lost or kicked link is redialled with
 // backoff and the connection resumes, where a perf run counts the loss and ends the
-// connection.
+// connection. Config.History (history.go) records the frame lane's history for the checker
+// in chaos/history's vocabulary: Invoke before each SEND is written; Ok, Fail or Info
+// when it is answered, times out or loses its link (a late answer after an Info is recorded
+// too); Deliver for every MAILBOX_BATCH entry of this run a recipient reads, own copies
+// included; and Push for every PUSH_EVENTS entry of this run.
 //
 // It must never:
 //   - let the offered rate depend on response times (closed-model load hides stalls);
@@ -36,7 +40,8 @@
 //	label, started_at    run name, UTC start of the measured window
 //	config               gateway, rate (frame-lane target), duration_s, connections (frame lane,
 //	                     1:1 pairs), ping_connections, body_bytes, inflight_per_conn,
-//	                     queue_per_conn, ack_timeout_s, sdk_clients_percent, reconnect
+//	                     queue_per_conn, ack_timeout_s, sdk_clients_percent, reconnect,
+//	                     history (a history recorder was set)
 //	measured_s           actual length of the schedule (≥ duration_s by the last oversleep)
 //	target_rate          = config.rate
 //	achieved_send_rate   counts.sent_in_window / duration_s — the arrival rate the system got

@@ -81,7 +81,7 @@ func (r *runState) startLane(ctx context.Context, clients, firstIdx int) *laneRu
 	}
 	env := LaneEnv{Gateway: r.cfg.Gateway, TokenSecret: r.cfg.TokenSecret, Tenant: r.cfg.Tenant,
 		FirstUser: r.user(firstIdx), Clients: clients, Rate: r.cfg.Rate * float64(clients) / float64(r.cfg.Connections),
-		Duration: r.cfg.Duration, Settle: r.cfg.SettleTimeout, RunID: r.runID}
+		Duration: r.cfg.Duration, Settle: r.cfg.SettleTimeout, RunID: r.runID, History: r.cfg.History}
 	lr := &laneRun{lane: r.cfg.SDKLane, clients: clients}
 	if err := lr.lane.Start(ctx, env); err != nil {
 		lr.startErr = fmt.Errorf("loadgen: SDK lane did not start: %w", err)

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/wire"
@@ -105,18 +106,22 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 }
 
 // apply records the peer's messages of one batch: the first pulled delivery of an ordinal is
-// an end-to-end sample, later ones are duplicates (raw or surviving dedup, flow decides).
+// an end-to-end sample, later ones are duplicates (raw or surviving dedup, flow decides). The
+// history gets every entry of this run, own copies and repeats included: what counts as a
+// duplicate is the checker's call, not the recorder's.
 func (c *lgConn) apply(b *qimv1.MailboxBatch, at time.Time) {
 	atUs := at.UnixMicro()
 	for _, ev := range b.GetEntries() {
 		if contract.UserID(ev.GetSenderUserId()) == c.user {
 			c.r.ctr.ownCopies.Add(1)
+			c.recordOwnCopy(history.Deliver, ev, at)
 			continue
 		}
 		h, ok := c.fromPeer(ev)
 		if !ok {
 			continue
 		}
+		c.recordMailbox(history.Deliver, ev, h, at)
 		if first, sincePush := c.in.pulled(h.ordinal, ev.GetMessageId(), atUs); first {
 			c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
 			if sincePush >= 0 {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/wire"
@@ -66,6 +67,7 @@ func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	}
 	c.out.ackedAt(p.ord, now.UnixMicro())
 	c.out.answer(p.ord, stateAcked, ack.GetMessageId())
+	c.recordAck(p.ord, now, &ack)
 }
 
 // onError routes an ERROR to the SEND, pull or PING it answers. A SEND error is a
@@ -90,11 +92,12 @@ func (c *lgConn) onError(m wire.Message, now time.Time) {
 		return
 	}
 	c.r.countFailure(code.String())
-	state := stateFailed
+	state, kind := stateFailed, history.Fail
 	if code == contract.ErrCodeUnavailable || code == contract.ErrCodeInternal {
-		state = stateUnknown
+		state, kind = stateUnknown, history.Info
 	}
 	c.out.answer(p.ord, state, nil)
+	c.recordSend(kind, p.ord, now, code)
 }
 
 // handBatch gives a MAILBOX_BATCH (or its ERROR) to the pull worker if it is still waiting for
@@ -124,11 +127,16 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	fromPeer := false
 	for _, ev := range p.GetEvents() {
 		c.r.ctr.pushEvents.Add(1)
+		if contract.UserID(ev.GetSenderUserId()) == c.user {
+			c.recordOwnCopy(history.Push, ev, now)
+			continue
+		}
 		h, ok := c.fromPeer(ev)
 		if !ok {
 			continue
 		}
 		fromPeer = true
+		c.recordMailbox(history.Push, ev, h, now)
 		nowUs := now.UnixMicro()
 		if first, sinceAck := c.in.pushed(h.ordinal, nowUs); first {
 			c.r.rec.Record(SegSendPush, nowUs-h.sentUs)

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/qim-dev/qim/chaos/history"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/wire"
 )
@@ -46,9 +47,10 @@ func (c *lgConn) supervise(ctx context.Context) {
 // that reconnects starts with its full window. A link closed because the run is stopping is
 // not a loss, but what it leaves pending is settled the same way.
 func (c *lgConn) lost(err error) {
+	now := time.Now()
 	if !c.r.stopping.Load() {
 		c.r.ctr.connLost.Add(1)
-		c.r.noteError(fmt.Errorf("loadgen: connection %d (user %d) lost at %s: %w", c.idx, c.user, stamp(time.Now()), err))
+		c.r.noteError(fmt.Errorf("loadgen: connection %d (user %d) lost at %s: %w", c.idx, c.user, stamp(now), err))
 	}
 	c.mu.Lock()
 	pend := c.pending
@@ -61,6 +63,7 @@ func (c *lgConn) lost(err error) {
 		c.release(p)
 		if !p.timedOut { // a timed-out SEND is already info
 			c.out.answer(p.ord, stateUnknown, nil)
+			c.recordSend(history.Info, p.ord, now, 0)
 		}
 	}
 }

@@ -45,6 +45,7 @@ type ReportConfig struct {
 	AckTimeoutS       float64 `json:"ack_timeout_s"`
 	SDKClientsPercent int     `json:"sdk_clients_percent"`
 	Reconnect         bool    `json:"reconnect"`
+	History           bool    `json:"history"`
 }
 
 // Counts are the run's event counts; see doc.go for each field's meaning.
@@ -152,7 +153,7 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 		Config: ReportConfig{Gateway: cfg.Gateway, Rate: rate, DurationS: win, Connections: conns,
 			PingConnections: cfg.PingConnections, BodyBytes: cfg.BodyBytes, InflightPerConn: cfg.InflightPerConn,
 			QueuePerConn: cfg.QueuePerConn, AckTimeoutS: cfg.AckTimeout.Seconds(), SDKClientsPercent: cfg.SDKClientsPercent,
-			Reconnect: cfg.Reconnect},
+			Reconnect: cfg.Reconnect, History: cfg.History != nil},
 		MeasuredS:        ph.end.Sub(ph.start).Seconds(),
 		TargetRate:       rate,
 		AchievedSendRate: float64(r.ctr.sentInWindow.Load()) / win,

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 )
 
@@ -21,6 +22,7 @@ type runState struct {
 	runID    uint64
 	userBase uint64
 	rec      *Recorder
+	hist     *history.Recorder // Config.History; nil records nothing
 	ctr      counters
 	inflight atomic.Int64 // SENDs awaiting an answer (not timed out)
 	endNs    atomic.Int64 // end of the measured window, Unix ns
@@ -50,7 +52,7 @@ func newRunState(cfg Config) *runState {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	r := &runState{cfg: cfg, runID: binary.BigEndian.Uint64(b[:8]) | 1, sendStop: make(chan struct{}),
-		fails: map[string]int64{}}
+		fails: map[string]int64{}, hist: cfg.History}
 	// 32 random bits above 20 bits of per-run user numbers: runs on one stack do not collide,
 	// and the ids stay far from the small numbers hand-made users get.
 	r.userBase = uint64(binary.BigEndian.Uint32(b[8:]))<<20 | 1

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/qim-dev/qim/chaos/history"
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/wire"
@@ -117,8 +118,9 @@ func (c *lgConn) sendingOver(ctx context.Context) bool {
 // the writer, so TCP back-pressure from a gateway at its in-flight limit counts against the
 // system (it is a queue in the system), not against the generator.
 //
-// A write that fails settles its SEND as unknown (the bytes may have left), unless the
-// supervisor settled it first as part of the lost link.
+// The history's Invoke is recorded before the write, the ledger's rule: the record exists
+// before the frame can be answered. A write that fails settles its SEND as info (the bytes may
+// have left), unless the supervisor settled it first as part of the lost link.
 func (c *lgConn) sendOne(ctx context.Context, l *link, req *qimv1.SendRequest, buf []byte, intended time.Time) ([]byte, error) {
 	ord := c.out.add()
 	cmid := contract.DeriveClientMessageID(c.install, ord)
@@ -138,10 +140,12 @@ func (c *lgConn) sendOne(ctx context.Context, l *link, req *qimv1.SendRequest, b
 	c.r.inflight.Add(1)
 	c.register(id, &pendingReq{kind: kindSend, ord: ord, at: now})
 	c.r.rec.Record(SegGenLag, now.Sub(intended).Microseconds())
+	c.recordSend(history.Invoke, ord, now, 0)
 	if err := l.w.Send(ctx, wire.Message{Opcode: contract.OpSend, RequestID: id, Payload: buf}); err != nil {
 		if p := c.take(id); p != nil {
 			c.release(p)
 			c.out.answer(ord, stateUnknown, nil)
+			c.recordSend(history.Info, ord, time.Now(), 0)
 		}
 		return buf, err
 	}
@@ -204,6 +208,7 @@ func (c *lgConn) sweep(now time.Time) {
 		p.timedOut = true
 		c.r.ctr.timeouts.Add(1)
 		c.out.answer(p.ord, stateUnknown, nil)
+		c.recordSend(history.Info, p.ord, now, 0)
 	}
 	if c.head > 1024 && c.head*2 > len(c.ring) {
 		c.ring = append(c.ring[:0], c.ring[c.head:]...)

@@ -1,0 +1,75 @@
+package loadgen
+
+import (
+	"time"
+
+	"github.com/qim-dev/qim/chaos/history"
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+)
+
+// The frame lane's history (Config.History) is recorded where each fact is observed, with the
+// time it was observed: Invoke before the SEND frame is written (so the record exists before
+// anything can answer it), Ok/Fail/Info where the answer, timeout or loss is handled, and
+// Deliver/Push for every entry of this run a recipient reads. Every recorder call is guarded by
+// a nil check so a perf run (History nil) builds no events.
+
+// recordSend records an event of one of c's own sends: Invoke, Fail or Info.
+func (c *lgConn) recordSend(kind history.Kind, ord uint64, at time.Time, code contract.ErrorCode) {
+	if c.r.hist == nil {
+		return
+	}
+	e := c.sendEvent(kind, ord, at)
+	e.Code = code
+	c.r.hist.Record(e)
+}
+
+func (c *lgConn) sendEvent(kind history.Kind, ord uint64, at time.Time) history.Event {
+	return history.Event{Kind: kind, AtUs: at.UnixMicro(), Lane: history.Frame, Sender: c.user, Ordinal: ord,
+		Recipient: c.peer.user}
+}
+
+// recordAck records the Ok of ord with the commit SEND_ACK named.
+func (c *lgConn) recordAck(ord uint64, at time.Time, ack *qimv1.SendAck) {
+	if c.r.hist == nil {
+		return
+	}
+	e := c.sendEvent(history.Ok, ord, at)
+	e.MessageID = contract.MessageID(idOf(ack.GetMessageId()))
+	e.Conversation = contract.ConversationID(idOf(ack.GetConversationId()))
+	e.ConvSeq = ack.GetConversationSeq()
+	c.r.hist.Record(e)
+}
+
+// recordOwnCopy records c's own mailbox copy of its message (Deliver or Push with Recipient ==
+// Sender). An own copy that is not a load message of this run is skipped without a count, as
+// the ledger never looks at own copies.
+func (c *lgConn) recordOwnCopy(kind history.Kind, ev *qimv1.MailboxEvent, at time.Time) {
+	if c.r.hist == nil {
+		return
+	}
+	h, err := parseBody(ev.GetBody())
+	if err != nil || h.run != c.r.runID || int(h.sender) != c.idx {
+		return
+	}
+	c.recordMailbox(kind, ev, h, at)
+}
+
+// recordMailbox records a mailbox entry c received whose body h names a send of this run.
+func (c *lgConn) recordMailbox(kind history.Kind, ev *qimv1.MailboxEvent, h bodyHeader, at time.Time) {
+	if c.r.hist == nil {
+		return
+	}
+	e := history.Event{Kind: kind, AtUs: at.UnixMicro(), Lane: history.Frame, Sender: c.r.user(int(h.sender)),
+		Ordinal: h.ordinal, Recipient: c.user, MessageID: contract.MessageID(idOf(ev.GetMessageId())),
+		Conversation: contract.ConversationID(idOf(ev.GetConversationId())), ConvSeq: ev.GetConversationSeq(),
+		MailboxSeq: ev.GetMailboxSeq()}
+	c.r.hist.Record(e)
+}
+
+// idOf decodes a 16-byte wire id; anything else (a server bug the checker will see as a
+// missing id) is zero.
+func idOf(b []byte) contract.U128 {
+	u, _ := contract.U128FromBytes(b)
+	return u
+}
