@@ -76,9 +76,11 @@ type Config struct {
 	// it.
 	Reconnect bool
 	// History receives the frame lane's history for the chaos checker (chaos/history, Lane
-	// Frame): every SEND invoked and how it ended, and every mailbox entry and push of this run
-	// that a recipient read. The SDK lane records into the same recorder (Lane SDK). Nil (the
-	// default): nothing is recorded and the hot paths build no events.
+	// Frame): every SEND invoked and how it ended, every mailbox entry and push of this run
+	// that a recipient read, and after the settle wait each pair's stored conversation
+	// (PULL_HISTORY), which adds one read of every conversation to the end of the run. The SDK
+	// lane records into the same recorder (Lane SDK). Nil (the default): nothing is recorded and
+	// the hot paths build no events.
 	History *history.Recorder
 
 	// SDKClientsPercent is the share of connections driven by the SDK lane, 0..50. 0 disables

@@ -52,8 +52,9 @@ type lgConn struct {
 	r       *runState
 	idx     int
 	user    contract.UserID
-	peer    *lgConn // nil on control connections
-	out, in *flow   // this connection → peer; peer → this connection
+	peer    *lgConn   // nil on control connections
+	out, in *flow     // this connection → peer; peer → this connection
+	pair    *pairConv // shared with the peer; nil on control connections
 	install contract.U128
 	nextID  atomic.Uint32
 
@@ -62,6 +63,8 @@ type lgConn struct {
 	pullNeeded chan struct{}  // cap 1: coalesces pull requests
 	batches    chan pullAnswer
 	pullID     atomic.Uint32
+	stored     chan pullAnswer // HISTORY_BATCH answers for the stored read (stored.go)
+	storedID   atomic.Uint32
 	sendDone   atomic.Bool // sendLoop returned
 
 	lmu       sync.Mutex

@@ -15,11 +15,12 @@
 // For the chaos matrix it also owns two opt-in behaviours. Config.Reconnect (link.go,
 // reconnect.go) lets a connection outlive its socket: a lost or kicked link is redialled with
 // backoff and the connection resumes, where a perf run counts the loss and ends the
-// connection. Config.History (history.go) records the frame lane's history for the checker
-// in chaos/history's vocabulary: Invoke before each SEND is written; Ok, Fail or Info
+// connection. Config.History (history.go, stored.go) records the frame lane's history for the
+// checker in chaos/history's vocabulary: Invoke before each SEND is written; Ok, Fail or Info
 // when it is answered, times out or loses its link (a late answer after an Info is recorded
 // too); Deliver for every MAILBOX_BATCH entry of this run a recipient reads, own copies
-// included; and Push for every PUSH_EVENTS entry of this run.
+// included; Push for every PUSH_EVENTS entry of this run; and, after the settle wait, Stored
+// for every record of each pair's conversation read back with PULL_HISTORY.
 //
 // It must never:
 //   - let the offered rate depend on response times (closed-model load hides stalls);
@@ -73,6 +74,11 @@
 //	counts.pushes, push_events, push_duplicates   PUSH_EVENTS frames, events, repeated pushes
 //	counts.pulls, pull_errors, own_copies, cursor_expired, foreign_events
 //	counts.pings, ping_timeouts                   PING control group
+//	counts.stored        records read back with PULL_HISTORY after the settle wait (config.history
+//	                     only); stored_errors: PULL_HISTORY requests that failed (ERROR, no
+//	                     answer, lost link; each also in errors; a page is tried 4 times,
+//	                     alternating the pair's connections); stored_incomplete: pairs whose
+//	                     conversation could not be read to the end (its Stored events are partial)
 //	failures_by_code     {"UNAVAILABLE": n, ...}; "PING <code>" for PING errors
 //	segments.<name>      {count, min_ms, mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms,
 //	                     percentiles: [{p, ms}]} whole-run HDR summary; names:

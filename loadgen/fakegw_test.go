@@ -20,15 +20,17 @@ import (
 // fakeGateway stands in for the gateway and the pipeline behind it in unit tests of the
 // connection machinery: it commits every SEND at once (one conversation per pair), puts the
 // message into both users' mailboxes (the sender's copy carries its client_message_id), pushes
-// it to the peer, and serves PULL_MAILBOX from memory. drop closes every
+// it to the peer, and serves PULL_MAILBOX and PULL_HISTORY from memory. drop closes every
 // socket and refuses new ones for a while: a gateway crash as a client sees it, with the
 // committed state surviving like the real one's in Kafka and Redis. While hold is set, SENDs
-// are committed but not answered (the ACK is lost with the gateway).
+// are committed but not answered (the ACK is lost with the gateway); the next refuseHistory
+// PULL_HISTORYs are answered ERROR UNAVAILABLE.
 type fakeGateway struct {
-	t      *testing.T
-	secret []byte
-	addr   string
-	hold   atomic.Bool
+	t             *testing.T
+	secret        []byte
+	addr          string
+	hold          atomic.Bool
+	refuseHistory atomic.Int64
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -164,6 +166,15 @@ func (g *fakeGateway) handle(w *wire.Writer, user contract.UserID, m wire.Messag
 		var req qimv1.PullMailbox
 		_ = proto.Unmarshal(m.Payload, &req)
 		reply(w, contract.OpMailboxBatch, m.RequestID, g.pull(user, req.GetCursor().GetMailboxSeq()))
+	case contract.OpPullHistory:
+		var req qimv1.PullHistory
+		_ = proto.Unmarshal(m.Payload, &req)
+		if g.refuseHistory.Add(-1) >= 0 {
+			reply(w, contract.OpError, m.RequestID, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodeUnavailable),
+				RequestOpcode: uint32(contract.OpPullHistory)})
+			return
+		}
+		reply(w, contract.OpHistoryBatch, m.RequestID, g.history(&req))
 	case contract.OpPing:
 		reply(w, contract.OpPong, m.RequestID, &qimv1.Pong{})
 	}
@@ -205,6 +216,17 @@ func (g *fakeGateway) pull(user contract.UserID, cursor uint64) *qimv1.MailboxBa
 	b := &qimv1.MailboxBatch{Entries: box[from:to], HasMore: to < len(box),
 		NextCursor: &qimv1.MailboxCursor{MailboxSeq: uint64(to)}}
 	return b
+}
+
+// history serves a NEWER page of at most 16 records after the anchor.
+func (g *fakeGateway) history(req *qimv1.PullHistory) *qimv1.HistoryBatch {
+	conv, _ := contract.U128FromBytes(req.GetConversationId())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	recs := g.convs[contract.ConversationID(conv)]
+	from := min(int(req.GetAnchorSeq()), len(recs))
+	to := min(from+16, len(recs))
+	return &qimv1.HistoryBatch{ConversationId: req.GetConversationId(), Records: recs[from:to], HasMore: to < len(recs)}
 }
 
 func reply(w *wire.Writer, op contract.Opcode, id uint32, msg proto.Message) {

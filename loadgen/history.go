@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/qim-dev/qim/chaos/history"
@@ -39,6 +41,7 @@ func (c *lgConn) recordAck(ord uint64, at time.Time, ack *qimv1.SendAck) {
 	e.Conversation = contract.ConversationID(idOf(ack.GetConversationId()))
 	e.ConvSeq = ack.GetConversationSeq()
 	c.r.hist.Record(e)
+	c.pair.note(c.r, e.Conversation)
 }
 
 // recordOwnCopy records c's own mailbox copy of its message (Deliver or Push with Recipient ==
@@ -65,6 +68,9 @@ func (c *lgConn) recordMailbox(kind history.Kind, ev *qimv1.MailboxEvent, h body
 		Conversation: contract.ConversationID(idOf(ev.GetConversationId())), ConvSeq: ev.GetConversationSeq(),
 		MailboxSeq: ev.GetMailboxSeq()}
 	c.r.hist.Record(e)
+	if kind == history.Deliver {
+		c.pair.note(c.r, e.Conversation)
+	}
 }
 
 // idOf decodes a 16-byte wire id; anything else (a server bug the checker will see as a
@@ -72,4 +78,37 @@ func (c *lgConn) recordMailbox(kind history.Kind, ev *qimv1.MailboxEvent, h body
 func idOf(b []byte) contract.U128 {
 	u, _ := contract.U128FromBytes(b)
 	return u
+}
+
+// pairConv is the conversation a pair's messages were committed to, as the first SEND_ACK or
+// delivery naming one said; the stored read (stored.go) pages through it. Both connections of
+// the pair share it. A second, different id is a server fault worth one noted error: a direct
+// conversation between two users is unique.
+type pairConv struct {
+	mu       sync.Mutex
+	conv     contract.ConversationID
+	known    bool
+	conflict bool
+}
+
+func (p *pairConv) note(r *runState, conv contract.ConversationID) {
+	if contract.U128(conv).IsZero() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !p.known:
+		p.conv, p.known = conv, true
+	case p.conv != conv && !p.conflict:
+		p.conflict = true
+		r.noteError(fmt.Errorf("loadgen: one pair's messages named two conversations, %s and %s", p.conv, conv))
+	}
+}
+
+// conversation returns the pair's conversation, if any answer or delivery named one.
+func (p *pairConv) conversation() (contract.ConversationID, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conv, p.known
 }

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,12 +15,14 @@ type historyView struct {
 	invoked map[history.Key]history.Event
 	ok      map[history.Key]history.Event
 	deliver map[history.Key][]history.Event
+	stored  map[history.Key]history.Event
 	own     int // Deliver events of own copies (Recipient == Sender)
+	foreign int // Stored records that are not load messages of the run
 }
 
 func viewHistory(evs []history.Event) *historyView {
 	v := &historyView{kinds: map[history.Kind]int{}, invoked: map[history.Key]history.Event{},
-		ok: map[history.Key]history.Event{}, deliver: map[history.Key][]history.Event{}}
+		ok: map[history.Key]history.Event{}, deliver: map[history.Key][]history.Event{}, stored: map[history.Key]history.Event{}}
 	for _, e := range evs {
 		v.kinds[e.Kind]++
 		switch e.Kind {
@@ -32,6 +35,12 @@ func viewHistory(evs []history.Event) *historyView {
 			if e.Recipient == e.Sender {
 				v.own++
 			}
+		case history.Stored:
+			if e.Foreign {
+				v.foreign++
+			} else {
+				v.stored[e.Key()] = e
+			}
 		}
 	}
 	return v
@@ -40,8 +49,8 @@ func viewHistory(evs []history.Event) *historyView {
 // checkHistory holds a frame-lane history against the run's report: one Invoke per SEND
 // written (plus those whose write failed, which end as Info and are not counted as sent), one
 // Ok per ACK, every Ok preceded by its Invoke, delivered to its recipient under
-// its message id (the report says nothing is missing), own copies among the deliveries, and
-// nothing delivered that was never invoked.
+// its message id (the report says nothing is missing) and present in the stored conversation,
+// own copies among the deliveries, and nothing delivered or stored that was never invoked.
 func checkHistory(t *testing.T, rep *Report, evs []history.Event) *historyView {
 	t.Helper()
 	v := viewHistory(evs)
@@ -52,6 +61,9 @@ func checkHistory(t *testing.T, rep *Report, evs []history.Event) *historyView {
 	if int64(v.kinds[history.Ok]) != c.Acked || int64(len(v.ok)) != c.Acked {
 		t.Errorf("%d Ok events (%d sends) for %d acked", v.kinds[history.Ok], len(v.ok), c.Acked)
 	}
+	if int64(v.kinds[history.Stored]) < c.Acked || v.foreign != 0 {
+		t.Errorf("%d Stored events (%d foreign) for %d acked", v.kinds[history.Stored], v.foreign, c.Acked)
+	}
 	if v.own == 0 {
 		t.Error("no own copy was delivered")
 	}
@@ -61,6 +73,11 @@ func checkHistory(t *testing.T, rep *Report, evs []history.Event) *historyView {
 	for k := range v.deliver {
 		if _, sent := v.invoked[k]; !sent {
 			t.Errorf("%s delivered, never invoked", k)
+		}
+	}
+	for k := range v.stored {
+		if _, sent := v.invoked[k]; !sent {
+			t.Errorf("%s stored, never invoked", k)
 		}
 	}
 	return v
@@ -80,10 +97,13 @@ func checkOk(t *testing.T, v *historyView, k history.Key, ok history.Event) {
 	if !delivered {
 		t.Errorf("%s: acked as %s, never delivered to %d under that id", k, ok.MessageID, ok.Recipient)
 	}
+	if s, found := v.stored[k]; !found || s.MessageID != ok.MessageID || s.ConvSeq != ok.ConvSeq || s.Conversation != ok.Conversation {
+		t.Errorf("%s: acked at seq %d, stored as %+v", k, ok.ConvSeq, s)
+	}
 }
 
 // TestHistoryAgainstFakeGateway: with History set, a run against a gateway that loses nothing
-// records a history consistent with its report.
+// records a history consistent with its report, read back from the stored conversations too.
 func TestHistoryAgainstFakeGateway(t *testing.T) {
 	gw := newFakeGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -97,8 +117,8 @@ func TestHistoryAgainstFakeGateway(t *testing.T) {
 	}
 	c := rep.Counts
 	v := checkHistory(t, rep, rec.Events())
-	t.Logf("sent %d acked %d delivered %d; events %v, own copies %d", c.Sent, c.Acked, c.Delivered, v.kinds, v.own)
-	if c.Sent != 200 || c.Acked != 200 || c.Missing != 0 {
+	t.Logf("sent %d acked %d delivered %d stored %d; events %v, own copies %d", c.Sent, c.Acked, c.Delivered, c.Stored, v.kinds, v.own)
+	if c.Sent != 200 || c.Acked != 200 || c.Missing != 0 || c.Stored != 200 || c.StoredErrors != 0 || c.StoredIncomplete != 0 {
 		t.Errorf("counts %+v", c)
 	}
 	if v.kinds[history.Push] != 200 || v.kinds[history.Fail]+v.kinds[history.Info] != 0 || !rep.Config.History {
@@ -106,7 +126,7 @@ func TestHistoryAgainstFakeGateway(t *testing.T) {
 	}
 }
 
-// TestNoHistoryRecordsNothing: without a recorder the run still measures as before.
+// TestNoHistoryRecordsNothing: without a recorder the run reads no stored history.
 func TestNoHistoryRecordsNothing(t *testing.T) {
 	gw := newFakeGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -115,7 +135,46 @@ func TestNoHistoryRecordsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := rep.Counts; c.Acked != 50 || c.Missing != 0 || rep.Config.History {
+	if c := rep.Counts; c.Acked != 50 || c.Stored != 0 || c.Missing != 0 || rep.Config.History {
 		t.Errorf("counts %+v", c)
+	}
+}
+
+// TestStoredReadErrorsAreRunErrors: a PULL_HISTORY answered by ERROR is a noted run error and
+// is retried on the pair's other connection; a pair whose history stays unreadable is counted
+// as incomplete, never skipped in silence.
+func TestStoredReadErrorsAreRunErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		refusals   int64
+		incomplete int64
+	}{
+		{"one refusal is retried", 1, 0},
+		{"a history that stays unreadable", 1000, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := newFakeGateway(t)
+			gw.refuseHistory.Store(tc.refusals)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cfg := fakeConfig(gw, 60, 500*time.Millisecond)
+			cfg.History = history.NewRecorder()
+			rep, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := rep.Counts
+			wantErrors := min(tc.refusals, 3*storedAttempts)
+			if c.StoredErrors != wantErrors || c.StoredIncomplete != tc.incomplete || rep.ErrorCount != wantErrors {
+				t.Errorf("stored errors %d (want %d), incomplete %d (want %d), %d run errors %q", c.StoredErrors, wantErrors,
+					c.StoredIncomplete, tc.incomplete, rep.ErrorCount, rep.Errors)
+			}
+			if len(rep.Errors) == 0 || !strings.Contains(rep.Errors[0], "PULL_HISTORY") || !strings.Contains(rep.Errors[0], "UNAVAILABLE") {
+				t.Errorf("errors %q", rep.Errors)
+			}
+			if tc.incomplete == 0 && c.Stored != c.Acked {
+				t.Errorf("stored %d of %d acked after a retry", c.Stored, c.Acked)
+			}
+		})
 	}
 }

@@ -32,6 +32,8 @@ func (c *lgConn) readLoop(l *link) error {
 			c.onPush(m, now)
 		case contract.OpMailboxBatch:
 			c.handBatch(pullAnswer{m: m, at: now}, m.RequestID)
+		case contract.OpHistoryBatch:
+			c.handStored(pullAnswer{m: m, at: now}, m.RequestID)
 		case contract.OpPong:
 			if p := c.take(m.RequestID); p != nil && p.kind == kindPing {
 				c.r.rec.Record(SegPing, now.Sub(p.at).Microseconds())
@@ -70,7 +72,7 @@ func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	c.recordAck(p.ord, now, &ack)
 }
 
-// onError routes an ERROR to the SEND, pull or PING it answers. A SEND error is a
+// onError routes an ERROR to the SEND, pull, history read or PING it answers. A SEND error is a
 // failure of the run either way; UNAVAILABLE and INTERNAL leave the outcome unknown (the server
 // says "retry with the same client_message_id"), every other code is definite: never visible.
 func (c *lgConn) onError(m wire.Message, now time.Time) {
@@ -79,6 +81,10 @@ func (c *lgConn) onError(m wire.Message, now time.Time) {
 	code := contract.ErrorCode(e.GetCode())
 	if m.RequestID != 0 && m.RequestID == c.pullID.Load() {
 		c.handBatch(pullAnswer{at: now, err: fmt.Errorf("loadgen: PULL_MAILBOX refused: %s", code)}, m.RequestID)
+		return
+	}
+	if m.RequestID != 0 && m.RequestID == c.storedID.Load() {
+		c.handStored(pullAnswer{at: now, err: fmt.Errorf("ERROR %s", code)}, m.RequestID)
 		return
 	}
 	p := c.take(m.RequestID)

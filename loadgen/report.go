@@ -82,6 +82,9 @@ type Counts struct {
 	Pings                int64 `json:"pings"`
 	PingTimeouts         int64 `json:"ping_timeouts"`
 	Reconnects           int64 `json:"reconnects"`
+	Stored               int64 `json:"stored"`
+	StoredErrors         int64 `json:"stored_errors"`
+	StoredIncomplete     int64 `json:"stored_incomplete"`
 }
 
 // SegmentSummary is the whole-run distribution of one segment, milliseconds.
@@ -195,5 +198,6 @@ func (r *runState) counts(ph *phases, t tally) Counts {
 		Pulls: c.pulls.Load(), PullErrors: c.pullErrors.Load(), OwnCopies: c.ownCopies.Load(),
 		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign,
 		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(), Reconnects: c.reconnects.Load(),
+		Stored: c.stored.Load(), StoredErrors: c.storedErrors.Load(), StoredIncomplete: c.storedIncomplete.Load(),
 	}
 }

@@ -44,6 +44,7 @@ type counters struct {
 	pushes, pushEvents, pulls, pullErrors, ownCopies         atomic.Int64
 	cursorExpired, foreignEvents, pings, pingTimeouts        atomic.Int64
 	serverPings, delivered, reconnects                       atomic.Int64
+	stored, storedErrors, storedIncomplete                   atomic.Int64
 }
 
 const maxNotedErrors = 20
@@ -156,12 +157,15 @@ func (r *runState) connect(ctx context.Context, n int) ([]*lgConn, []*lgConn, er
 		a.peer, b.peer = b, a
 		a.out, b.out = &flow{}, &flow{}
 		a.in, b.in = b.out, a.out
+		a.pair = &pairConv{}
+		b.pair = a.pair
 	}
 	for _, c := range conns {
 		c.jobs = make(chan time.Time, r.cfg.QueuePerConn)
 		c.permits = make(chan struct{}, r.cfg.InflightPerConn)
 		c.pullNeeded = make(chan struct{}, 1)
 		c.batches = make(chan pullAnswer, 1)
+		c.stored = make(chan pullAnswer, 1)
 	}
 	return conns, pings, nil
 }
@@ -215,6 +219,9 @@ func (r *runState) measure(ctx, connCtx context.Context, stop func(), conns, pin
 	r.ctr.unsent.Add(ph.sched.Rejected)
 	r.awaitAnswers(ctx, ph.end)
 	ph.settle = r.settle(ctx, conns)
+	if r.hist != nil {
+		r.readStored(ctx, conns)
+	}
 	close(progDone)
 	progWG.Wait()
 	if now := time.Now(); r.rec.Open(now) >= time.Second {
