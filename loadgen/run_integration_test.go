@@ -12,7 +12,13 @@ import (
 	"github.com/qim-dev/qim/gates/svc"
 )
 
-func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
+func TestMain(m *testing.M) {
+	// The services inherit this process's environment and refuse unknown QIM_ variables, so
+	// the test-only switch is read here and taken out of the environment before anything starts.
+	writeRealHistory = os.Getenv(writeRealHistoryEnv) == "1"
+	os.Unsetenv(writeRealHistoryEnv)
+	os.Exit(itest.Main(m))
+}
 
 var (
 	buildOnce sync.Once
