@@ -50,16 +50,34 @@ func TestReconnectResumesAfterGatewayDrop(t *testing.T) {
 	if c.Reconnects != 8 || c.ConnectionsLost != 8 || gw.authCount() != 16 || !rep.Config.Reconnect {
 		t.Errorf("reconnects %d, lost %d, auths %d", c.Reconnects, c.ConnectionsLost, gw.authCount())
 	}
-	if okAfter == 0 || c.Unsent != 0 || c.Scheduled != 400 || c.Missing != 0 || c.Delivered != c.Scheduled || c.RawDuplicates != 0 {
+	// A SEND still in the socket when the gateway dropped it was never committed, so unknown
+	// sends may or may not be delivered; whatever the fake committed reaches the peer once.
+	if okAfter == 0 || c.Unsent != 0 || c.Scheduled != 400 || c.Missing != 0 || c.Delivered < c.Acked ||
+		c.Stored != c.Delivered || c.RawDuplicates != 0 {
 		t.Errorf("after the restart %d acked; counts %+v", okAfter, c)
 	}
 	if c.Unknown == 0 || c.Acked+c.Unknown != c.Scheduled || int64(v.kinds[history.Info]) != c.Unknown {
 		t.Errorf("acked %d + unknown %d != scheduled %d, or %d Info events", c.Acked, c.Unknown, c.Scheduled, v.kinds[history.Info])
 	}
 	for k := range v.invoked {
-		if _, acked := v.ok[k]; !acked && len(v.deliver[k]) != 2 { // committed: the peer's and the own copy
-			t.Errorf("%s: unacknowledged, committed, delivered %d times", k, len(v.deliver[k]))
+		if _, acked := v.ok[k]; !acked {
+			checkUnknownSend(t, v, k)
 		}
+	}
+}
+
+// checkUnknownSend: an unacknowledged send reached its peer at most once, and exactly when it
+// is in the stored conversation.
+func checkUnknownSend(t *testing.T, v *historyView, k history.Key) {
+	t.Helper()
+	toPeer := 0
+	for _, d := range v.deliver[k] {
+		if d.Recipient != d.Sender {
+			toPeer++
+		}
+	}
+	if _, stored := v.stored[k]; toPeer > 1 || stored != (toPeer == 1) {
+		t.Errorf("%s: unacknowledged, delivered to the peer %d times, stored %v", k, toPeer, stored)
 	}
 }
 
