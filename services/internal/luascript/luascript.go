@@ -14,6 +14,9 @@
 // (prologue.go), and checks the Go call and reply types of each script against the header
 // (bind.go), so the agreement between a script and its caller is machine-checked at package
 // initialisation rather than kept in comments (docs/adr/0018-lua-script-interface-header.md).
+//
+// A build with `-tags failpoints` can make one call of a script die right after its k-th write
+// (fault_on.go), for the stores' TestLuaFault tests; a normal build carries no trace of it.
 package luascript
 
 import (
@@ -30,6 +33,7 @@ import (
 // Script is one Lua script with its SHA computed at construction.
 type Script struct {
 	name  string
+	src   string // what Redis runs; only the fault hook of a failpoints build reads it
 	s     *redis.Script
 	iface Interface
 }
@@ -81,7 +85,8 @@ func load(fsys fs.FS, prelude, name string) (*Script, error) {
 	if body, _, err = compileSource(iface, body, true, headerLines+1); err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
 	}
-	return &Script{name: name, s: redis.NewScript(prologue(name, iface, preUndeclared) + pre + "\n" + body), iface: iface}, nil
+	full := prologue(name, iface, preUndeclared) + pre + "\n" + body
+	return &Script{name: name, src: full, s: redis.NewScript(full), iface: iface}, nil
 }
 
 func read(fsys fs.FS, name string) (string, error) {
@@ -180,6 +185,10 @@ func pipeline(ctx context.Context, rdb redis.Cmdable, calls []Call) ([]*redis.Cm
 	// Pipelined's own error is only the first failed command's; each command is inspected below.
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range calls {
+			if src, ok := faultSource(ctx, c.script); ok { // never in a normal build (fault_off.go)
+				cmds = append(cmds, p.Eval(ctx, src, c.keys, c.args...))
+				continue
+			}
 			cmds = append(cmds, c.script.s.EvalSha(ctx, p, c.keys, c.args...))
 		}
 		return nil
