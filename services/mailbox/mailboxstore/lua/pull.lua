@@ -84,8 +84,10 @@ if #flat == 0 then
   return reply{status = 'EXP', next = nxt, has_more = 0, members = {}}
 end
 if #gone > 0 then
-  redis.call('HDEL', K.index, unpack(gone))
+  -- The mark first: the gone fields are what it is computed from, so a call that dies between
+  -- the two writes leaves them for its retry instead of a lowered mark (a silent gap).
   redis.call('HSET', K.index, 't', trim)
+  redis.call('HDEL', K.index, unpack(gone))
 end
 if redis.call('TTL', K.index) < ttl then redis.call('EXPIRE', K.index, ttl) end
 store_cursor()
