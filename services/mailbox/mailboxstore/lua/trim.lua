@@ -30,8 +30,10 @@ for i = 1, #flat, 2 do
   end
 end
 if #drop == 0 then return reply{mark = trim or ''} end
-for _, f in ipairs(drop) do redis.call('DEL', prefix .. string.sub(f, 2)) end
-redis.call('HDEL', K.index, unpack(drop))
+-- The mark and its TTL first, the index fields it is computed from last: a call that dies in
+-- between leaves the fields for its retry, which then computes the same mark and finishes.
 redis.call('HSET', K.index, 't', trim)
 if redis.call('TTL', K.index) < ttl then redis.call('EXPIRE', K.index, ttl) end
+for _, f in ipairs(drop) do redis.call('DEL', prefix .. string.sub(f, 2)) end
+redis.call('HDEL', K.index, unpack(drop))
 return reply{mark = trim}
