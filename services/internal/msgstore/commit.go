@@ -108,7 +108,9 @@ func (s *Store) Record(ctx context.Context, k CommitKey) (Commit, error) {
 // (ErrNotRecorded for a RESERVED commit, ErrNotFound for a missing one). A committed hash keeps
 // only the ACK-replay fields and expires at CommittedAtMs + contract.IdempotencyWindow; after that
 // the key is forgotten and the same client_message_id creates a new message (the window is the
-// contract). Marking twice is a no-op that keeps the first committed_at.
+// contract). Marking twice keeps the first committed_at and redoes, from it, the expiry, owner and
+// recovery-index writes that follow the state change, so a mark that died after its state write
+// is finished by the next one.
 func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 	errs := make([]error, len(reqs))
 	calls := make([]call, 0, len(reqs))

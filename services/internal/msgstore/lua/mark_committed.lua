@@ -7,23 +7,34 @@
 -- On D: rebuild the hash with only what an ACK replay needs (st idn mid seq cid cat) — DEL and
 -- HSET rather than HDEL, because a hash never converts back from hashtable to listpack once the
 -- record made it large — expire it at committed_at + window and leave the recovery index.
--- On C: no-op returning the original committed_at (idempotent retry). On R: QIMNOTREC.
+-- On C: returns the original committed_at (idempotent retry) after redoing the expiry, owner
+-- and recovery-index writes from it: they follow the state write, so a mark that died between
+-- them left some undone, and a complete mark is unchanged by the same values. On R: QIMNOTREC.
 -- The expiry is absolute from the caller's committed_at: a commit marked with a committed_at
 -- older than the window is forgotten at once, exactly as if the window had passed.
 -- Reply: st 'C' and the committed_at_ms that holds.
 if not ARITY then return fail('QIMINVAL', 'want 2 arguments') end
 local cat, win = posint(A.committed_at_ms), posint(A.window_ms)
 if not cat or not win then return fail('QIMINVAL', 'committed_at_ms and window_ms must be positive integers') end
+-- The writes after the state write, from the committed_at that holds.
+local function settle(at)
+  redis.call('PEXPIREAT', K.commit, dec(at + win))
+  redis.call('SET', K.owner, K.commit, 'PXAT', dec(at + win))
+  redis.call('ZREM', K.pending, K.commit)
+end
 local h = redis.call('HMGET', K.commit, 'st', 'idn', 'mid', 'seq', 'cid', 'cat')
 if not h[1] then return fail('QIMNOTFOUND', 'no commit under this key') end
-if h[1] == 'C' then return reply{st = 'C', committed_at_ms = h[6] or ''} end
+if h[1] == 'C' then
+  local held = posint(h[6])
+  if not held then return fail('QIMCORRUPT', 'committed commit lacks committed_at') end
+  settle(held)
+  return reply{st = 'C', committed_at_ms = h[6]}
+end
 if h[1] == 'R' then return fail('QIMNOTREC', 'commit is reserved but not recorded') end
 if h[1] ~= 'D' or not h[2] or not h[3] or not h[4] or not h[5] then
   return fail('QIMCORRUPT', 'recorded commit lacks fields')
 end
 redis.call('DEL', K.commit)
 redis.call('HSET', K.commit, 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', A.committed_at_ms)
-redis.call('PEXPIREAT', K.commit, dec(cat + win))
-redis.call('SET', K.owner, K.commit, 'PXAT', dec(cat + win))
-redis.call('ZREM', K.pending, K.commit)
+settle(cat)
 return reply{st = 'C', committed_at_ms = A.committed_at_ms}
