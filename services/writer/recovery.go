@@ -60,6 +60,11 @@ func (c *committer) resume(ctx context.Context, k msgstore.CommitKey) error {
 		return err // gone: finished concurrently or expired; nothing to resume
 	}
 	if cm.State == msgstore.StateCommitted {
+		// Still in the index: a mark died after its state write. Marking again redoes the
+		// expiry, owner and index writes from the stored committed_at (the argument is ignored).
+		if errs := c.store.MarkCommitted(ctx, []msgstore.MarkRequest{{Key: k, CommittedAtMs: c.now().UnixMilli()}}); errs[0] != nil {
+			return fmt.Errorf("writer: recover mark of a committed commit: %w", errs[0])
+		}
 		return nil
 	}
 	if cm.State == msgstore.StateReserved {

@@ -1,0 +1,103 @@
+//go:build failpoints
+
+package writer
+
+import (
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates/itest"
+	"github.com/qim-dev/qim/services/internal/luascript"
+	"github.com/qim-dev/qim/services/internal/luascript/luascripttest"
+	"github.com/qim-dev/qim/services/internal/msgstore"
+)
+
+// faultDB is the core Redis database this test flushes (msgstore's matrix uses 11, identity's 13).
+const faultDB = 14
+
+// TestLuaFaultRecoveryFinishesMark is the service side of the "Lua script fault" cell for
+// mark_committed.lua: the writer does not retry a failed mark itself (the client's retry of the
+// send finds the commit COMMITTED and replays the ACK), so a mark that died after its state write
+// is finished by the recovery loop, which must leave exactly the keyspace of a fault-free mark.
+// k = 1 (the hash deleted before it is rebuilt) is a reported defect of the script and not run.
+//
+// Run: go test -tags failpoints -run TestLuaFault ./services/...
+func TestLuaFaultRecoveryFinishesMark(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: itest.Endpoints(t).RedisCore, DB: faultDB})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := t.Context()
+	store := msgstore.New(rdb)
+	c := newCommitter(store, nil, nil, newMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)), 1, 1)
+
+	now := time.Now().UnixMilli()
+	in := faultIntent(t, now-1000) // reserved before the recovery horizon (grace 0)
+	mark := []msgstore.MarkRequest{{Key: in.Key, CommittedAtMs: now}}
+	run := func(k int) luascripttest.Keyspace {
+		t.Helper()
+		if err := rdb.FlushDB(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, errs := store.ReserveAndRecord(ctx, []msgstore.Intent{in}); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if k == 0 {
+			if err := store.MarkCommitted(ctx, mark)[0]; err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			fctx := luascript.WithFault(ctx, &luascript.Fault{Script: "mark_committed.lua", After: k})
+			if err := store.MarkCommitted(fctx, mark)[0]; !luascript.IsInjectedFault(err) {
+				t.Fatalf("k=%d: mark: %v, want the injected fault", k, err)
+			}
+			if _, err := c.recoverOnce(ctx, 0); err != nil {
+				t.Fatalf("k=%d: recovery: %v", k, err)
+			}
+		}
+		ks, err := luascripttest.Dump(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ks
+	}
+	control := run(0)
+	for k := 2; k <= 5; k++ {
+		if d := luascripttest.Diff(control, run(k), 5*time.Second); len(d) > 0 {
+			t.Errorf("mark died after write %d; after recovery, against a fault-free mark:\n%s", k, strings.Join(d, "\n"))
+		}
+	}
+}
+
+// faultIntent is a valid intent of a fresh conversation reserved at nowMs. The record's bytes do
+// not matter to the store (the script appends conversation_seq to whatever it is given).
+func faultIntent(t *testing.T, nowMs int64) msgstore.Intent {
+	t.Helper()
+	u := func() contract.U128 {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		b[15] |= 1
+		v, _ := contract.U128FromBytes(b[:])
+		return v
+	}
+	conv, err := contract.GroupConversationID(u())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid, err := contract.NewMessageID(uint64(nowMs), 1, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := msgstore.Intent{
+		Key:       msgstore.CommitKey{Tenant: u(), Sender: 42, ClientMessageID: contract.ClientMessageID(u()), Conversation: conv},
+		MessageID: mid, Record: []byte("\x0a\x01x"), NowMs: nowMs,
+	}
+	copy(in.Identity[:], "QIMD-fault-test")
+	return in
+}
