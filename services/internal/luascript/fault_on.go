@@ -79,9 +79,9 @@ func FaultSource(src string, after int) string {
 }
 
 // writeCommands are the Redis commands with the "write" flag a script may call (Redis 7.0;
-// TestFaultCommandLists checks every entry against the server's COMMAND INFO). A write that did
-// not change anything (SET NX on an existing key, ZREM of an absent member) still counts: the
-// fault is placed by command, not by effect. Container commands (XGROUP, XINFO, OBJECT) are in
+// TestLuaFaultHookCommandLists checks every entry against the server's COMMAND INFO). A write
+// that did not change anything (SET NX on an existing key, ZREM of an absent member) still
+// counts: the fault is placed by command, not by effect. Container commands (XGROUP, XINFO, OBJECT) are in
 // neither list: their flags are their subcommands', which COMMAND INFO does not show here.
 var writeCommands = []string{
 	"APPEND", "BITFIELD", "BITOP", "COPY", "DECR", "DECRBY", "DEL", "EXPIRE", "EXPIREAT",

@@ -43,7 +43,7 @@ type faultyReply struct {
 
 // For every k the script leaves exactly its first k writes, an aliased or pcall'ed call included;
 // a fault beyond the last write changes nothing; the fault is taken by one call only.
-func TestFaultStopsAtWrite(t *testing.T) {
+func TestLuaFaultHookStopsAtWrite(t *testing.T) {
 	rdb, ctx := testRedis(t), t.Context()
 	b := Bind[faultyArgs, faultyReply](MustLoad(faultLua, "prelude.lua", "faulty.lua"))
 	p := "qim:test:luascript:fault:"
@@ -85,7 +85,7 @@ func TestFaultStopsAtWrite(t *testing.T) {
 }
 
 // Run sends the armed call as EVAL and the rest of the batch as EVALSHA.
-func TestFaultInRun(t *testing.T) {
+func TestLuaFaultHookInRun(t *testing.T) {
 	rdb, ctx := testRedis(t), t.Context()
 	b := Bind[faultyArgs, faultyReply](MustLoad(faultLua, "prelude.lua", "faulty.lua"))
 	p := "qim:test:luascript:faultrun:"
@@ -105,7 +105,7 @@ func TestFaultInRun(t *testing.T) {
 }
 
 // The rewrite keeps the script's line numbers, and an unlisted command fails the call loudly.
-func TestFaultSourceShape(t *testing.T) {
+func TestLuaFaultHookSourceShape(t *testing.T) {
 	sc := MustLoad(faultLua, "prelude.lua", "faulty.lua")
 	if got, want := strings.Count(FaultSource(sc.src, 2), "\n"), strings.Count(sc.src, "\n"); got != want {
 		t.Fatalf("rewritten source has %d newlines, the script %d", got, want)
@@ -121,7 +121,7 @@ func TestFaultSourceShape(t *testing.T) {
 
 // Every listed write command has the server's "write" flag and no listed read command has it:
 // the fault counts what Redis counts as a write.
-func TestFaultCommandLists(t *testing.T) {
+func TestLuaFaultHookCommandLists(t *testing.T) {
 	rdb, ctx := testRedis(t), t.Context()
 	info, err := rdb.Command(ctx).Result()
 	if err != nil {
