@@ -34,24 +34,32 @@ func (g grpcServer) SendStream(stream internalv1.Writer_SendStreamServer) error 
 	answers := make(chan *internalv1.SendOutcome, limit)
 	var sendErr error
 	var wg sync.WaitGroup
+	quit := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for o := range answers {
-			if sendErr == nil {
-				sendErr = stream.Send(o)
+		for {
+			select {
+			case o, ok := <-answers:
+				if !ok {
+					return
+				}
+				if sendErr == nil {
+					sendErr = stream.Send(o)
+				}
+			case <-quit:
+				return
 			}
 		}
 	}()
 	recvErr := g.readLoop(stream, permits, answers)
-	for i := 0; i < limit; i++ { // wait until every answered send released its permit
-		select {
-		case permits <- struct{}{}:
-		case <-s.done: // the pipeline is gone; unanswered sends stay in the recovery index
-			i = limit
-		}
+	if drainPermits(permits, limit, s.done) {
+		close(answers)
+	} else {
+		// The pipeline stopped: answers that still come land in the channel's room (one slot
+		// per permit) and are dropped with it; it is never closed under a late writer.
+		close(quit)
 	}
-	close(answers)
 	wg.Wait()
 	if recvErr != nil {
 		return recvErr
@@ -141,4 +149,17 @@ func (s *Service) send(ctx context.Context, in *internalv1.AuthenticatedSend, do
 	if err := s.committer.submit(ctx, cl); err != nil {
 		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "send abandoned: %v", err))
 	}
+}
+
+// drainPermits waits until every answered send released its permit (true) or the pipeline
+// stopped answering (false; unanswered sends stay in the recovery index).
+func drainPermits(permits chan struct{}, limit int, done <-chan struct{}) bool {
+	for i := 0; i < limit; i++ {
+		select {
+		case permits <- struct{}{}:
+		case <-done:
+			return false
+		}
+	}
+	return true
 }

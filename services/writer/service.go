@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -36,8 +37,9 @@ type Service struct {
 	lease     *identity.Lease
 	ids       *identity.Issuer
 	committer *committer
-	done      chan struct{} // closed when Run returned: no pipeline is left to answer a send
-	stop      atomic.Bool   // no new send is accepted (lease lost or stopping)
+	done      chan struct{} // closed when the pipeline stops answering sends (see halt)
+	halted    sync.Once
+	stop      atomic.Bool // no new send is accepted (lease lost or stopping)
 	grpcAddr  atomic.Pointer[string]
 }
 
@@ -69,9 +71,18 @@ func (s *Service) GRPCAddr() string {
 // closed: a Redis that does not fsync every write, a missing or mis-partitioned Outbox topic, or
 // no free writer_id refuse to start with an error naming the cause.
 func (s *Service) Run(ctx context.Context) error {
-	defer close(s.done)
+	defer s.halt()
 	return s.proc.Run(ctx, s.start, s.ready)
 }
+
+// halt closes done: the pipeline answers no more sends, so a send stream stops waiting for
+// answers. It runs when the process begins to stop (before the gRPC servers drain), not when
+// Run returns: Run waits for the servers, the servers wait for their stream handlers, and a
+// handler waiting for answers the stopped pipeline will never give would hold the process
+// forever — what the chaos matrix found (a writer that lost its lease, or got SIGTERM with the
+// broker unreachable, never exited). Unanswered sends stay unknown to the client, whose retry
+// resumes the same intent; the recovery loop finishes them otherwise.
+func (s *Service) halt() { s.halted.Do(func() { close(s.done) }) }
 
 // start performs the start-up checks in order, builds the commit pipeline and registers its
 // loops and the gRPC server.
@@ -133,7 +144,10 @@ func (s *Service) register() {
 			s.grpcAddr.Store(&addr)
 			s.log.Info("writer: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "writer_id", s.lease.WriterID())
 		}})
-	s.proc.OnStop(func() { s.stop.Store(true) })
+	s.proc.OnStop(func() {
+		s.stop.Store(true)
+		s.halt()
+	})
 }
 
 func (s *Service) claimLease(ctx context.Context) (*identity.Lease, error) {
