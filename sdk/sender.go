@@ -21,8 +21,12 @@ import (
 	"github.com/qim-dev/qim/wire"
 )
 
-// sendRetryMax caps the pause after repeated retryable SEND failures.
-const sendRetryMax = 30 * time.Second
+// sendRetryMax caps the pause after repeated retryable SEND failures. It is short on purpose:
+// the pause is measured from the last failure, so after an outage the user's pending messages
+// wait up to this long after the server recovered. The chaos matrix's writer-pause cell (a 65 s
+// writer outage) saw SDK conversations frozen 10 s past the heal with a 30 s cap (STALLED);
+// a retry every 5 s costs one SEND frame per client during an outage, which is nothing.
+const sendRetryMax = 5 * time.Second
 
 // flushPending sends queued sends that are not in flight, oldest first, up to the in-flight cap.
 func (e *engine) flushPending(now time.Time) {
