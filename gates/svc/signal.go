@@ -36,9 +36,16 @@ func (s *Set) signal(name string, sig syscall.Signal) error {
 	case <-p.exited:
 		return nil
 	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.exited
-		return fmt.Errorf("svc: %s ignored %v for 15 s and was killed", name, sig)
+		// SIGQUIT first: the Go runtime writes every goroutine's stack to the service's log and
+		// exits, so the log shows where it hung instead of just that it did.
+		_ = syscall.Kill(-pgid, syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(3 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.exited
+		}
+		return fmt.Errorf("svc: %s ignored %v for 15 s and was stopped with SIGQUIT (goroutine dump in its log)", name, sig)
 	}
 }
 
@@ -136,4 +143,17 @@ func procState(pid int) byte {
 		return 0
 	}
 	return f[0][0]
+}
+
+// Signal sends sig to one running service's process group and returns without waiting (the
+// chaos matrix makes a dormant failpoint live with SIGUSR1).
+func (s *Set) Signal(name string, sig syscall.Signal) error {
+	p, err := s.running(name)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("svc: signal %s to %s: %w", sig, name, err)
+	}
+	return nil
 }

@@ -184,3 +184,6 @@ func (s *Set) LogTail(name string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// LogPath is the file a service's stdout and stderr are appended to (every start of it).
+func (s *Set) LogPath(name string) string { return filepath.Join(s.dir, name+".log") }
