@@ -220,6 +220,7 @@ func (r *runState) measure(ctx, connCtx context.Context, stop func(), conns, pin
 	r.awaitAnswers(ctx, ph.end)
 	ph.settle = r.settle(ctx, conns)
 	if r.hist != nil {
+		r.drainForHistory(ctx, conns)
 		r.readStored(ctx, conns)
 	}
 	close(progDone)

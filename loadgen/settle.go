@@ -52,3 +52,29 @@ func missingIn(conns []*lgConn) int64 {
 	}
 	return n
 }
+
+// drainForHistory runs, with a history recorder only, after the settle wait and before the
+// durable history is read: it keeps asking every connection for pull rounds until the history
+// stopped growing for historyQuiet (at most historyDrainMax). The settle wait ends when every
+// peer message arrived, but a sender's own copies (materialized in its own mailbox shard) and
+// committed sends of unknown outcome are not in its ledger; without this drain the checker
+// would see the tail of those as holes.
+func (r *runState) drainForHistory(ctx context.Context, conns []*lgConn) {
+	start := time.Now()
+	last, lastChange := r.hist.Len(), start
+	for time.Since(lastChange) < historyQuiet && time.Since(start) < historyDrainMax && ctx.Err() == nil {
+		for _, c := range conns {
+			c.wantPull()
+		}
+		time.Sleep(250 * time.Millisecond)
+		if n := r.hist.Len(); n != last {
+			last, lastChange = n, time.Now()
+		}
+	}
+}
+
+// Bounds of drainForHistory.
+const (
+	historyQuiet    = 2 * time.Second
+	historyDrainMax = 15 * time.Second
+)
