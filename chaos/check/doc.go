@@ -10,7 +10,8 @@
 //	delivery.go  LOST, FAILED_VISIBLE, UNKNOWN_DELIVERED / UNKNOWN_ABSENT
 //	duplicate.go DUPLICATE (two message ids for one send, or one id twice after the SDK's dedup)
 //	reuse.go     REUSED (one identity naming two things: seq, send or message id)
-//	order.go     ORDER (real-time order within a conversation, mailbox order per recipient)
+//	order.go     ORDER (real-time order within a conversation and in each recipient's mailbox),
+//	             LATE_COMMIT (info: a commit finished after later ones, no real-time order broken)
 //	gap.go       GAP (committed, in durable history, never delivered) and PHANTOM
 //	stall.go     STALLED (a mailbox or a writer frozen past the heal)
 //	recovery.go  how long after the fault sends were acknowledged and the backlog drained

@@ -83,11 +83,15 @@ type recvConv struct {
 	conv      contract.ConversationID
 }
 
-// checkMailboxOrder requires each recipient's mailbox to hand out one conversation's messages
-// in seq order: its first delivery of each message id, sorted by mailbox_seq, has strictly
-// increasing seq. Two messages of one conversation at one mailbox_seq break it too (a
-// mailbox_seq holds at most one entry per event type, invariant 9). Deliveries without a
-// mailbox_seq (the SDK lane does not see it) are not judged here.
+// checkMailboxOrder judges each recipient's mailbox order within one conversation: its first
+// delivery of each message id, sorted by mailbox_seq, should carry increasing seqs. A reversal
+// is ORDER when real-time order demanded the mailbox's other order — the later-placed message
+// was acknowledged before the earlier-placed one was even sent, so it was in the Outbox first
+// and every replay keeps its first mailbox_seq. Otherwise it is LATE_COMMIT (info): a commit
+// finished by a retry or the recovery loop after later sends committed, which the protocol
+// allows (clients place messages by conversation_seq). Two messages of one conversation at one
+// mailbox_seq are ORDER (a mailbox_seq holds at most one entry per event type, invariant 9).
+// Deliveries without a mailbox_seq (the SDK lane does not see it) are not judged here.
 func checkMailboxOrder(l *ledger, rep *report) {
 	groups := make(map[recvConv][]int32)
 	var order []recvConv
@@ -105,25 +109,51 @@ func checkMailboxOrder(l *ledger, rep *report) {
 	for _, rc := range order {
 		idx := groups[rc]
 		slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(l.ev[a].MailboxSeq, l.ev[b].MailboxSeq) })
-		for n := 1; n < len(idx); n++ {
-			prev, cur := &l.ev[idx[n-1]], &l.ev[idx[n]]
-			if why := mailboxOrderBroken(prev, cur); why != "" {
-				rep.add(Finding{Verdict: Order, Key: cur.Key(), Recipient: cur.Recipient, MessageID: cur.MessageID,
-					Conversation: cur.Conversation, ConvSeq: cur.ConvSeq, AtUs: cur.AtUs, Detail: why})
-			}
-		}
+		judgeMailboxRun(l, rep, idx)
 	}
 }
 
-// mailboxOrderBroken compares two consecutive first deliveries (by mailbox_seq).
-func mailboxOrderBroken(prev, cur *history.Event) string {
-	switch {
-	case cur.MailboxSeq == prev.MailboxSeq:
-		return fmt.Sprintf("two messages of one conversation at mailbox_seq %d (seqs %d, %d)",
-			cur.MailboxSeq, prev.ConvSeq, cur.ConvSeq)
-	case cur.ConvSeq <= prev.ConvSeq:
-		return fmt.Sprintf("mailbox_seq %d carries seq %d after mailbox_seq %d carried seq %d",
-			cur.MailboxSeq, cur.ConvSeq, prev.MailboxSeq, prev.ConvSeq)
+// judgeMailboxRun walks one (recipient, conversation) in mailbox order. Against every earlier
+// entry with a higher seq it checks real-time order; the running maximum keeps it linear in the
+// common case (no reversal), and a reversal compares only with the entries above its seq.
+func judgeMailboxRun(l *ledger, rep *report, idx []int32) {
+	for n := 1; n < len(idx); n++ {
+		prev, cur := &l.ev[idx[n-1]], &l.ev[idx[n]]
+		if cur.MailboxSeq == prev.MailboxSeq {
+			rep.add(mailboxFinding(Order, cur, fmt.Sprintf("two messages of one conversation at mailbox_seq %d (seqs %d, %d)",
+				cur.MailboxSeq, prev.ConvSeq, cur.ConvSeq)))
+			continue
+		}
+		if cur.ConvSeq > prev.ConvSeq {
+			continue
+		}
+		verdict, why := LateCommit, ""
+		for m := n - 1; m >= 0; m-- {
+			earlier := &l.ev[idx[m]]
+			if earlier.ConvSeq <= cur.ConvSeq {
+				continue
+			}
+			if ackedBeforeSent(l, cur, earlier) {
+				verdict, why = Order, fmt.Sprintf("acknowledged before seq %d (mailbox_seq %d) was sent, yet placed after it",
+					earlier.ConvSeq, earlier.MailboxSeq)
+				break
+			}
+		}
+		if why == "" {
+			why = fmt.Sprintf("mailbox_seq %d carries seq %d after mailbox_seq %d carried seq %d (committed late; no real-time order broken)",
+				cur.MailboxSeq, cur.ConvSeq, prev.MailboxSeq, prev.ConvSeq)
+		}
+		rep.add(mailboxFinding(verdict, cur, why))
 	}
-	return ""
+}
+
+// ackedBeforeSent reports whether a's SEND_ACK was read before b's SEND was written.
+func ackedBeforeSent(l *ledger, a, b *history.Event) bool {
+	sa, sb := l.sends[a.Key()], l.sends[b.Key()]
+	return sa != nil && sb != nil && sa.ok && sb.invoked && sa.okUs < sb.invokeUs
+}
+
+func mailboxFinding(v Verdict, e *history.Event, why string) Finding {
+	return Finding{Verdict: v, Key: e.Key(), Recipient: e.Recipient, MessageID: e.MessageID,
+		Conversation: e.Conversation, ConvSeq: e.ConvSeq, AtUs: e.AtUs, Detail: why}
 }

@@ -27,13 +27,20 @@ const (
 const (
 	UnknownDelivered Verdict = "UNKNOWN_DELIVERED"
 	UnknownAbsent    Verdict = "UNKNOWN_ABSENT"
+	// LateCommit: a recipient's mailbox holds a message after one with a higher seq, and no
+	// real-time order forbade it — a commit finished by a retry or by the writer's recovery loop
+	// after later sends committed (docs/adr/0019-chaos-matrix.md). Clients place messages by
+	// conversation_seq, not by mailbox order (MailboxEvent.conversation_seq).
+	LateCommit Verdict = "LATE_COMMIT"
 )
 
 // Failures lists the failure verdicts in report order.
 var Failures = []Verdict{Lost, Duplicate, Reused, Order, Gap, Stalled, FailedVisible, Phantom}
 
 // Failure reports whether v fails a cell.
-func (v Verdict) Failure() bool { return v != UnknownDelivered && v != UnknownAbsent }
+func (v Verdict) Failure() bool {
+	return v != UnknownDelivered && v != UnknownAbsent && v != LateCommit
+}
 
 // Finding is one violation (or one info outcome). Fields the rule does not know are zero.
 type Finding struct {
