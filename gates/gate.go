@@ -84,6 +84,8 @@ type Env struct {
 	Deployment func(ctx context.Context) (*svc.Set, error)
 	// Perf configures gate 5 (perf) from `qim-gate run` flags.
 	Perf PerfOptions
+	// Chaos configures the chaos gate from `qim-gate run` flags.
+	Chaos ChaosOptions
 }
 
 // Progressf writes one progress line.

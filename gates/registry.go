@@ -14,6 +14,7 @@ func Registry() []Gate {
 		redisArtifactsGate{},
 		invariantsGate{},
 		auditGate{},
+		chaosGate{},
 	}
 }
 

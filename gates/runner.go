@@ -24,6 +24,8 @@ type RunOptions struct {
 	Heartbeat time.Duration
 	// Perf configures gate 5 (perf); copied into Env.Perf.
 	Perf PerfOptions
+	// Chaos configures the chaos gate; copied into Env.Chaos.
+	Chaos ChaosOptions
 	// Skip names gates not to run, each with its reason (required). A skipped gate is reported
 	// as skipped with the reason, never as passed, and does not fail the run.
 	Skip map[string]string
@@ -58,7 +60,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	}
 	lazy := &lazyStack{newStack: o.NewStack}
 	defer lazy.down(o.Progress)
-	env := &Env{Root: o.Root, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf}
+	env := &Env{Root: o.Root, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
 	deploy := &lazyDeployment{env: env}
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get

@@ -25,6 +25,7 @@ type runOptions struct {
 	jsonPath  string
 	skip      []string
 	perf      gates.PerfOptions
+	chaos     gates.ChaosOptions
 }
 
 // ErrGatesFailed is returned (exit status 1) when any gate failed.
@@ -66,6 +67,7 @@ Examples:
 	f.Float64Var(&o.perf.CPUBudget, "cpu-budget", 0,
 		"perf: fail when CPU per ACKed message (ms, all accounted processes) exceeds this; judged at the capacity rate with --find-max (0: report only)")
 	f.BoolVar(&o.perf.Profile, "profile", false, "perf: CPU-profile every service in the middle of the window (pprof-<service>.pb.gz + .txt in the report dir)")
+	f.StringSliceVar(&o.chaos.Cells, "cells", nil, "chaos: cells to run, comma-separated (\"quick\": one kill of each process; default: the whole matrix; see qim-gate list)")
 	return cmd
 }
 
@@ -114,8 +116,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		NewStack: func() stack.Stack {
 			return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithDispatchShards(o.shards), stack.WithProgress(os.Stderr))
 		},
-		Perf: o.perf,
-		Skip: skip,
+		Perf:  o.perf,
+		Chaos: o.chaos,
+		Skip:  skip,
 	})
 	if err != nil {
 		return err

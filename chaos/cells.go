@@ -1,0 +1,126 @@
+package chaos
+
+import (
+	"time"
+
+	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/svc"
+)
+
+// Names of the failpoints the cells fire (services/internal/failpoint, which this package
+// cannot import). A name that drifted from the service's list arms nothing, the process never
+// dies, and the cell fails with ErrFaultMissed: the drift cannot pass silently.
+const (
+	fpWriterAfterReserve  = "writer-after-reserve"
+	fpWriterAfterRecord   = "writer-after-record"
+	fpWriterAfterOutbox   = "writer-after-outbox"
+	fpWriterBeforeAck     = "writer-before-ack"
+	fpFanoutBeforeCommit  = "fanout-before-offset-commit"
+	fpMailboxBeforeWrite  = "mailbox-before-materialize"
+	fpMailboxAfterWrite   = "mailbox-after-materialize"
+	writerLeaseTTL        = 60 * time.Second // 3 × contract.WriterLeaseRenew
+	pausePastLease        = writerLeaseTTL + 5*time.Second
+	brokerDownDuringRolls = 5 * time.Second
+)
+
+// Cell is one fault scenario of the matrix.
+type Cell struct {
+	Name  string
+	Title string
+	// Quick cells form the subset CI can afford: one kill of each process.
+	Quick bool
+	// Service and Failpoint, when set, start that service with the failpoint armed but dormant
+	// (QIM_FAILPOINT_ARM=signal); the fault makes it live.
+	Service, Failpoint string
+	Fault              Fault
+	Heal               Heal
+	// Hold is how long the fault lasts before Heal (0: heal as soon as the fault took effect).
+	Hold time.Duration
+	// Window overrides the load window for cells whose fault lasts long.
+	Window time.Duration
+	// GoTest, when set, makes the cell a `go <GoTest...>` run in the repository instead of a
+	// load cell: for faults only a test harness can inject (inside a Lua script).
+	GoTest []string
+}
+
+// Cells is the whole matrix in run order.
+func Cells() []Cell {
+	cells := []Cell{
+		failpointCell("writer-kill-after-reserve", "SIGKILL the writer after RESERVED", svc.Writer, fpWriterAfterReserve, false),
+		failpointCell("writer-kill-after-record", "SIGKILL the writer after RECORDED", svc.Writer, fpWriterAfterRecord, false),
+		failpointCell("writer-kill-after-outbox", "SIGKILL the writer after OUTBOXED, before COMMITTED", svc.Writer, fpWriterAfterOutbox, true),
+		failpointCell("writer-kill-before-ack", "SIGKILL the writer after COMMITTED, before the SEND_ACK", svc.Writer, fpWriterBeforeAck, false),
+		failpointCell("fanout-kill-mid-batch", "SIGKILL the FanoutCoordinator after producing a batch's dispatches, before committing its Outbox position", svc.Fanout, fpFanoutBeforeCommit, true),
+		failpointCell("mailbox-kill-before-materialize", "SIGKILL the MailboxNode with a batch polled and checked, nothing written", svc.Mailbox, fpMailboxBeforeWrite, false),
+		failpointCell("mailbox-kill-mid-materialize", "SIGKILL the MailboxNode after a batch's entries and watermark are durable, before its pushes", svc.Mailbox, fpMailboxAfterWrite, true),
+		{Name: "session-kill", Title: "SIGKILL the SessionProjection", Quick: true,
+			Fault: killService(svc.Session), Heal: restartService(svc.Session)},
+		{Name: "gateway-kill", Title: "SIGKILL the gateway: clients reconnect and reconcile", Quick: true,
+			Fault: killService(svc.Gateway), Heal: restartService(svc.Gateway)},
+		{Name: "kafka-kill", Title: "SIGKILL the Kafka broker and restart it", Quick: true,
+			Fault: killServer(stack.ServerKafka), Heal: restartServer(stack.ServerKafka)},
+		{Name: "redis-core-kill", Title: "SIGKILL redis-core and restart it from its AOF (appendfsync always)", Quick: true,
+			Fault: killServer(stack.ServerRedisCore), Heal: restartServer(stack.ServerRedisCore)},
+		{Name: "redis-mailbox-kill", Title: "SIGKILL redis-mailbox and restart it (everysec: the dispatch log rebuilds what it lost)", Quick: true,
+			Fault: killServer(stack.ServerRedisMailbox), Heal: restartServer(stack.ServerRedisMailbox)},
+		{Name: "redis-mailbox-crash-lose-tail", Title: "SIGKILL redis-mailbox and cut the last ~second of writes off its AOF (a host crash under everysec), restart: the MailboxNode rebuilds from the dispatch log",
+			Fault: killServerLosingTail(stack.ServerRedisMailbox, aofTailLoss), Heal: restartServer(stack.ServerRedisMailbox)},
+		{Name: "writer-pause-past-lease", Title: "SIGSTOP the writer past its lease, SIGCONT: it must fence itself; restart",
+			Fault: pauseService(svc.Writer), Hold: pausePastLease, Heal: resumeFenced(svc.Writer),
+			Window: pausePastLease + 40*time.Second},
+		{Name: "rolling-restart-broker-down", Title: "graceful rolling restart of every service while the broker is unreachable (SIGSTOP)",
+			Fault: rollingRestartBrokerDown(), Hold: brokerDownDuringRolls, Heal: resumeBrokerAndServices(),
+			Window: 60 * time.Second},
+		luaFaultCell(),
+	}
+	return cells
+}
+
+func failpointCell(name, title, service, fp string, quick bool) Cell {
+	return Cell{Name: name, Title: title, Quick: quick, Service: service, Failpoint: fp,
+		Fault: fireFailpoint(service), Heal: restartService(service)}
+}
+
+// Select returns the cells named (all when names is empty; "quick" selects the quick subset)
+// or an error naming the unknown ones.
+func Select(names []string) ([]Cell, error) {
+	all := Cells()
+	if len(names) == 0 {
+		return all, nil
+	}
+	byName := map[string]Cell{}
+	for _, c := range all {
+		byName[c.Name] = c
+	}
+	var out []Cell
+	var unknown []string
+	for _, n := range names {
+		if n == "quick" {
+			for _, c := range all {
+				if c.Quick {
+					out = append(out, c)
+				}
+			}
+			continue
+		}
+		c, ok := byName[n]
+		if !ok {
+			unknown = append(unknown, n)
+			continue
+		}
+		out = append(out, c)
+	}
+	if len(unknown) > 0 {
+		return nil, &UnknownCellsError{Names: unknown, Known: cellNames(all)}
+	}
+	return out, nil
+}
+
+// luaFaultCell runs the script-level fault tests: a Redis error injected after each write
+// command of every mutating Lua script path must leave nothing behind or converge on retry.
+// Redis scripts are atomic against other clients but not against their own errors, so this is
+// the fault a server process kill cannot produce.
+func luaFaultCell() Cell {
+	return Cell{Name: "lua-script-fault", Title: "a Redis error injected between the write commands of each mutating Lua script path (all or nothing, or convergent retry)",
+		GoTest: []string{"test", "-v", "-count=1", "-tags", "failpoints", "-run", "TestLuaFault", "./services/..."}}
+}
