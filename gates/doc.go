@@ -1,4 +1,4 @@
-// Package gates is the acceptance harness behind `qim-gate`: a registry of the nine release gates
+// Package gates is the acceptance harness behind `qim-gate`: a registry of the ten release gates
 // (docs/architecture.md, section 7), a runner that executes them in order with a fresh qim-it-*
 // stack per run, and the machine-readable (<gate>.json) and human (report.html) reports.
 //
