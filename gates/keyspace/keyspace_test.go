@@ -60,6 +60,7 @@ func TestClassify(t *testing.T) {
 		want string // "" = unknown
 	}{
 		{core, "qim:cmt:{b007}:" + h + ":42:" + h, "msgstore.commit"},
+		{core, "qim:cmtshrunk:{b007}:" + h + ":42:" + h, "msgstore.commit_shrunk"},
 		{core, "qim:cmidown:" + h + ":42:" + h, "msgstore.cmid_owner"},
 		{core, "qim:cseq:{b007}:" + h + ":" + h, "msgstore.conversation_seq"},
 		{core, "qim:hidx:{b007}:" + h + ":" + h + ":0", "msgstore.history_index"},

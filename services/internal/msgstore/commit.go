@@ -121,8 +121,9 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
 			continue
 		}
-		calls = append(calls, s.scripts.markCommitted.Call(&markArgs{Commit: commitKey(r.Key), Pending: pendingKey,
-			Owner: ownerKey(r.Key), CommittedAtMs: r.CommittedAtMs, WindowMs: window}))
+		ck := commitKey(r.Key)
+		calls = append(calls, s.scripts.markCommitted.Call(&markArgs{Commit: ck, Pending: pendingKey,
+			Owner: ownerKey(r.Key), Shrunk: shrunkKey(ck), CommittedAtMs: r.CommittedAtMs, WindowMs: window}))
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {

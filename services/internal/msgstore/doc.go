@@ -24,7 +24,9 @@
 // Storage layout (tag = contract.ConversationCommitBucket(tenant, conv).KeyTag(), ids as 32
 // lowercase hex digits, numbers in decimal):
 //
-//	qim:cmt:{tag}:<tenant>:<sender>:<cmid>   hash  st idn mid seq cid rec rat [cat]
+//	qim:cmt:{tag}:<tenant>:<sender>:<cmid>   hash  st idn mid seq cid rec rat (COMMITTED: st idn mid seq cid cat)
+//	qim:cmtshrunk:{tag}:<tenant>:<sender>:<cmid>  hash  the COMMITTED hash while mark_committed.lua builds it
+//	qim:cmidown:<tenant>:<sender>:<cmid>     string the commit key that owns the client_message_id
 //	qim:cseq:{tag}:<tenant>:<cid>             string conversation_seq counter (INCR)
 //	qim:hidx:{tag}:<tenant>:<cid>:<bucket>    zset  score = seq, member = seq decimal
 //	qim:hrec:{tag}:<tenant>:<cid>:<seq>       string complete MessageRecord bytes

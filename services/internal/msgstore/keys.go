@@ -14,6 +14,7 @@ import (
 // outside msgstore reads these keys directly.
 const (
 	commitPrefix  = "qim:cmt:"
+	shrunkPrefix  = "qim:cmtshrunk:"
 	seqPrefix     = "qim:cseq:"
 	hidxPrefix    = "qim:hidx:"
 	hrecPrefix    = "qim:hrec:"
@@ -60,6 +61,12 @@ func commitKeyTagged(k CommitKey, tag string) string {
 	b = appendHex16(b, contract.U128(k.ClientMessageID))
 	return string(b)
 }
+
+// shrunkKey is where mark_committed.lua builds the shrunk COMMITTED hash before it RENAMEs it
+// over commitKey (the same name after the prefix, so the same hash tag). It exists only inside
+// the script, or after a mark that died between the two writes, until the next mark of the
+// still-RECORDED commit (its retry or the recovery loop) overwrites and consumes it.
+func shrunkKey(commitKey string) string { return shrunkPrefix + commitKey[len(commitPrefix):] }
 
 // convKeys are the per-conversation key names a script or a history read needs. The record and
 // index keys end in ':' and get the seq or bucket appended (in Lua or by appendSeqKey).
@@ -158,7 +165,9 @@ const hotHistoryBound = "no TTL and no trim until tiered history: the HistoryArc
 // KeyFamilies declares every key this package writes (all in the core Redis), for the
 // redis-artifacts gate (services.RedisKeyFamilies). A commit hash and its owner key get their
 // expiry at COMMITTED; until then they are an unfinished commit that a retry or the recovery
-// loop finishes, so one without a TTL after the load has settled is a stuck commit.
+// loop finishes, so one without a TTL after the load has settled is a stuck commit. A shrunk
+// commit is renamed away by the script that builds it and never gets a TTL of its own, so the
+// gate reports any it finds: a mark that died and was never finished.
 func KeyFamilies() []keyfamily.Family {
 	const t, h, n = tagPattern, hexPattern, numPattern
 	core := keyfamily.Core
@@ -168,6 +177,8 @@ func KeyFamilies() []keyfamily.Family {
 	return []keyfamily.Family{
 		keyfamily.New("msgstore.commit", core, "qim:cmt:{tag}:<tenant>:<sender>:<cmid>", commitPrefix,
 			t+":"+h+":"+n+":"+h).WithExample(commitKey(ex)).Expiring(),
+		keyfamily.New("msgstore.commit_shrunk", core, "qim:cmtshrunk:{tag}:<tenant>:<sender>:<cmid>", shrunkPrefix,
+			t+":"+h+":"+n+":"+h).WithExample(shrunkKey(commitKey(ex))).Expiring(),
 		keyfamily.New("msgstore.cmid_owner", core, "qim:cmidown:<tenant>:<sender>:<cmid>", ownerPrefix,
 			h+":"+n+":"+h).WithExample(ownerKey(ex)).Expiring(),
 		keyfamily.New("msgstore.conversation_seq", core, "qim:cseq:{tag}:<tenant>:<cid>", seqPrefix, t+":"+h+":"+h).

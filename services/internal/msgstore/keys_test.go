@@ -26,6 +26,9 @@ func TestKeyLayoutGolden(t *testing.T) {
 	if got := commitKey(k); got != wantCommit {
 		t.Errorf("commitKey = %q, want %q", got, wantCommit)
 	}
+	if got, want := shrunkKey(wantCommit), "qim:cmtshrunk:"+wantCommit[len("qim:cmt:"):]; got != want {
+		t.Errorf("shrunkKey = %q, want %q", got, want)
+	}
 	ck := newConvKeys(tenant, conv)
 	suffix := tag + ":0102030405060708090a0b0c0d0e0f10:2000000000000000000000000000002a"
 	for name, pair := range map[string][2]string{
@@ -78,6 +81,7 @@ func TestKeyFamiliesClassifyBuiltKeys(t *testing.T) {
 	ck := newConvKeys(k.Tenant, k.Conversation)
 	for key, want := range map[string]string{
 		commitKey(k):                          "msgstore.commit",
+		shrunkKey(commitKey(k)):               "msgstore.commit_shrunk",
 		ownerKey(k):                           "msgstore.cmid_owner",
 		ck.seq:                                "msgstore.conversation_seq",
 		string(appendNumKey(nil, ck.hidx, 0)): "msgstore.history_index",

@@ -32,12 +32,12 @@ func runOne[A, R any](t *testing.T, ctx context.Context, rdb *redis.Client, b *l
 }
 
 // layoutKeys are a test's own keys, so the layout tests share nothing with the store's.
-type layoutKeys struct{ commit, seq, pending, owner, hrec, hidx string }
+type layoutKeys struct{ commit, seq, pending, owner, shrunk, hrec, hidx string }
 
 func newLayoutKeys(t *testing.T) layoutKeys {
 	b := randU128(t).Bytes()
 	p := "qim:test:msgstore-layout:" + hex.EncodeToString(b[:]) + ":"
-	return layoutKeys{p + "commit", p + "seq", p + "pending", p + "owner", p + "hrec:", p + "hidx:"}
+	return layoutKeys{p + "commit", p + "seq", p + "pending", p + "owner", p + "shrunk", p + "hrec:", p + "hidx:"}
 }
 
 // Distinguishable values: every byte argument has its own length or fill, the bucket width (3)
@@ -127,7 +127,7 @@ func TestLayoutRecordAndMark(t *testing.T) {
 	}
 
 	cat, window := time.Now().UnixMilli(), int64(86_400_000)
-	mark := &markArgs{Commit: k.commit, Pending: k.pending, Owner: k.owner, CommittedAtMs: cat, WindowMs: window}
+	mark := &markArgs{Commit: k.commit, Pending: k.pending, Owner: k.owner, Shrunk: k.shrunk, CommittedAtMs: cat, WindowMs: window}
 	wantMark := markReply{St: "C", CommittedAtMs: strconv.FormatInt(cat, 10)}
 	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); got != wantMark {
 		t.Errorf("mark_committed: reply %+v, want %+v", got, wantMark)
@@ -143,6 +143,9 @@ func TestLayoutRecordAndMark(t *testing.T) {
 	}
 	if err := rdb.ZScore(ctx, k.pending, k.commit).Err(); err == nil {
 		t.Error("the commit is still in the recovery index")
+	}
+	if rdb.Exists(ctx, k.shrunk).Val() != 0 {
+		t.Error("the shrunk hash outlived the mark")
 	}
 	// A retry with another committed_at answers the original one.
 	mark.CommittedAtMs = cat + 999

@@ -48,6 +48,7 @@ type markArgs struct {
 	Commit        string `key:"commit"`
 	Pending       string `key:"pending"`
 	Owner         string `key:"owner"`
+	Shrunk        string `key:"shrunk"`
 	CommittedAtMs int64  `arg:"committed_at_ms"`
 	WindowMs      int64  `arg:"window_ms"`
 }

@@ -1,22 +1,28 @@
---! keys: commit pending owner
+--! keys: commit pending owner shrunk
 --! argv: committed_at_ms window_ms
 --! reply: st committed_at_ms
 -- mark_committed.lua: RECORDED → COMMITTED, after the Outbox produce was acknowledged.
 --   commit the commit hash, pending the recovery index (qim:cmtpending), owner the
---   client_message_id owner key; window_ms the idempotency window
--- On D: rebuild the hash with only what an ACK replay needs (st idn mid seq cid cat) — DEL and
--- HSET rather than HDEL, because a hash never converts back from hashtable to listpack once the
--- record made it large — expire it at committed_at + window and leave the recovery index.
+--   client_message_id owner key, shrunk the scratch key the COMMITTED hash is built under;
+--   window_ms the idempotency window
+-- On D: build a hash with only what an ACK replay needs (st idn mid seq cid cat) under shrunk and
+-- RENAME it over the commit, then expire the commit at committed_at + window, give the owner the
+-- same expiry and leave the recovery index. A new hash rather than HDEL, because a hash never
+-- converts back from hashtable to listpack once the record made it large (a committed hash is
+-- ~280 B as listpack, ~610 B as the HDEL'd hashtable); RENAME rather than DEL + HSET, because
+-- RENAME replaces the commit in one write: a mark that dies before it leaves the RECORDED hash
+-- whole (and the recovery index entry that finds it), and its retry or the recovery loop
+-- overwrites every field of shrunk and renames it. DEL + HSET lost the hash between the two.
 -- On C: returns the original committed_at (idempotent retry) after redoing the expiry, owner
--- and recovery-index writes from it: they follow the state write, so a mark that died between
--- them left some undone, and a complete mark is unchanged by the same values. On R: QIMNOTREC.
+-- and recovery-index writes from it: they follow the RENAME, so a mark that died between them
+-- left some undone, and a complete mark is unchanged by the same values. On R: QIMNOTREC.
 -- The expiry is absolute from the caller's committed_at: a commit marked with a committed_at
 -- older than the window is forgotten at once, exactly as if the window had passed.
 -- Reply: st 'C' and the committed_at_ms that holds.
 if not ARITY then return fail('QIMINVAL', 'want 2 arguments') end
 local cat, win = posint(A.committed_at_ms), posint(A.window_ms)
 if not cat or not win then return fail('QIMINVAL', 'committed_at_ms and window_ms must be positive integers') end
--- The writes after the state write, from the committed_at that holds.
+-- The writes after the RENAME, from the committed_at that holds.
 local function settle(at)
   redis.call('PEXPIREAT', K.commit, dec(at + win))
   redis.call('SET', K.owner, K.commit, 'PXAT', dec(at + win))
@@ -34,7 +40,9 @@ if h[1] == 'R' then return fail('QIMNOTREC', 'commit is reserved but not recorde
 if h[1] ~= 'D' or not h[2] or not h[3] or not h[4] or not h[5] then
   return fail('QIMCORRUPT', 'recorded commit lacks fields')
 end
-redis.call('DEL', K.commit)
-redis.call('HSET', K.commit, 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', A.committed_at_ms)
+-- Only this line writes shrunk keys, always these six fields and never a TTL, so one left by a
+-- mark that died is overwritten whole.
+redis.call('HSET', K.shrunk, 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', A.committed_at_ms)
+redis.call('RENAME', K.shrunk, K.commit)
 settle(cat)
 return reply{st = 'C', committed_at_ms = A.committed_at_ms}
