@@ -44,9 +44,11 @@ func validateIntent(in Intent) error {
 
 // ReserveAndRecord runs the fused commit step (RESERVED and RECORDED in one script) for a batch of
 // intents in ONE pipeline. Results and errors are per item (len(intents) each): an item may be
-// fresh (Fresh=true, State D), an existing commit of the same request (Fresh=false, any state: the
-// caller resumes R/D or replays the ACK for C), ErrIdentityConflict, ErrInvalidArgument,
-// ErrSeqExhausted or ErrCorrupt. Redis runs the pipeline in order, so fresh intents of one
+// fresh (Fresh=true, State D), an existing commit of the same request (Fresh=false, State D or C:
+// a RESERVED one — from Reserve, or from a call that died part-way — is recorded first, from its
+// stored intent; the caller produces D and replays the ACK for C), ErrIdentityConflict (another
+// request under the key, or the client_message_id owned in another conversation),
+// ErrInvalidArgument, ErrSeqExhausted or ErrCorrupt. Redis runs the pipeline in order, so fresh intents of one
 // conversation get increasing seqs in slice order. A transport error sets the same error on every
 // item; the outcome is then unknown and a retry of the batch is safe (every script is idempotent).
 func (s *Store) ReserveAndRecord(ctx context.Context, intents []Intent) ([]Commit, []error) {
@@ -91,11 +93,13 @@ func (s *Store) reserveBatch(ctx context.Context, sc *reserveBinding, op string,
 }
 
 // Record moves a RESERVED commit to RECORDED (writes the history record and index from the stored
-// record). On RECORDED or COMMITTED it is a no-op returning the current commit.
+// record). On RECORDED or COMMITTED it is a no-op returning the current commit. The returned seq
+// is the one that holds: a RESERVED commit whose seq another send recorded meanwhile (possible
+// only after a reserve that died before its INCR) moves to the next free seq, with its record.
 func (s *Store) Record(ctx context.Context, k CommitKey) (Commit, error) {
 	ck := newConvKeys(k.Tenant, k.Conversation)
 	cid := k.Conversation.Bytes()
-	c := s.scripts.record.Call(&recordArgs{Commit: commitKey(k), ConversationID: cid[:],
+	c := s.scripts.record.Call(&recordArgs{Commit: commitKey(k), Seq: ck.seq, ConversationID: cid[:],
 		HrecPrefix: ck.hrec, HidxPrefix: ck.hidx, BucketWidth: contract.MessageSeqBucketWidth})
 	cmds, err := runCalls(ctx, s.rdb, []call{c})
 	if err != nil {

@@ -161,12 +161,19 @@ func TestCommitStateMachine(t *testing.T) {
 	if rdb.Exists(ctx, string(appendNumKey(nil, newConvKeys(f.tenant, f.conv).hrec, uint64(r.Seq)))).Val() != 0 {
 		t.Fatal("Reserve wrote history")
 	}
-	// A fused retry of the same request returns the RESERVED commit for the caller to resume.
-	if c := reserveOne(t, ctx, s, in); c.Fresh || c.State != StateReserved {
-		t.Fatalf("fused retry on R = %+v", c)
-	}
 	if errs := s.MarkCommitted(ctx, []MarkRequest{{in.Key, time.Now().UnixMilli()}}); !errors.Is(errs[0], ErrNotRecorded) {
 		t.Fatalf("MarkCommitted on R: %v, want ErrNotRecorded", errs[0])
+	}
+	// A fused retry of the same request (another message_id, as the writer mints one per call)
+	// finishes the RESERVED commit: the stored intent is recorded, nothing is reserved again.
+	retry := in
+	retry.MessageID = f.intent(t, 1).MessageID
+	if c := reserveOne(t, ctx, s, retry); c.Fresh || c.State != StateRecorded || c.Seq != r.Seq ||
+		c.MessageID != in.MessageID || !bytes.Equal(c.Record, r.Record) {
+		t.Fatalf("fused retry on R = %+v", c)
+	}
+	if n := counter(t, rdb, f); n != uint64(r.Seq) {
+		t.Fatalf("counter = %d after the fused retry, want %d", n, r.Seq)
 	}
 	for range 2 { // Record is idempotent
 		d, err := s.Record(ctx, in.Key)
@@ -205,5 +212,23 @@ func TestCommitStateMachine(t *testing.T) {
 	}
 	if _, err := s.Record(ctx, CommitKey{Tenant: f.tenant, Sender: f.sender, ClientMessageID: contract.ClientMessageID(randU128(t)), Conversation: f.conv}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Record of an unknown key: %v, want ErrNotFound", err)
+	}
+}
+
+// A history record above the counter (the counter went back, for example after data loss) makes
+// both reserve scripts refuse before their first write: no commit, no seq consumed.
+func TestReserveRefusesTakenHistorySlot(t *testing.T) {
+	rdb := coreClient(t)
+	s, ctx, f := New(rdb), testCtx(t), newFixture(t)
+	in := f.intent(t, 20)
+	rdb.Set(ctx, string(appendNumKey(nil, newConvKeys(f.tenant, f.conv).hrec, 1)), "a record from before", 0)
+	if _, errs := s.ReserveAndRecord(ctx, []Intent{in}); !errors.Is(errs[0], ErrCorrupt) {
+		t.Errorf("ReserveAndRecord: %v, want ErrCorrupt", errs[0])
+	}
+	if _, err := s.Reserve(ctx, in); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Reserve: %v, want ErrCorrupt", err)
+	}
+	if n := counter(t, rdb, f); n != 0 || rdb.Exists(ctx, commitKey(in.Key), ownerKey(in.Key)).Val() != 0 {
+		t.Errorf("a refused reserve wrote: counter %d, commit or owner present", n)
 	}
 }

@@ -1,6 +1,7 @@
 package msgstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -215,28 +216,47 @@ func TestHistoryCorruptionFailsPage(t *testing.T) {
 	}
 }
 
-// record.lua never overwrites an existing history record with different bytes.
+// record.lua never overwrites an existing history record with different bytes. A RESERVED
+// commit whose seq holds another record lost it to a send that reserved while this commit's INCR
+// was missing (a reserve that died after its first write): nothing has published that seq for
+// it, so it moves to the next free one. When that slot is taken too, the counter went back: the
+// call is refused as corrupt and writes nothing.
 func TestRecordRefusesDifferentHistory(t *testing.T) {
 	rdb := coreClient(t)
 	s, ctx, f := New(rdb), testCtx(t), newFixture(t)
 	in := f.intent(t, 30)
-	r, err := s.Reserve(ctx, in)
+	if _, err := s.Reserve(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	ck := newConvKeys(f.tenant, f.conv)
+	hkey := func(seq uint64) string { return string(appendNumKey(nil, ck.hrec, seq)) }
+	rdb.Set(ctx, hkey(1), "someone else's record", 0)
+	rdb.Set(ctx, hkey(2), "and another", 0)
+	if _, err := s.Record(ctx, in.Key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Record with seqs 1 and 2 taken: %v, want ErrCorrupt", err)
+	}
+	if c, _, _ := s.LoadCommit(ctx, in.Key); c.State != StateReserved || c.Seq != 1 || counter(t, rdb, f) != 1 {
+		t.Fatalf("after a refused Record: %v at seq %d, counter %d; want RESERVED at 1, counter 1", c.State, c.Seq, counter(t, rdb, f))
+	}
+	rdb.Del(ctx, hkey(2))
+	d, err := s.Record(ctx, in.Key)
+	if err != nil || d.State != StateRecorded || d.Seq != 2 || !bytes.Equal(d.Record, AppendSeq(in.Record, 2)) {
+		t.Fatalf("Record with seq 1 taken: %+v, %v; want RECORDED at seq 2", d, err)
+	}
+	if got := rdb.Get(ctx, hkey(1)).Val(); got != "someone else's record" {
+		t.Fatal("Record overwrote history")
+	}
+	if got := rdb.Get(ctx, hkey(2)).Val(); got != string(d.Record) || counter(t, rdb, f) != 2 {
+		t.Fatalf("seq 2 holds %q, counter %d; want the moved record, counter 2", got, counter(t, rdb, f))
+	}
+	// The same bytes already in place (a retry after a partial write) are fine.
+	in2 := f.intent(t, 30)
+	r2, err := s.Reserve(ctx, in2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hkey := string(appendNumKey(nil, newConvKeys(f.tenant, f.conv).hrec, uint64(r.Seq)))
-	rdb.Set(ctx, hkey, "someone else's record", 0)
-	if _, err := s.Record(ctx, in.Key); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Record over different bytes: %v, want ErrCorrupt", err)
-	}
-	if c, _, _ := s.LoadCommit(ctx, in.Key); c.State != StateReserved {
-		t.Fatalf("state after refused Record = %v, want RESERVED", c.State)
-	}
-	if got := rdb.Get(ctx, hkey).Val(); got != "someone else's record" {
-		t.Fatal("Record overwrote history")
-	}
-	rdb.Set(ctx, hkey, r.Record, 0) // the same bytes (a retry after a partial write) are fine
-	if d, err := s.Record(ctx, in.Key); err != nil || d.State != StateRecorded {
+	rdb.Set(ctx, hkey(uint64(r2.Seq)), r2.Record, 0)
+	if d, err := s.Record(ctx, in2.Key); err != nil || d.State != StateRecorded || d.Seq != r2.Seq {
 		t.Fatalf("Record over identical bytes: %+v, %v", d, err)
 	}
 }

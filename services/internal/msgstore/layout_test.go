@@ -114,7 +114,7 @@ func TestLayoutRecordAndMark(t *testing.T) {
 	runOne(t, ctx, rdb, scripts.reserve, k.reserveArgs(rat))
 	full := string(append(append([]byte(nil), layoutRecord...), 0x20, 5))
 
-	rec := &recordArgs{Commit: k.commit, ConversationID: layoutCID, HrecPrefix: k.hrec, HidxPrefix: k.hidx, BucketWidth: layoutWidth}
+	rec := &recordArgs{Commit: k.commit, Seq: k.seq, ConversationID: layoutCID, HrecPrefix: k.hrec, HidxPrefix: k.hidx, BucketWidth: layoutWidth}
 	want := commitReply{Kind: "E", storedCommit: storedCommit{St: "D", Mid: string(layoutMID), Seq: "5", Rec: full,
 		Rat: strconv.FormatInt(rat, 10), Cid: string(layoutCID), Idn: string(layoutIdentity)}}
 	for _, step := range []string{"record", "record retry"} {

@@ -22,10 +22,16 @@ const faultDB = 11
 // mutating script of this package dies before its first write and right after each of its writes
 // (luascripttest.Case states the property: all-or-nothing, or a retry with the same arguments
 // converges to the fault-free keyspace and reply). Covered, one row per code path:
-// reserve_and_record.lua (fresh; existing commit recorded or committed; identity conflict;
-// client_message_id owned by another conversation), reserve.lua (fresh), record.lua (reserved;
-// already recorded), mark_committed.lua (recorded; already committed). There are no read-only
-// scripts here (history pages and LoadCommit are plain reads).
+// reserve_and_record.lua (fresh; existing commit reserved, recorded or committed; identity
+// conflict; client_message_id owned by another conversation), reserve.lua (fresh), record.lua
+// (reserved; already recorded), mark_committed.lua (recorded; already committed). There are no
+// read-only scripts here (history pages and LoadCommit are plain reads).
+//
+// The writes, in order: reserve_and_record.lua fresh 1 HSET commit (R), 2 INCR seq, 3 SET owner,
+// 4 ZADD recovery index, 5 SET history record, 6 ZADD history index, 7 HSET st = D (reserve.lua:
+// 1-4); record.lua and the fused path on a reserved commit 5-7; mark_committed.lua on a recorded
+// commit 1 HSET shrunk hash, 2 RENAME it over the commit, 3 PEXPIREAT commit, 4 SET owner PXAT,
+// 5 ZREM recovery index (on a committed one 3-5).
 //
 // Run: go test -tags failpoints -run TestLuaFault ./services/...
 func TestLuaFaultCommitPath(t *testing.T) {
@@ -67,8 +73,9 @@ func TestLuaFaultCommitPath(t *testing.T) {
 	record := func(ctx context.Context) (any, error) { return s.Record(ctx, in.Key) }
 
 	for _, c := range []luascripttest.Case{
-		{Name: "reserve_and_record fresh", Script: "reserve_and_record.lua", Writes: 6, Op: reserve(in),
-			Known: knownReserveAndRecord},
+		{Name: "reserve_and_record fresh", Script: "reserve_and_record.lua", Writes: 7, Op: reserve(in)},
+		{Name: "reserve_and_record existing reserved", Script: "reserve_and_record.lua", Writes: 3,
+			Setup: steps(reserveR), Op: reserve(in)},
 		{Name: "reserve_and_record existing recorded", Script: "reserve_and_record.lua", Writes: 0,
 			Setup: steps(reserve(in)), Op: reserve(in)},
 		{Name: "reserve_and_record existing committed", Script: "reserve_and_record.lua", Writes: 0,
@@ -77,7 +84,7 @@ func TestLuaFaultCommitPath(t *testing.T) {
 			Setup: steps(reserve(in)), Op: reserve(other)},
 		{Name: "reserve_and_record owned by another conversation", Script: "reserve_and_record.lua", Writes: 0,
 			Setup: steps(reserve(in)), Op: reserve(otherConv)},
-		{Name: "reserve fresh", Script: "reserve.lua", Writes: 4, Op: reserveR, Known: knownReserve},
+		{Name: "reserve fresh", Script: "reserve.lua", Writes: 4, Op: reserveR},
 		{Name: "record reserved", Script: "record.lua", Writes: 3, Setup: steps(reserveR), Op: record},
 		{Name: "record already recorded", Script: "record.lua", Writes: 0, Setup: steps(reserveR, record), Op: record},
 		{Name: "mark_committed recorded", Script: "mark_committed.lua", Writes: 5, Setup: steps(reserve(in)), Op: mark},
@@ -86,23 +93,4 @@ func TestLuaFaultCommitPath(t *testing.T) {
 	} {
 		t.Run(c.Name, func(t *testing.T) { m.Check(t, ctx, c) })
 	}
-}
-
-// Reported defects (the lead has the evidence): what a fault after write k leaves that the retry
-// with the same arguments does not repair. Writes of reserve_and_record.lua, fresh: 1 INCR seq,
-// 2 SET NX history record, 3 ZADD history index, 4 HSET commit (D), 5 ZADD recovery index, 6 SET
-// owner. The retry finds no commit hash before write 4, so it reserves afresh.
-var knownReserveAndRecord = map[int]string{
-	1: "seq N consumed, nothing else: the retry takes N+1 (a hole, which doc.go allows, but seq and record differ from a fault-free run)",
-	2: "history record at seq N without a commit: the retry records the message again at N+1 and the record at N is orphaned",
-	3: "history record and index entry at seq N without a commit: the retry records the message again at N+1, so history holds it twice",
-	4: "commit (D) without recovery index entry and owner key: the retry answers it as existing and writes neither",
-	5: "owner key missing: the retry answers the commit as existing and does not set it (the cmid is unowned across conversations)",
-}
-
-// Writes of reserve.lua, fresh: 1 INCR seq, 2 HSET commit (R), 3 ZADD recovery index, 4 SET owner.
-var knownReserve = map[int]string{
-	1: "seq N consumed, nothing else: the retry takes N+1 (a hole)",
-	2: "commit (R) without recovery index entry and owner key: the retry answers it as existing and writes neither",
-	3: "owner key missing: the retry answers the commit as existing and does not set it",
 }

@@ -37,6 +37,7 @@ type reserveArgs struct {
 // recordArgs calls record.lua.
 type recordArgs struct {
 	Commit         string `key:"commit"`
+	Seq            string `key:"seq"`
 	ConversationID []byte `arg:"conversation_id"`
 	HrecPrefix     string `arg:"hrec_prefix"`
 	HidxPrefix     string `arg:"hidx_prefix"`

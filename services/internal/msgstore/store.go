@@ -102,7 +102,7 @@ type Intent struct {
 type State byte
 
 const (
-	StateReserved  State = 'R' // intent stored with the complete record; no history yet
+	StateReserved  State = 'R' // intent stored with the complete record; no history yet, seq final only once recorded
 	StateRecorded  State = 'D' // history record and index written
 	StateCommitted State = 'C' // Outbox acknowledged; only ACK-replay fields remain
 )

@@ -10,7 +10,8 @@
 -- are the stored hash fields. Absent fields are ''. Numbers are decimal strings.
 -- Errors are error replies whose first word names the class (mapped to Go errors):
 --   QIMINVAL bad argument, QIMCORRUPT stored state disagrees, QIMNOTREC not recorded yet,
---   QIMNOTFOUND no commit, QIMSEQ sequence space exhausted.
+--   QIMNOTFOUND no commit, QIMSEQ sequence space exhausted, QIMCONFLICT client_message_id owned
+--   by a commit in another conversation.
 
 local function is_zero16(s)
   return s == string.rep('\0', 16)
@@ -45,17 +46,80 @@ local function load_commit(key)
   return redis.call('HMGET', key, unpack(COMMIT_FIELDS))
 end
 
--- Writes the history record and its bucket index entry. An existing record with the same bytes
--- is a retry and fine; different bytes mean the seq was reused (for example a counter that went
--- back after data loss) and must never overwrite history.
-local function write_history(hrec_prefix, hidx_prefix, width, seq, seqs, full)
-  local hkey = hrec_prefix .. seqs
-  if not redis.call('SET', hkey, full, 'NX') then
-    if redis.call('GET', hkey) ~= full then
-      return fail('QIMCORRUPT', 'history record at seq ' .. seqs .. ' differs from the commit record')
-    end
+-- Reads the conversation_seq counter (0 when absent).
+local function read_counter(seq_key)
+  local cur = redis.call('GET', seq_key)
+  if not cur then return 0, nil end
+  local n = natint(cur)
+  if not n then return nil, fail('QIMCORRUPT', 'sequence counter is not a decimal integer') end
+  return n, nil
+end
+
+-- The next conversation_seq after the counter, without writing; refuses once it would reach 2^53
+-- and when its history slot is already taken (nothing above the counter may be recorded: a
+-- record there means the counter went back, for example after data loss).
+local function next_seq(seq_key, hrec_prefix)
+  local cur, err = read_counter(seq_key)
+  if err then return nil, err end
+  if cur >= MAX_EXACT then return nil, fail('QIMSEQ', 'conversation_seq would reach 2^53') end
+  local seq = cur + 1
+  if redis.call('EXISTS', hrec_prefix .. dec(seq)) == 1 then
+    return nil, fail('QIMCORRUPT', 'history record at seq ' .. dec(seq) .. ' lies above the sequence counter')
   end
-  redis.call('ZADD', hidx_prefix .. dec(math.floor(seq / width)), seq, seqs)
+  return seq, nil
+end
+
+-- A reserved commit's seq is its own once the counter covers it: the reserve INCRs right after it
+-- stores the commit hash, so only a reserve that died between the two leaves the counter one
+-- behind, and the INCR is made up here. Further behind means the counter went back.
+local function claim_seq(seq_key, seq)
+  local cur, err = read_counter(seq_key)
+  if err then return err end
+  if cur >= seq then return nil end
+  if cur ~= seq - 1 then return fail('QIMCORRUPT', 'sequence counter is behind a reserved commit') end
+  redis.call('INCR', seq_key)
+  return nil
+end
+
+-- Moves a reserved commit to the next free seq: another send took its seq (see record_reserved).
+-- The stored record ends with field 4 of the old seq; it gets the new one instead. Updates h.
+local function reseq(commit_key, seq_key, hrec_prefix, h)
+  local tail = seq_field(posint(h[3]))
+  if #h[4] <= #tail or string.sub(h[4], -#tail) ~= tail then
+    return fail('QIMCORRUPT', 'reserved record does not end with its conversation_seq')
+  end
+  local seq, err = next_seq(seq_key, hrec_prefix)
+  if err then return err end
+  local seqs, full = dec(seq), string.sub(h[4], 1, #h[4] - #tail) .. seq_field(seq)
+  redis.call('HSET', commit_key, 'seq', seqs, 'rec', full)
+  redis.call('INCR', seq_key)
+  h[3], h[4] = seqs, full
+  return nil
+end
+
+-- RESERVED → RECORDED (header of record.lua or reserve_and_record.lua): claims the commit's seq,
+-- writes the history record and its bucket index entry, then st = D. h is the commit (HMGET of
+-- COMMIT_FIELDS, st R) and is updated. A history record already there with the commit's bytes is
+-- a retry and fine. Different bytes mean the seq is someone else's: a reserve that died before
+-- its INCR left the counter behind and another send took the seq (its record is the one there).
+-- Nothing published this commit's seq yet (only a RECORDED commit is produced or answered), so it
+-- moves to the next free seq rather than overwriting history or failing for good.
+local function record_reserved(h)
+  local seq = posint(h[3])
+  if not seq or not h[4] or #h[4] == 0 then return fail('QIMCORRUPT', 'reserved commit lacks seq or record') end
+  local err = claim_seq(K.seq, seq)
+  if err then return err end
+  local held = redis.call('GET', A.hrec_prefix .. h[3])
+  if held and held ~= h[4] then
+    err = reseq(K.commit, K.seq, A.hrec_prefix, h)
+    if err then return err end
+    held = nil
+  end
+  if not held then redis.call('SET', A.hrec_prefix .. h[3], h[4]) end
+  seq = tonumber(h[3])
+  redis.call('ZADD', A.hidx_prefix .. dec(math.floor(seq / tonumber(A.bucket_width))), seq, h[3])
+  redis.call('HSET', K.commit, 'st', 'D')
+  h[1] = 'D'
   return nil
 end
 
@@ -80,59 +144,90 @@ local function check_intent()
   return nil
 end
 
--- Existing commit under the idempotency key: same identity (and conversation) → 'E', anything
--- else → 'X'; nil if none.
-local function existing(key, idn, cid)
-  local h = load_commit(key)
-  if not h[1] then
-    for i = 2, #h do -- a hash without its state field is damage, not a fresh key
-      if h[i] then return fail('QIMCORRUPT', 'commit hash without state') end
-    end
-    return nil
+local function owner_conflict()
+  return redis.error_reply('QIMCONFLICT client_message_id already used in another conversation')
+end
+
+-- The retry of this very request (same identity and conversation) found its commit (header of
+-- reserve_and_record.lua). A reserve writes, in order: the commit hash (st R, the complete record,
+-- the seq after the counter), INCR of the counter, the owner key, the recovery index entry, then
+-- with_history the history record, its index entry and st = D. A reserve that died after any of
+-- them left its commit hash behind; this makes up what is missing, from the stored fields (a
+-- retry's own message_id and record are ignored: the first intent stands), so the keyspace ends
+-- as a reserve that never died leaves it. Each write is conditional or idempotent, so a complete
+-- commit costs reads only. Returns kind 'E' with the commit as it now stands.
+local function finish(h, with_history)
+  if h[1] == 'C' then return commit_reply('E', h) end
+  if h[1] ~= 'R' and h[1] ~= 'D' then return fail('QIMCORRUPT', 'unknown commit state') end
+  local owner = redis.call('GET', K.owner)
+  if owner and owner ~= K.commit and h[1] == 'R' then
+    -- The reserve died before its owner write and another conversation has claimed the
+    -- client_message_id since: this commit never got past RESERVED (the owner write precedes
+    -- the history and the recovery index), so it is dropped and the request refused like a
+    -- fresh one. Its seq, if the INCR ran, stays a hole. (A RECORDED commit is in history, so
+    -- it stands; only its owner key is left alone.)
+    redis.call('DEL', K.commit)
+    redis.call('ZREM', K.pending, K.commit)
+    return owner_conflict()
   end
-  if h[8] ~= idn or h[7] ~= cid then return commit_reply('X', h) end
+  local rat = posint(h[5])
+  if not rat then return fail('QIMCORRUPT', 'unfinished commit lacks reserved_at') end
+  if h[1] == 'R' then
+    local seq = posint(h[3])
+    if not seq then return fail('QIMCORRUPT', 'reserved commit lacks seq') end
+    local err = claim_seq(K.seq, seq)
+    if err then return err end
+  end
+  if not owner then redis.call('SET', K.owner, K.commit) end
+  if not redis.call('ZSCORE', K.pending, K.commit) then redis.call('ZADD', K.pending, rat, K.commit) end
+  if with_history and h[1] == 'R' then
+    local err = record_reserved(h)
+    if err then return err end
+  end
   return commit_reply('E', h)
 end
 
--- Allocates the next conversation_seq; refuses (without writing) once it would reach 2^53.
-local function next_seq(seq_key)
-  local cur = redis.call('GET', seq_key)
-  if cur and not (cur == '0' or posint(cur)) then
-    return nil, fail('QIMCORRUPT', 'sequence counter is not a decimal integer')
-  end
-  if cur and tonumber(cur) >= MAX_EXACT then
-    return nil, fail('QIMSEQ', 'conversation_seq would reach 2^53')
-  end
-  return redis.call('INCR', seq_key), nil
-end
-
--- Fresh commit: allocate the seq, complete the record, store the hash (state st) and register
--- it in the recovery index. with_history also writes the history record (the fused path).
--- Header of reserve_and_record.lua.
-local function reserve_fresh(st, with_history)
+-- Reserve (header of reserve_and_record.lua): a fresh commit, or the commit of an earlier call.
+-- with_history also records it (the fused path: state D), else it stays RESERVED.
+--
+-- Every check reads: arguments, the existing commit, the owner, the counter and the history slot
+-- of the next seq, so a refused call writes nothing. Then the commit hash comes first, holding the
+-- seq after the counter and the complete record: from the first write on, a retry of the same
+-- request finds it and finishes it (finish) instead of reserving again — had the INCR come first,
+-- a reserve that died right after it would leave a seq nobody knows, and its retry a hole. The
+-- counter follows at once; the owner key precedes the recovery index, so every commit the
+-- recovery loop can find owns its client_message_id; history and st = D come last, so st = D
+-- still means "history written".
+local function reserve(with_history)
   local bad = check_intent()
   if bad then return bad end
   local idn, mid, cid, rec, now = A.identity, A.message_id, A.conversation_id, A.record, A.now_ms
-  local ex = existing(K.commit, idn, cid)
-  if ex then return ex end
+  local h = load_commit(K.commit)
+  if h[1] then
+    if h[8] ~= idn or h[7] ~= cid then return commit_reply('X', h) end
+    return finish(h, with_history)
+  end
+  for i = 2, #h do -- a hash without its state field is damage, not a fresh key
+    if h[i] then return fail('QIMCORRUPT', 'commit hash without state') end
+  end
   -- K.owner owns (tenant, sender, client_message_id) across conversations: the commit hash is
   -- tagged by conversation, so without it a cmid reused in another conversation would commit a
   -- second message under one idempotency key.
   local owner = redis.call('GET', K.owner)
-  if owner and owner ~= K.commit then
-    return redis.error_reply('QIMCONFLICT client_message_id already used in another conversation')
-  end
-  local seq, err = next_seq(K.seq)
+  if owner and owner ~= K.commit then return owner_conflict() end
+  local seq, err = next_seq(K.seq, A.hrec_prefix)
   if err then return err end
-  local seqs = dec(seq)
-  local full = rec .. seq_field(seq)
-  if with_history then
-    err = write_history(A.hrec_prefix, A.hidx_prefix, tonumber(A.bucket_width), seq, seqs, full)
-    if err then return err end
-  end
-  redis.call('HSET', K.commit, 'st', st, 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid,
-    'rec', full, 'rat', now)
-  redis.call('ZADD', K.pending, tonumber(now), K.commit)
+  local seqs, full = dec(seq), rec .. seq_field(seq)
+  redis.call('HSET', K.commit, 'st', 'R', 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid, 'rec', full, 'rat', now)
+  redis.call('INCR', K.seq)
   redis.call('SET', K.owner, K.commit)
+  redis.call('ZADD', K.pending, tonumber(now), K.commit)
+  local st = 'R'
+  if with_history then
+    redis.call('SET', A.hrec_prefix .. seqs, full)
+    redis.call('ZADD', A.hidx_prefix .. dec(math.floor(seq / tonumber(A.bucket_width))), seq, seqs)
+    redis.call('HSET', K.commit, 'st', 'D')
+    st = 'D'
+  end
   return reply{kind = 'F', st = st, mid = mid, seq = seqs, rec = full, rat = now, cat = '', cid = cid, idn = idn}
 end

@@ -9,8 +9,11 @@
 --   without field 4; hrec_prefix/hidx_prefix the history record and index key prefixes;
 --   bucket_width the seq bucket width; max_record_bytes the record bound
 -- Reply: the commit (see prelude.lua), kind 'F' fresh, 'E' existing, 'X' identity conflict.
--- Existing key: same identity returns the stored commit in whatever state it is (the caller
--- resumes R/D or replays the ACK for C); different identity returns kind 'X'. Fresh: INCR the
--- counter, write history record + index, store the hash in state D, register for recovery.
--- All arguments are validated before the first write, so bad input consumes no sequence.
-return reserve_fresh('D', true)
+-- Fresh, in this order (prelude.lua, reserve, says why): the commit hash (st R, the complete
+-- record), INCR of the counter, the owner key, the recovery index entry, the history record and
+-- index, st = D. Existing key, same identity: a RESERVED commit (a reserve that died part-way, or
+-- reserve.lua's) is finished to RECORDED, a RECORDED one gets a missing owner key or recovery
+-- index entry back, and the stored commit is returned (the caller produces D, replays the ACK for
+-- C); different identity: kind 'X'. All arguments and preconditions are checked before the first
+-- write, so a refused call writes nothing and consumes no sequence.
+return reserve(true)
