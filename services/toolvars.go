@@ -18,7 +18,6 @@ var toolVars = []toolVar{
 	{config.Var{Name: "QIM_FAILPOINT_SKIP", Type: "int", Default: "0", Doc: "hits of the armed failpoint to pass before it fires"}, "services (failpoints build)"},
 	{config.Var{Name: "QIM_FAILPOINT_ARM", Type: "string", Doc: "\"signal\": the armed failpoint stays dormant until the process gets SIGUSR1 (the chaos matrix fires it mid-load)"}, "services (failpoints build)"},
 	{config.Var{Name: "QIM_WRITE_REAL_HISTORY", Type: "bool", Default: "false", Doc: "write the history of loadgen's integration run to chaos/check/testdata/real-run.log.zst (refreshing the checker's recorded test data)"}, "go test ./loadgen -run TestIntegrationHistory"},
-	{config.Var{Name: "QIM_LUAFAULT_STRICT", Type: "bool", Default: "false", Doc: "fail the Lua script fault tests on their listed known defects too, not only on new divergences"}, "go test -tags failpoints -run TestLuaFault"},
 	{config.Var{Name: "QIM_TOKEN", Type: "secret", Secret: true, Doc: "a client's access token (instead of --token-file)"}, "qim-desktop"},
 	{config.Var{Name: "QIM_GATEWAY", Type: "string", Doc: "gateway address written by the desktop dev deployment for the tmux demo"}, "scripts/desktop-tmux.sh, qim-desktop devdeploy"},
 	{config.Var{Name: "QIM_IT_ENDPOINTS", Type: "string", Doc: "reuse a running stack (its endpoints.json or project directory) instead of starting one per test package"}, "go test (gates/itest)"},

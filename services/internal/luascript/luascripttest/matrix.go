@@ -5,7 +5,6 @@ package luascripttest
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,10 +36,6 @@ type Case struct {
 	// every run gets the same ones. Its result must compare with reflect.DeepEqual; per-item
 	// errors of a batch belong in the error (errors.Join).
 	Op func(ctx context.Context) (any, error)
-	// Known lists the faults (by k) that do not converge and are reported defects, each with its
-	// description: Check asserts they still diverge (and fails once one is fixed, so the entry
-	// goes), logs what they leave behind, and fails on them when QIM_LUAFAULT_STRICT=1.
-	Known map[int]string
 }
 
 // Matrix runs Cases on one database.
@@ -88,7 +83,6 @@ func (m Matrix) Check(t *testing.T, ctx context.Context, c Case) {
 	if tol == 0 {
 		tol = 5 * time.Second
 	}
-	strict := os.Getenv("QIM_LUAFAULT_STRICT") == "1"
 	control := m.exec(t, ctx, c, ctx)
 	again := m.again(t, ctx, c)
 	if d := Diff(control.after, again.after, tol); len(d) > 0 {
@@ -133,27 +127,14 @@ func (m Matrix) Check(t *testing.T, ctx context.Context, c Case) {
 		case converged:
 			outcome += ", retry converged (answered as a repeat)"
 		}
-		report := func() string {
+		if !converged {
 			var b strings.Builder
 			fmt.Fprintf(&b, "%s: fault at k=%d (%v)\n  left behind by the fault:\n    %s\n  after the retry, against the control:\n    %s",
 				c.Name, k, faulted.err, lines(left), lines(diverge))
 			if !replyOK {
 				fmt.Fprintf(&b, "\n  retry reply:   %s\n  control reply: %s\n  control retry: %s", retry.reply(), control.reply(), again.reply())
 			}
-			return b.String()
-		}
-		known, isKnown := c.Known[k]
-		switch {
-		case converged && isKnown:
-			t.Errorf("%s: the known defect at k=%d (%s) no longer reproduces: remove it from Known", c.Name, k, known)
-		case !converged && isKnown && !strict:
-			t.Logf("KNOWN DEFECT %s", report())
-			outcome += ", KNOWN DEFECT"
-		case !converged && isKnown:
-			t.Errorf("KNOWN DEFECT (QIM_LUAFAULT_STRICT=1) %s", report())
-			outcome += ", KNOWN DEFECT"
-		case !converged:
-			t.Errorf("DIVERGES %s", report())
+			t.Errorf("DIVERGES %s", b.String())
 			outcome += ", DIVERGES"
 		}
 		summary = append(summary, fmt.Sprintf("k=%d %s", k, outcome))
