@@ -62,7 +62,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		} else {
 			r = m.runCell(ctx, c)
 		}
-		m.logf("cell %d/%d %s: %s in %.0fs — %s", i+1, len(cells), c.Name, passWord(r.Passed), r.DurationS, r.oneLine())
+		m.logf("cell %d/%d %s: %s in %.0fs — %s", i+1, len(cells), c.Name, passWord(r.Passed), r.DurationS, r.Summary())
 		rep.Cells = append(rep.Cells, r)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -123,8 +123,8 @@ func (r *CellResult) record(rep *loadgen.Report, fr *faultRun) {
 	}
 }
 
-// oneLine is the progress summary of a finished cell.
-func (r *CellResult) oneLine() string {
+// Summary is one line for people: the failed checks, or the cell's numbers and verdict counts.
+func (r *CellResult) Summary() string {
 	var failed []string
 	for _, c := range r.Checks {
 		if !c.Passed {
@@ -134,8 +134,8 @@ func (r *CellResult) oneLine() string {
 	if len(failed) > 0 {
 		return strings.Join(failed, "; ")
 	}
-	s := fmt.Sprintf("acked %d, unknown %d, recovery %.0f ms, drain %.0f ms", r.Load.Acked+r.Load.SDKAcked,
-		r.Load.Unknown, r.RecoveryAckMs, r.DrainMs)
+	s := fmt.Sprintf("fault %.1fs, healed %.1fs; acked %d, unknown %d; recovery %.0f ms, drain %.0f ms", r.FaultS, r.HealS,
+		r.Load.Acked+r.Load.SDKAcked, r.Load.Unknown, r.RecoveryAckMs, r.DrainMs)
 	if r.Checker != nil {
 		s += " — " + r.Checker.Summary()
 	}

@@ -59,29 +59,11 @@ func (chaosGate) Run(ctx context.Context, env *Env, r *Result) {
 	r.Artifacts = append(r.Artifacts, filepath.Join("chaos", "chaos.html"), filepath.Join("chaos", "chaos.json"))
 	r.Metric("cells", float64(len(rep.Cells)))
 	for _, c := range rep.Cells {
-		r.Check(c.Name, c.Passed, "%s", cellDetail(c))
+		r.Check(c.Name, c.Passed, "%s", c.Summary())
 		r.Metric(c.Name+".recovery_ack_ms", c.RecoveryAckMs)
 		r.Metric(c.Name+".drain_ms", c.DrainMs)
 		r.Metric(c.Name+".unknown", float64(c.Load.Unknown))
 	}
-}
-
-func cellDetail(c *chaos.CellResult) string {
-	var failed []string
-	for _, ch := range c.Checks {
-		if !ch.Passed {
-			failed = append(failed, ch.Name+": "+ch.Detail)
-		}
-	}
-	if len(failed) > 0 {
-		return strings.Join(failed, "; ")
-	}
-	s := fmt.Sprintf("fault %.1fs heal %.1fs, recovery %.0f ms, drain %.0f ms, unknown %d", c.FaultS, c.HealS,
-		c.RecoveryAckMs, c.DrainMs, c.Load.Unknown)
-	if c.Checker != nil {
-		s += "; " + c.Checker.Summary()
-	}
-	return s
 }
 
 // invariantsJudge is gate 8's judgement of one deployment, for the chaos cells.
