@@ -155,7 +155,8 @@ func (rep *Report) finish() {
 	}
 }
 
-// Verdicts lists every verdict any cell counted, sorted, failures first.
+// Verdicts lists every verdict any cell counted: the failures in the checker's order, then the
+// info verdicts.
 func (rep *Report) Verdicts() []check.Verdict {
 	seen := map[check.Verdict]bool{}
 	for _, c := range rep.Cells {
@@ -165,12 +166,19 @@ func (rep *Report) Verdicts() []check.Verdict {
 			}
 		}
 	}
-	out := make([]check.Verdict, 0, len(seen))
-	for v := range seen {
-		out = append(out, v)
+	var out, info []check.Verdict
+	for _, v := range check.Failures {
+		if seen[v] {
+			out = append(out, v)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	for v := range seen {
+		if !v.Failure() {
+			info = append(info, v)
+		}
+	}
+	sort.Slice(info, func(i, j int) bool { return info[i] < info[j] })
+	return append(out, info...)
 }
 
 // write saves chaos.json and chaos.html.
