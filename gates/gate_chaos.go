@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/qim-dev/qim/chaos"
+	"github.com/qim-dev/qim/gates/chaos"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/gates/svc"
 )

@@ -1,4 +1,4 @@
-// Package chaos is Q-IM's fault matrix: each cell runs open-model load (1:1 pairs on the frame
+// Package chaos (gates/chaos) is Q-IM's fault matrix: each cell runs open-model load (1:1 pairs on the frame
 // lane plus the SDK lane) against a deployment of real services on a real stack, injects one
 // fault mid-window (a SIGKILL at a commit failpoint, a killed broker, a paused writer, a rolling
 // restart while the broker is unreachable, ...), heals it, waits for the backlog to settle, and
