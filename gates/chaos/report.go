@@ -134,6 +134,17 @@ func (r *CellResult) Summary() string {
 	if len(failed) > 0 {
 		return strings.Join(failed, "; ")
 	}
+	if r.Checker == nil { // a go test cell: its one check says what ran
+		var ran []string
+		for _, c := range r.Checks {
+			for _, l := range strings.Split(c.Detail, "\n") {
+				if strings.HasPrefix(l, "ok ") && !strings.Contains(l, "[no tests to run]") {
+					ran = append(ran, strings.Fields(l)[1])
+				}
+			}
+		}
+		return fmt.Sprintf("tests passed in %d packages: %s", len(ran), strings.Join(ran, ", "))
+	}
 	s := fmt.Sprintf("fault %.1fs, healed %.1fs; acked %d, unknown %d; recovery %.0f ms, drain %.0f ms", r.FaultS, r.HealS,
 		r.Load.Acked+r.Load.SDKAcked, r.Load.Unknown, r.RecoveryAckMs, r.DrainMs)
 	if r.Checker != nil {
