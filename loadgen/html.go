@@ -15,6 +15,17 @@ table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;pad
 th{background:#f4f4f4}.pass{color:#17702a;font-weight:bold}.fail{color:#b00020;font-weight:bold}
 .num{text-align:right;font-variant-numeric:tabular-nums}svg.plot{display:block;margin:6px 0 18px}`
 
+// TimelineSVG renders the report's rate plot and its SEND→ACK and end-to-end latency plots with
+// vertical marks (the chaos matrix marks each cell's fault and heal on them).
+func TimelineSVG(rep *Report, marks ...Mark) string {
+	var b strings.Builder
+	for _, p := range []*plot{ratePlot(rep), timePlot(rep, SegSendAck), timePlot(rep, SegEndToEnd)} {
+		p.marks = marks
+		p.render(&b)
+	}
+	return b.String()
+}
+
 // RenderHTML renders a report as one self-contained page (inline CSS and SVG, no script, no
 // external resource): verdicts, rates over time, latency over time per segment, the HDR
 // percentile plot, and the tables behind them.

@@ -33,6 +33,13 @@ type plot struct {
 	title  string
 	x, y   axis
 	series []series
+	marks  []Mark // vertical lines at x positions (a fault, its heal)
+}
+
+// Mark is a labelled vertical line on the time axis of the timeline plots.
+type Mark struct {
+	AtS          float64 // seconds since the run started; ≤ 0 draws nothing
+	Label, Color string
 }
 
 const (
@@ -84,6 +91,14 @@ func (p *plot) render(b *strings.Builder) {
 	fmt.Fprintf(b, `<text x="%d" y="%d" %s text-anchor="middle" fill="%s">%s</text>`, padL+innerW/2, plotH-6, fontAttrs, axisTextColor, html.EscapeString(p.x.label))
 	fmt.Fprintf(b, `<text x="12" y="%d" %s text-anchor="middle" fill="%s" transform="rotate(-90 12 %d)">%s</text>`,
 		padT+innerH/2, fontAttrs, axisTextColor, padT+innerH/2, html.EscapeString(p.y.label))
+	for _, m := range p.marks {
+		if m.AtS <= 0 || m.AtS > p.x.max {
+			continue
+		}
+		x := p.px(m.AtS)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="4,3"/>`, x, padT, x, padT+innerH, m.Color)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" %s fill="%s">%s</text>`, x+3, padT+12, fontAttrs, m.Color, html.EscapeString(m.Label))
+	}
 	for i, s := range p.series {
 		p.renderSeries(b, s)
 		ly := padT + 10 + 16*i

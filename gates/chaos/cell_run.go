@@ -53,6 +53,7 @@ func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
 		return res
 	}
 	res.record(rep, fr)
+	res.WindowS = window.Seconds()
 	if !m.judgeFault(res, c, rep, fr, window) {
 		return res
 	}

@@ -24,7 +24,7 @@ h2{margin-top:2em}svg{border:1px solid #eee}</style></head><body>`)
 		rep.Options.SDKPercent, rep.Options.FaultAtS, rep.Options.StallAfterS)
 	writeMatrix(&b, rep)
 	for _, c := range rep.Cells {
-		writeCell(&b, c)
+		writeCell(&b, c, rep.Options.Rate)
 	}
 	b.WriteString("</body></html>\n")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -76,7 +76,7 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func writeCell(b *strings.Builder, c *CellResult) {
+func writeCell(b *strings.Builder, c *CellResult, rate float64) {
 	fmt.Fprintf(b, "<h2 id=%q>%s — <span class=%q>%s</span></h2><p>%s</p>", c.Name, c.Name, cls(c.Passed), passWord(c.Passed), html.EscapeString(c.Title))
 	b.WriteString(`<table><tr><th class="l">check</th><th class="l">result</th><th class="l">detail</th></tr>`)
 	for _, ch := range c.Checks {
@@ -88,7 +88,7 @@ func writeCell(b *strings.Builder, c *CellResult) {
 		fmt.Fprintf(b, "<p>Supervisor: %s</p>", html.EscapeString(line))
 	}
 	if len(c.Timeline) > 0 {
-		b.WriteString(timelineSVG(c.Timeline, c.FaultS, c.HealS))
+		b.WriteString(timeline(c, rate))
 	}
 	if c.Logs != "" {
 		fmt.Fprintf(b, "<p>Service logs: <code>%s/</code></p>", c.Logs)
@@ -98,62 +98,12 @@ func writeCell(b *strings.Builder, c *CellResult) {
 	}
 }
 
-// series is one line of a timeline panel.
-type series struct {
-	color, name string
-	v           func(loadgen.Window) float64
-}
-
-// timelineSVG draws two panels over the cell's 1 s windows, with the fault (red) and the heal
-// (green) as vertical lines: the rates (sent, acked, delivered) and the per-window p99 latencies
-// (SEND→ACK, end to end). The shape of a recovery is what a reader wants at a glance.
-func timelineSVG(ws []loadgen.Window, faultS, healS float64) string {
-	ack, e2e := loadgen.SegSendAck.String(), loadgen.SegEndToEnd.String()
-	return panelSVG(ws, faultS, healS, "msg/s", []series{
-		{"#2980b9", "sent", func(x loadgen.Window) float64 { return x.SendRate }},
-		{"#8e44ad", "acked", func(x loadgen.Window) float64 { return x.AckRate }},
-		{"#16a085", "delivered", func(x loadgen.Window) float64 { return x.DeliverRate }},
-	}) + "<br>" + panelSVG(ws, faultS, healS, "ms p99", []series{
-		{"#d35400", "send→ACK p99", func(x loadgen.Window) float64 { return x.Segments[ack].P99Ms }},
-		{"#7f8c8d", "end-to-end p99", func(x loadgen.Window) float64 { return x.Segments[e2e].P99Ms }},
-	})
-}
-
-func panelSVG(ws []loadgen.Window, faultS, healS float64, unit string, ss []series) string {
-	const w, h, left, bottom = 900.0, 180.0, 50.0, 25.0
-	maxT, maxV := 1.0, 1.0
-	for _, x := range ws {
-		maxT = max(maxT, x.EndS)
-		for _, s := range ss {
-			maxV = max(maxV, s.v(x))
-		}
-	}
-	maxV *= 1.1
-	px := func(t float64) float64 { return left + t/maxT*(w-left-10) }
-	py := func(v float64) float64 { return h - bottom - v/maxV*(h-bottom-10) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg width="%.0f" height="%.0f" xmlns="http://www.w3.org/2000/svg" font-size="11">`, w, h)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, left, h-bottom, w-10, h-bottom)
-	fmt.Fprintf(&b, `<text x="5" y="15">%.0f %s</text><text x="%.0f" y="%.0f">%.0f s</text>`, maxV, unit, w-60, h-5, maxT)
-	for _, m := range []struct {
-		at           float64
-		color, label string
-	}{{faultS, "#c0392b", "fault"}, {healS, "#27ae60", "heal"}} {
-		if m.at > 0 {
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="10" x2="%.1f" y2="%.0f" stroke="%s" stroke-dasharray="4"/><text x="%.1f" y="20" fill="%s">%s</text>`,
-				px(m.at), px(m.at), h-bottom, m.color, px(m.at)+3, m.color, m.label)
-		}
-	}
-	for i, s := range ss {
-		pts := make([]string, 0, len(ws))
-		for _, x := range ws {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(x.EndS), py(s.v(x))))
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, s.color, strings.Join(pts, " "))
-		fmt.Fprintf(&b, `<text x="%.0f" y="15" fill="%s">%s</text>`, w-320+float64(i)*105, s.color, s.name)
-	}
-	b.WriteString("</svg>")
-	return b.String()
+// timeline is the cell's load timeline drawn by the load generator's own plots (rates, and
+// SEND→ACK and end-to-end latency on a log scale) with the fault and the heal marked.
+func timeline(c *CellResult, rate float64) string {
+	rep := &loadgen.Report{TargetRate: rate, Timeline: c.Timeline, Config: loadgen.ReportConfig{DurationS: c.WindowS}}
+	return loadgen.TimelineSVG(rep, loadgen.Mark{AtS: c.FaultS, Label: "fault", Color: "#c0392b"},
+		loadgen.Mark{AtS: c.HealS, Label: "heal", Color: "#27ae60"})
 }
 
 // count shows a load count, or a dash for a cell that ran no load (a go test cell).

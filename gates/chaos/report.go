@@ -67,6 +67,7 @@ type CellResult struct {
 	Checker       *check.Result    `json:"checker,omitempty"`
 	Load          LoadSummary      `json:"load"`
 	Timeline      []loadgen.Window `json:"timeline"`
+	WindowS       float64          `json:"window_s"` // the cell's load window
 	AuditRecords  int64            `json:"audit_outbox_records"`
 	// Restarts are services that exited on their own during the cell and were restarted by the
 	// supervisor (supervise.go), with when and why.
