@@ -15,7 +15,7 @@ import (
 func TestReportWritesTheMatrixAndEveryCell(t *testing.T) {
 	ok := &CellResult{Name: "gateway-kill", Checks: []Check{{Name: "history checker", Passed: true}},
 		Checker: &check.Result{Counts: map[check.Verdict]int{check.Lost: 0, check.UnknownAbsent: 3}, Passed: true},
-		FaultS:  8, HealS: 8.3, Timeline: []loadgen.Window{{EndS: 1, SendRate: 100, AckRate: 99, DeliverRate: 98}, {EndS: 2, SendRate: 100}}}
+		FaultS:  8, HealS: 8.3, WindowS: 10, Timeline: []loadgen.Window{{EndS: 1, SendRate: 100, AckRate: 99, DeliverRate: 98}, {EndS: 10, SendRate: 100}}}
 	ok.finish(time.Now())
 	bad := &CellResult{Name: "kafka-kill", Checks: []Check{{Name: "history checker", Passed: false, Detail: "LOST 1"}},
 		Checker: &check.Result{Counts: map[check.Verdict]int{check.Lost: 1, check.UnknownAbsent: 0}}}
