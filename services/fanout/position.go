@@ -15,6 +15,12 @@ import (
 // (it spares the batch a replay), and the commit is short.
 const commitTimeout = 15 * time.Second
 
+// flushTimeout bounds the last commit at shutdown. That commit only spares a replay, so a stop
+// must not wait on it: with the broker unreachable, the chaos matrix's rolling restart saw a
+// fanout spend its whole 15 s SIGTERM grace in it and get killed. Well under the grace that
+// supervisors give (15–30 s), long enough for a healthy broker (a commit takes milliseconds).
+const flushTimeout = 3 * time.Second
+
 // pending reports acknowledged batches whose position is not committed yet.
 func (c *coordinator) pending() bool { return c.acked > c.next.Load() }
 
@@ -56,8 +62,12 @@ func (c *coordinator) commit(ctx context.Context) bool {
 
 // commitOnce makes one attempt, detached from ctx's cancellation (see commitTimeout).
 func (c *coordinator) commitOnce(ctx context.Context, next int64) error {
+	return c.commitWithin(ctx, next, commitTimeout)
+}
+
+func (c *coordinator) commitWithin(ctx context.Context, next int64, bound time.Duration) error {
 	failpoint.Hit(failpoint.FanoutBeforeOffsetCommit)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
 	t := time.Now()
 	err := c.pos.Commit(cctx, outboxPartition, next)
@@ -75,7 +85,7 @@ func (c *coordinator) flush(ctx context.Context) {
 	if !c.pending() {
 		return
 	}
-	if err := c.commitOnce(ctx, c.acked); err != nil {
+	if err := c.commitWithin(ctx, c.acked, flushTimeout); err != nil {
 		c.failed(err)
 		c.log.Warn("fanout: final position commit failed; the next start replays from the stored position",
 			"position", c.next.Load(), "acknowledged", c.acked, "err", err)
