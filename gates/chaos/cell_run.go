@@ -72,6 +72,12 @@ func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.logFrom = map[string]int64{} // the services' logs are appended across cells
+	for _, name := range svc.Order {
+		if st, err := os.Stat(set.LogPath(name)); err == nil {
+			m.logFrom[name] = st.Size()
+		}
+	}
 	for _, name := range svc.Order {
 		var env []string
 		if name == c.Service && c.Failpoint != "" {
@@ -230,9 +236,13 @@ func (m *matrix) keepLogs(set *svc.Set, cell string) string {
 	}
 	for _, name := range svc.Order {
 		b, err := os.ReadFile(set.LogPath(name))
-		if err == nil {
-			_ = os.WriteFile(filepath.Join(dir, name+".log"), b, 0o644)
+		if err != nil {
+			continue
 		}
+		if from := m.logFrom[name]; from <= int64(len(b)) {
+			b = b[from:] // this cell's part only
+		}
+		_ = os.WriteFile(filepath.Join(dir, name+".log"), b, 0o644)
 	}
 	return filepath.Base(dir)
 }

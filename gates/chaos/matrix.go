@@ -34,6 +34,9 @@ type matrix struct {
 	faults stack.Faults
 	dir    string
 	broken error
+	// logFrom is where each service's log stood when the current cell deployed (cells run one
+	// at a time, so one map serves).
+	logFrom map[string]int64
 }
 
 // Run runs the selected cells and writes chaos.json and chaos.html into ReportDir/chaos.
