@@ -52,8 +52,11 @@ const (
 const (
 	GroupMaxMembers                    = 1000
 	MembershipEventBroadcastMaxMembers = 500 // above this, membership changes are pull-only
-	UnreadExactWindow                  = 200 // unread is exact up to this, saturated beyond
-	THeavyConversations                = 5000
+	// MembershipCustomType is the custom_type of every membership CONTROL message; its body is a
+	// qim.v1.MembershipChange.
+	MembershipCustomType = "qim.membership.v1"
+	UnreadExactWindow    = 200 // unread is exact up to this, saturated beyond
+	THeavyConversations  = 5000
 )
 
 // Time constants.
@@ -103,4 +106,6 @@ const (
 	DomainClientMessageID    = "qim.client-message-id.v1\x00"
 	DomainSendIdentity       = "qim.send-identity.v1\x00"   // idempotency identity digest of a SEND
 	DomainDispatchDigest     = "qim.dispatch-digest.v1\x00" // payload_digest of a GroupDispatch
+	DomainGroupID            = "qim.group-id.v1\x00"        // group id from (tenant, creator, request id)
+	DomainMembershipCmid     = "qim.membership-cmid.v1\x00" // client_message_id of a membership change
 )

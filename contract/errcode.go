@@ -19,6 +19,7 @@ const (
 	ErrCodeUnavailable     ErrorCode = 9
 	ErrCodeInternal        ErrorCode = 10
 	ErrCodeUnimplemented   ErrorCode = 11
+	ErrCodeGroupFull       ErrorCode = 12
 )
 
 // ErrorInfo is one row of the error-code table.
@@ -65,6 +66,9 @@ var errorTable = []ErrorInfo{
 	{ErrCodeUnimplemented, "UNIMPLEMENTED", false,
 		"request defined by the contract but not served by this server version",
 		"opcodes the opcode table marks not served, unknown opcodes, a SEND to a group_id, PULL_HISTORY of a non-DIRECT conversation"},
+	{ErrCodeGroupFull, "GROUP_FULL", false,
+		"the change would take a group past contract.GroupMaxMembers (1,000) current members",
+		""},
 }
 
 var errorIndex = func() map[ErrorCode]ErrorInfo {

@@ -31,6 +31,14 @@ func (t MessageType) String() string {
 	return fmt.Sprintf("TYPE(%d)", uint32(t))
 }
 
+// ServerOnly reports whether only the server may produce messages of this type: a client SEND
+// of one is refused with INVALID_ARGUMENT. CONTROL messages record membership changes; a client
+// able to send one could forge "X joined" or "X was removed" in any conversation it can write to.
+func (t MessageType) ServerOnly() bool { return t == MessageControl }
+
+// ServerOnlyMessageTypes lists every type ServerOnly refuses, for tests that must cover each.
+func ServerOnlyMessageTypes() []MessageType { return []MessageType{MessageControl} }
+
 // CountsAsUnread reports whether a message of this type can be unread (CONTROL never is).
 func (t MessageType) CountsAsUnread() bool { return t != MessageControl }
 

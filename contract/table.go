@@ -76,6 +76,9 @@ func Constants() []Constant {
 		{"domain_client_message_id", DomainClientMessageID, true, ""},
 		{"domain_send_identity", DomainSendIdentity, true, "36-byte idempotency identity of a SEND"},
 		{"domain_dispatch_digest", DomainDispatchDigest, true, "payload_digest of a GroupDispatch"},
+		{"domain_group_id", DomainGroupID, true, "group id from (tenant, creator, request id)"},
+		{"domain_membership_cmid", DomainMembershipCmid, true, "client_message_id of a membership change"},
+		{"membership_custom_type", MembershipCustomType, true, "custom_type of membership CONTROL messages"},
 	}
 }
 

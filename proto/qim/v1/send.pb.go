@@ -45,7 +45,8 @@ type SendRequest struct {
 	//	*SendRequest_GroupId
 	Target isSendRequest_Target `protobuf_oneof:"target"`
 	// Raw message type (0 UNKNOWN, 1 TEXT, 2 MEDIA, 3 CUSTOM, 4 CONTROL). Deliberately not a
-	// protobuf enum: values unknown to the server are stored and delivered unchanged.
+	// protobuf enum: values unknown to the server are stored and delivered unchanged. CONTROL is
+	// server-only (contract.MessageType.ServerOnly): a client SEND of it is INVALID_ARGUMENT.
 	MessageType uint32 `protobuf:"varint,4,opt,name=message_type,json=messageType,proto3" json:"message_type,omitempty"`
 	// Application-defined type name for CUSTOM messages, UTF-8, at most 64 bytes
 	// (PAYLOAD_TOO_LARGE otherwise); empty for other types.
@@ -173,8 +174,7 @@ type SendRequest_PeerUserId struct {
 type SendRequest_GroupId struct {
 	// Group conversation of this group: exactly 16 bytes, big-endian u128 (its top 4 bits are
 	// replaced by the GROUP kind to form the conversation_id). The sender must be a current
-	// member (NOT_MEMBER otherwise). This server version does not serve group sends yet: a
-	// group_id target is answered UNIMPLEMENTED.
+	// member (NOT_MEMBER otherwise).
 	GroupId []byte `protobuf:"bytes,3,opt,name=group_id,json=groupId,proto3,oneof"`
 }
 

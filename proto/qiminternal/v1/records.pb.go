@@ -382,9 +382,10 @@ func (x *DirectAudience) GetRecipientUserIds() []uint64 {
 	return nil
 }
 
-// GroupAudience freezes a group message's audience by reference rather than by value, so a
-// large group does not bloat the outbox: the members are those of group_id at
-// membership_version.
+// GroupAudience freezes a group message's audience. Phase one caps groups at 1,000 members, so
+// the recipients travel by value (at most ~10 KB): the fanout and the orphan audit plan from the
+// Outbox record alone, with no membership read and no snapshot cache to keep right
+// (docs/adr/0020-groups-membership-intervals.md).
 type GroupAudience struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The group: exactly 16 bytes, big-endian u128.
@@ -396,9 +397,14 @@ type GroupAudience struct {
 	MemberCount uint32 `protobuf:"varint,3,opt,name=member_count,json=memberCount,proto3" json:"member_count,omitempty"`
 	// Mailbox shards holding at least one member, sorted ascending, no duplicates. One
 	// GroupDispatch is produced per shard.
-	TargetShards  []uint32 `protobuf:"varint,4,rep,packed,name=target_shards,json=targetShards,proto3" json:"target_shards,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TargetShards []uint32 `protobuf:"varint,4,rep,packed,name=target_shards,json=targetShards,proto3" json:"target_shards,omitempty"`
+	// The recipients, ascending, no duplicates, len = member_count: the members whose interval
+	// holds the message's conversation_seq (the sender included, so its other devices receive
+	// it). A membership CONTROL message of a group above 500 members goes to the changed users
+	// only (contract.MembershipEventBroadcastMaxMembers).
+	RecipientUserIds []uint64 `protobuf:"varint,5,rep,packed,name=recipient_user_ids,json=recipientUserIds,proto3" json:"recipient_user_ids,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GroupAudience) Reset() {
@@ -455,6 +461,13 @@ func (x *GroupAudience) GetMemberCount() uint32 {
 func (x *GroupAudience) GetTargetShards() []uint32 {
 	if x != nil {
 		return x.TargetShards
+	}
+	return nil
+}
+
+func (x *GroupAudience) GetRecipientUserIds() []uint64 {
+	if x != nil {
+		return x.RecipientUserIds
 	}
 	return nil
 }
@@ -952,12 +965,13 @@ const file_qiminternal_v1_records_proto_rawDesc = "" +
 	"\n" +
 	"\baudience\">\n" +
 	"\x0eDirectAudience\x12,\n" +
-	"\x12recipient_user_ids\x18\x01 \x03(\x04R\x10recipientUserIds\"\xa1\x01\n" +
+	"\x12recipient_user_ids\x18\x01 \x03(\x04R\x10recipientUserIds\"\xcf\x01\n" +
 	"\rGroupAudience\x12\x19\n" +
 	"\bgroup_id\x18\x01 \x01(\fR\agroupId\x12-\n" +
 	"\x12membership_version\x18\x02 \x01(\x04R\x11membershipVersion\x12!\n" +
 	"\fmember_count\x18\x03 \x01(\rR\vmemberCount\x12#\n" +
-	"\rtarget_shards\x18\x04 \x03(\rR\ftargetShards\"\xd7\x01\n" +
+	"\rtarget_shards\x18\x04 \x03(\rR\ftargetShards\x12,\n" +
+	"\x12recipient_user_ids\x18\x05 \x03(\x04R\x10recipientUserIds\"\xd7\x01\n" +
 	"\x11CommittedEnvelope\x12%\n" +
 	"\x0eschema_version\x18\x01 \x01(\rR\rschemaVersion\x126\n" +
 	"\x06record\x18\x02 \x01(\v2\x1e.qim.internal.v1.MessageRecordR\x06record\x12;\n" +

@@ -24,6 +24,341 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AuthenticatedGroupRequest is one client group request with the identity proven at AUTH.
+type AuthenticatedGroupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ActorUserId   uint64                 `protobuf:"varint,2,opt,name=actor_user_id,json=actorUserId,proto3" json:"actor_user_id,omitempty"`
+	ActorDeviceId string                 `protobuf:"bytes,3,opt,name=actor_device_id,json=actorDeviceId,proto3" json:"actor_device_id,omitempty"`
+	// The request's opcode (contract.Opcode): CREATE_GROUP, PULL_MEMBERS or LEAVE_GROUP.
+	Opcode uint32 `protobuf:"varint,4,opt,name=opcode,proto3" json:"opcode,omitempty"`
+	// The raw qim.v1 payload as received from the client (CreateGroup, PullMembers, LeaveGroup).
+	Payload       []byte `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticatedGroupRequest) Reset() {
+	*x = AuthenticatedGroupRequest{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticatedGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticatedGroupRequest) ProtoMessage() {}
+
+func (x *AuthenticatedGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticatedGroupRequest.ProtoReflect.Descriptor instead.
+func (*AuthenticatedGroupRequest) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AuthenticatedGroupRequest) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *AuthenticatedGroupRequest) GetActorUserId() uint64 {
+	if x != nil {
+		return x.ActorUserId
+	}
+	return 0
+}
+
+func (x *AuthenticatedGroupRequest) GetActorDeviceId() string {
+	if x != nil {
+		return x.ActorDeviceId
+	}
+	return ""
+}
+
+func (x *AuthenticatedGroupRequest) GetOpcode() uint32 {
+	if x != nil {
+		return x.Opcode
+	}
+	return 0
+}
+
+func (x *AuthenticatedGroupRequest) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+// GroupOutcome answers one group request: the downlink opcode and its encoded qim.v1 message
+// (GROUP_CREATED, MEMBERS_BATCH, LEAVE_GROUP_ACK), or an error.
+type GroupOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Opcode        uint32                 `protobuf:"varint,1,opt,name=opcode,proto3" json:"opcode,omitempty"`
+	Payload       []byte                 `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	ErrorCode     uint32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string                 `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupOutcome) Reset() {
+	*x = GroupOutcome{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupOutcome) ProtoMessage() {}
+
+func (x *GroupOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupOutcome.ProtoReflect.Descriptor instead.
+func (*GroupOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GroupOutcome) GetOpcode() uint32 {
+	if x != nil {
+		return x.Opcode
+	}
+	return 0
+}
+
+func (x *GroupOutcome) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *GroupOutcome) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *GroupOutcome) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+// AdminGroupRequest is one administrator operation on a group.
+type AdminGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 CREATE, 2 ADD, 3 REMOVE, 4 LIST (raw uint32).
+	Op       uint32 `protobuf:"varint,1,opt,name=op,proto3" json:"op,omitempty"`
+	TenantId []byte `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// ADD, REMOVE, LIST: the group (16 bytes).
+	GroupId []byte `protobuf:"bytes,3,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	// CREATE: the owner (the creator of record); ADD, REMOVE: ignored.
+	OwnerUserId uint64 `protobuf:"varint,4,opt,name=owner_user_id,json=ownerUserId,proto3" json:"owner_user_id,omitempty"`
+	// CREATE: initial members besides the owner; ADD, REMOVE: the users to change.
+	UserIds []uint64 `protobuf:"varint,5,rep,packed,name=user_ids,json=userIds,proto3" json:"user_ids,omitempty"`
+	// CREATE: display name.
+	Name string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	// CREATE: idempotency key (16 bytes, non-zero), as CreateGroup.client_request_id.
+	ClientRequestId []byte `protobuf:"bytes,7,opt,name=client_request_id,json=clientRequestId,proto3" json:"client_request_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AdminGroupRequest) Reset() {
+	*x = AdminGroupRequest{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminGroupRequest) ProtoMessage() {}
+
+func (x *AdminGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminGroupRequest.ProtoReflect.Descriptor instead.
+func (*AdminGroupRequest) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AdminGroupRequest) GetOp() uint32 {
+	if x != nil {
+		return x.Op
+	}
+	return 0
+}
+
+func (x *AdminGroupRequest) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *AdminGroupRequest) GetGroupId() []byte {
+	if x != nil {
+		return x.GroupId
+	}
+	return nil
+}
+
+func (x *AdminGroupRequest) GetOwnerUserId() uint64 {
+	if x != nil {
+		return x.OwnerUserId
+	}
+	return 0
+}
+
+func (x *AdminGroupRequest) GetUserIds() []uint64 {
+	if x != nil {
+		return x.UserIds
+	}
+	return nil
+}
+
+func (x *AdminGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AdminGroupRequest) GetClientRequestId() []byte {
+	if x != nil {
+		return x.ClientRequestId
+	}
+	return nil
+}
+
+type AdminGroupOutcome struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	GroupId           []byte                 `protobuf:"bytes,1,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	MembershipVersion uint64                 `protobuf:"varint,2,opt,name=membership_version,json=membershipVersion,proto3" json:"membership_version,omitempty"`
+	// The seq of the change's CONTROL message; 0 when nothing changed (every user already in, or
+	// already out).
+	ConversationSeq uint64 `protobuf:"varint,3,opt,name=conversation_seq,json=conversationSeq,proto3" json:"conversation_seq,omitempty"`
+	// LIST: every current member.
+	Members       []*v1.Member `protobuf:"bytes,4,rep,name=members,proto3" json:"members,omitempty"`
+	ErrorCode     uint32       `protobuf:"varint,5,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string       `protobuf:"bytes,6,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminGroupOutcome) Reset() {
+	*x = AdminGroupOutcome{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminGroupOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminGroupOutcome) ProtoMessage() {}
+
+func (x *AdminGroupOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminGroupOutcome.ProtoReflect.Descriptor instead.
+func (*AdminGroupOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AdminGroupOutcome) GetGroupId() []byte {
+	if x != nil {
+		return x.GroupId
+	}
+	return nil
+}
+
+func (x *AdminGroupOutcome) GetMembershipVersion() uint64 {
+	if x != nil {
+		return x.MembershipVersion
+	}
+	return 0
+}
+
+func (x *AdminGroupOutcome) GetConversationSeq() uint64 {
+	if x != nil {
+		return x.ConversationSeq
+	}
+	return 0
+}
+
+func (x *AdminGroupOutcome) GetMembers() []*v1.Member {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *AdminGroupOutcome) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *AdminGroupOutcome) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
 // AuthenticatedSend is a client SEND with the identity the gateway proved at AUTH. The client's
 // bytes are forwarded untouched (the server never re-serialises an uplink message, so unknown
 // fields survive); the writer parses them itself.
@@ -43,7 +378,7 @@ type AuthenticatedSend struct {
 
 func (x *AuthenticatedSend) Reset() {
 	*x = AuthenticatedSend{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +390,7 @@ func (x *AuthenticatedSend) String() string {
 func (*AuthenticatedSend) ProtoMessage() {}
 
 func (x *AuthenticatedSend) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +403,7 @@ func (x *AuthenticatedSend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedSend.ProtoReflect.Descriptor instead.
 func (*AuthenticatedSend) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{0}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AuthenticatedSend) GetCallId() uint64 {
@@ -120,7 +455,7 @@ type SendOutcome struct {
 
 func (x *SendOutcome) Reset() {
 	*x = SendOutcome{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +467,7 @@ func (x *SendOutcome) String() string {
 func (*SendOutcome) ProtoMessage() {}
 
 func (x *SendOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +480,7 @@ func (x *SendOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendOutcome.ProtoReflect.Descriptor instead.
 func (*SendOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{1}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SendOutcome) GetCallId() uint64 {
@@ -188,7 +523,7 @@ type AuthenticatedPullHistory struct {
 
 func (x *AuthenticatedPullHistory) Reset() {
 	*x = AuthenticatedPullHistory{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -200,7 +535,7 @@ func (x *AuthenticatedPullHistory) String() string {
 func (*AuthenticatedPullHistory) ProtoMessage() {}
 
 func (x *AuthenticatedPullHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -213,7 +548,7 @@ func (x *AuthenticatedPullHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedPullHistory.ProtoReflect.Descriptor instead.
 func (*AuthenticatedPullHistory) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AuthenticatedPullHistory) GetTenantId() []byte {
@@ -248,7 +583,7 @@ type PullHistoryOutcome struct {
 
 func (x *PullHistoryOutcome) Reset() {
 	*x = PullHistoryOutcome{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -260,7 +595,7 @@ func (x *PullHistoryOutcome) String() string {
 func (*PullHistoryOutcome) ProtoMessage() {}
 
 func (x *PullHistoryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -273,7 +608,7 @@ func (x *PullHistoryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullHistoryOutcome.ProtoReflect.Descriptor instead.
 func (*PullHistoryOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PullHistoryOutcome) GetBatch() *v1.HistoryBatch {
@@ -301,7 +636,35 @@ var File_qiminternal_v1_writer_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"\n" +
-	"\x1bqiminternal/v1/writer.proto\x12\x0fqim.internal.v1\x1a\x11qim/v1/send.proto\x1a\x14qim/v1/history.proto\"\xbc\x01\n" +
+	"\x1bqiminternal/v1/writer.proto\x12\x0fqim.internal.v1\x1a\x11qim/v1/send.proto\x1a\x14qim/v1/history.proto\x1a\x12qim/v1/group.proto\"\xb6\x01\n" +
+	"\x19AuthenticatedGroupRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\"\n" +
+	"\ractor_user_id\x18\x02 \x01(\x04R\vactorUserId\x12&\n" +
+	"\x0factor_device_id\x18\x03 \x01(\tR\ractorDeviceId\x12\x16\n" +
+	"\x06opcode\x18\x04 \x01(\rR\x06opcode\x12\x18\n" +
+	"\apayload\x18\x05 \x01(\fR\apayload\"\x84\x01\n" +
+	"\fGroupOutcome\x12\x16\n" +
+	"\x06opcode\x18\x01 \x01(\rR\x06opcode\x12\x18\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x03 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"\xda\x01\n" +
+	"\x11AdminGroupRequest\x12\x0e\n" +
+	"\x02op\x18\x01 \x01(\rR\x02op\x12\x1b\n" +
+	"\ttenant_id\x18\x02 \x01(\fR\btenantId\x12\x19\n" +
+	"\bgroup_id\x18\x03 \x01(\fR\agroupId\x12\"\n" +
+	"\rowner_user_id\x18\x04 \x01(\x04R\vownerUserId\x12\x19\n" +
+	"\buser_ids\x18\x05 \x03(\x04R\auserIds\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12*\n" +
+	"\x11client_request_id\x18\a \x01(\fR\x0fclientRequestId\"\xf6\x01\n" +
+	"\x11AdminGroupOutcome\x12\x19\n" +
+	"\bgroup_id\x18\x01 \x01(\fR\agroupId\x12-\n" +
+	"\x12membership_version\x18\x02 \x01(\x04R\x11membershipVersion\x12)\n" +
+	"\x10conversation_seq\x18\x03 \x01(\x04R\x0fconversationSeq\x12(\n" +
+	"\amembers\x18\x04 \x03(\v2\x0e.qim.v1.MemberR\amembers\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x05 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x06 \x01(\tR\ferrorMessage\"\xbc\x01\n" +
 	"\x11AuthenticatedSend\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\fR\btenantId\x12$\n" +
@@ -322,12 +685,17 @@ const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"\x05batch\x18\x01 \x01(\v2\x14.qim.v1.HistoryBatchR\x05batch\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\x8c\x02\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xe0\x02\n" +
 	"\x06Writer\x12R\n" +
 	"\n" +
 	"SendStream\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome(\x010\x01\x12O\n" +
 	"\vSendMessage\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome\x12]\n" +
-	"\vPullHistory\x12).qim.internal.v1.AuthenticatedPullHistory\x1a#.qim.internal.v1.PullHistoryOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
+	"\vPullHistory\x12).qim.internal.v1.AuthenticatedPullHistory\x1a#.qim.internal.v1.PullHistoryOutcome\x12R\n" +
+	"\x05Group\x12*.qim.internal.v1.AuthenticatedGroupRequest\x1a\x1d.qim.internal.v1.GroupOutcome2b\n" +
+	"\n" +
+	"GroupAdmin\x12T\n" +
+	"\n" +
+	"AdminGroup\x12\".qim.internal.v1.AdminGroupRequest\x1a\".qim.internal.v1.AdminGroupOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
 	file_qiminternal_v1_writer_proto_rawDescOnce sync.Once
@@ -341,29 +709,39 @@ func file_qiminternal_v1_writer_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_writer_proto_rawDescData
 }
 
-var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_qiminternal_v1_writer_proto_goTypes = []any{
-	(*AuthenticatedSend)(nil),        // 0: qim.internal.v1.AuthenticatedSend
-	(*SendOutcome)(nil),              // 1: qim.internal.v1.SendOutcome
-	(*AuthenticatedPullHistory)(nil), // 2: qim.internal.v1.AuthenticatedPullHistory
-	(*PullHistoryOutcome)(nil),       // 3: qim.internal.v1.PullHistoryOutcome
-	(*v1.SendAck)(nil),               // 4: qim.v1.SendAck
-	(*v1.HistoryBatch)(nil),          // 5: qim.v1.HistoryBatch
+	(*AuthenticatedGroupRequest)(nil), // 0: qim.internal.v1.AuthenticatedGroupRequest
+	(*GroupOutcome)(nil),              // 1: qim.internal.v1.GroupOutcome
+	(*AdminGroupRequest)(nil),         // 2: qim.internal.v1.AdminGroupRequest
+	(*AdminGroupOutcome)(nil),         // 3: qim.internal.v1.AdminGroupOutcome
+	(*AuthenticatedSend)(nil),         // 4: qim.internal.v1.AuthenticatedSend
+	(*SendOutcome)(nil),               // 5: qim.internal.v1.SendOutcome
+	(*AuthenticatedPullHistory)(nil),  // 6: qim.internal.v1.AuthenticatedPullHistory
+	(*PullHistoryOutcome)(nil),        // 7: qim.internal.v1.PullHistoryOutcome
+	(*v1.Member)(nil),                 // 8: qim.v1.Member
+	(*v1.SendAck)(nil),                // 9: qim.v1.SendAck
+	(*v1.HistoryBatch)(nil),           // 10: qim.v1.HistoryBatch
 }
 var file_qiminternal_v1_writer_proto_depIdxs = []int32{
-	4, // 0: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
-	5, // 1: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
-	0, // 2: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
-	0, // 3: qim.internal.v1.Writer.SendMessage:input_type -> qim.internal.v1.AuthenticatedSend
-	2, // 4: qim.internal.v1.Writer.PullHistory:input_type -> qim.internal.v1.AuthenticatedPullHistory
-	1, // 5: qim.internal.v1.Writer.SendStream:output_type -> qim.internal.v1.SendOutcome
-	1, // 6: qim.internal.v1.Writer.SendMessage:output_type -> qim.internal.v1.SendOutcome
-	3, // 7: qim.internal.v1.Writer.PullHistory:output_type -> qim.internal.v1.PullHistoryOutcome
-	5, // [5:8] is the sub-list for method output_type
-	2, // [2:5] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	8,  // 0: qim.internal.v1.AdminGroupOutcome.members:type_name -> qim.v1.Member
+	9,  // 1: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
+	10, // 2: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
+	4,  // 3: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
+	4,  // 4: qim.internal.v1.Writer.SendMessage:input_type -> qim.internal.v1.AuthenticatedSend
+	6,  // 5: qim.internal.v1.Writer.PullHistory:input_type -> qim.internal.v1.AuthenticatedPullHistory
+	0,  // 6: qim.internal.v1.Writer.Group:input_type -> qim.internal.v1.AuthenticatedGroupRequest
+	2,  // 7: qim.internal.v1.GroupAdmin.AdminGroup:input_type -> qim.internal.v1.AdminGroupRequest
+	5,  // 8: qim.internal.v1.Writer.SendStream:output_type -> qim.internal.v1.SendOutcome
+	5,  // 9: qim.internal.v1.Writer.SendMessage:output_type -> qim.internal.v1.SendOutcome
+	7,  // 10: qim.internal.v1.Writer.PullHistory:output_type -> qim.internal.v1.PullHistoryOutcome
+	1,  // 11: qim.internal.v1.Writer.Group:output_type -> qim.internal.v1.GroupOutcome
+	3,  // 12: qim.internal.v1.GroupAdmin.AdminGroup:output_type -> qim.internal.v1.AdminGroupOutcome
+	8,  // [8:13] is the sub-list for method output_type
+	3,  // [3:8] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_writer_proto_init() }
@@ -377,9 +755,9 @@ func file_qiminternal_v1_writer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_writer_proto_rawDesc), len(file_qiminternal_v1_writer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   8,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_qiminternal_v1_writer_proto_goTypes,
 		DependencyIndexes: file_qiminternal_v1_writer_proto_depIdxs,

@@ -24,6 +24,7 @@ const (
 	Writer_SendStream_FullMethodName  = "/qim.internal.v1.Writer/SendStream"
 	Writer_SendMessage_FullMethodName = "/qim.internal.v1.Writer/SendMessage"
 	Writer_PullHistory_FullMethodName = "/qim.internal.v1.Writer/PullHistory"
+	Writer_Group_FullMethodName       = "/qim.internal.v1.Writer/Group"
 )
 
 // WriterClient is the client API for Writer service.
@@ -41,6 +42,8 @@ type WriterClient interface {
 	// SendMessage is the unary form for tools and tests; same semantics, same limits.
 	SendMessage(ctx context.Context, in *AuthenticatedSend, opts ...grpc.CallOption) (*SendOutcome, error)
 	PullHistory(ctx context.Context, in *AuthenticatedPullHistory, opts ...grpc.CallOption) (*PullHistoryOutcome, error)
+	// Group serves the client group requests CREATE_GROUP, PULL_MEMBERS and LEAVE_GROUP.
+	Group(ctx context.Context, in *AuthenticatedGroupRequest, opts ...grpc.CallOption) (*GroupOutcome, error)
 }
 
 type writerClient struct {
@@ -84,6 +87,16 @@ func (c *writerClient) PullHistory(ctx context.Context, in *AuthenticatedPullHis
 	return out, nil
 }
 
+func (c *writerClient) Group(ctx context.Context, in *AuthenticatedGroupRequest, opts ...grpc.CallOption) (*GroupOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GroupOutcome)
+	err := c.cc.Invoke(ctx, Writer_Group_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WriterServer is the server API for Writer service.
 // All implementations must embed UnimplementedWriterServer
 // for forward compatibility.
@@ -99,6 +112,8 @@ type WriterServer interface {
 	// SendMessage is the unary form for tools and tests; same semantics, same limits.
 	SendMessage(context.Context, *AuthenticatedSend) (*SendOutcome, error)
 	PullHistory(context.Context, *AuthenticatedPullHistory) (*PullHistoryOutcome, error)
+	// Group serves the client group requests CREATE_GROUP, PULL_MEMBERS and LEAVE_GROUP.
+	Group(context.Context, *AuthenticatedGroupRequest) (*GroupOutcome, error)
 	mustEmbedUnimplementedWriterServer()
 }
 
@@ -117,6 +132,9 @@ func (UnimplementedWriterServer) SendMessage(context.Context, *AuthenticatedSend
 }
 func (UnimplementedWriterServer) PullHistory(context.Context, *AuthenticatedPullHistory) (*PullHistoryOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method PullHistory not implemented")
+}
+func (UnimplementedWriterServer) Group(context.Context, *AuthenticatedGroupRequest) (*GroupOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method Group not implemented")
 }
 func (UnimplementedWriterServer) mustEmbedUnimplementedWriterServer() {}
 func (UnimplementedWriterServer) testEmbeddedByValue()                {}
@@ -182,6 +200,24 @@ func _Writer_PullHistory_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Writer_Group_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticatedGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WriterServer).Group(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Writer_Group_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WriterServer).Group(ctx, req.(*AuthenticatedGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Writer_ServiceDesc is the grpc.ServiceDesc for Writer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -197,6 +233,10 @@ var Writer_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "PullHistory",
 			Handler:    _Writer_PullHistory_Handler,
 		},
+		{
+			MethodName: "Group",
+			Handler:    _Writer_Group_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -206,5 +246,115 @@ var Writer_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
+	Metadata: "qiminternal/v1/writer.proto",
+}
+
+const (
+	GroupAdmin_AdminGroup_FullMethodName = "/qim.internal.v1.GroupAdmin/AdminGroup"
+)
+
+// GroupAdminClient is the client API for GroupAdmin service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// GroupAdmin is the administrator's surface (qimctl membership). It is a separate service so the
+// internal RPC boundary can give it its own role (admin) once mTLS roles exist; until then the
+// writer listens on loopback only. Every change is the same CONTROL commit as a client's.
+type GroupAdminClient interface {
+	AdminGroup(ctx context.Context, in *AdminGroupRequest, opts ...grpc.CallOption) (*AdminGroupOutcome, error)
+}
+
+type groupAdminClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewGroupAdminClient(cc grpc.ClientConnInterface) GroupAdminClient {
+	return &groupAdminClient{cc}
+}
+
+func (c *groupAdminClient) AdminGroup(ctx context.Context, in *AdminGroupRequest, opts ...grpc.CallOption) (*AdminGroupOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdminGroupOutcome)
+	err := c.cc.Invoke(ctx, GroupAdmin_AdminGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GroupAdminServer is the server API for GroupAdmin service.
+// All implementations must embed UnimplementedGroupAdminServer
+// for forward compatibility.
+//
+// GroupAdmin is the administrator's surface (qimctl membership). It is a separate service so the
+// internal RPC boundary can give it its own role (admin) once mTLS roles exist; until then the
+// writer listens on loopback only. Every change is the same CONTROL commit as a client's.
+type GroupAdminServer interface {
+	AdminGroup(context.Context, *AdminGroupRequest) (*AdminGroupOutcome, error)
+	mustEmbedUnimplementedGroupAdminServer()
+}
+
+// UnimplementedGroupAdminServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedGroupAdminServer struct{}
+
+func (UnimplementedGroupAdminServer) AdminGroup(context.Context, *AdminGroupRequest) (*AdminGroupOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method AdminGroup not implemented")
+}
+func (UnimplementedGroupAdminServer) mustEmbedUnimplementedGroupAdminServer() {}
+func (UnimplementedGroupAdminServer) testEmbeddedByValue()                    {}
+
+// UnsafeGroupAdminServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to GroupAdminServer will
+// result in compilation errors.
+type UnsafeGroupAdminServer interface {
+	mustEmbedUnimplementedGroupAdminServer()
+}
+
+func RegisterGroupAdminServer(s grpc.ServiceRegistrar, srv GroupAdminServer) {
+	// If the following call panics, it indicates UnimplementedGroupAdminServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&GroupAdmin_ServiceDesc, srv)
+}
+
+func _GroupAdmin_AdminGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GroupAdminServer).AdminGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GroupAdmin_AdminGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GroupAdminServer).AdminGroup(ctx, req.(*AdminGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// GroupAdmin_ServiceDesc is the grpc.ServiceDesc for GroupAdmin service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var GroupAdmin_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "qim.internal.v1.GroupAdmin",
+	HandlerType: (*GroupAdminServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "AdminGroup",
+			Handler:    _GroupAdmin_AdminGroup_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
 	Metadata: "qiminternal/v1/writer.proto",
 }
