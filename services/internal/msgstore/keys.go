@@ -174,7 +174,7 @@ func KeyFamilies() []keyfamily.Family {
 	ex := CommitKey{Tenant: contract.TenantID{Lo: 1}, Sender: 2, ClientMessageID: contract.ClientMessageID{Lo: 3},
 		Conversation: contract.ConversationID{Lo: 4}}
 	ck := newConvKeys(ex.Tenant, ex.Conversation)
-	return []keyfamily.Family{
+	return append(groupKeyFamilies(),
 		keyfamily.New("msgstore.commit", core, "qim:cmt:{tag}:<tenant>:<sender>:<cmid>", commitPrefix,
 			t+":"+h+":"+n+":"+h).WithExample(commitKey(ex)).Expiring(),
 		keyfamily.New("msgstore.commit_shrunk", core, "qim:cmtshrunk:{tag}:<tenant>:<sender>:<cmid>", shrunkPrefix,
@@ -190,5 +190,5 @@ func KeyFamilies() []keyfamily.Family {
 			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).Expiring().KnownUnbounded(hotHistoryBound),
 		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
 			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),
-	}
+	)
 }
