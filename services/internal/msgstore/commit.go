@@ -10,9 +10,12 @@ import (
 	"github.com/qim-dev/qim/contract"
 )
 
-// reserveCall builds the call of reserve_and_record.lua or reserve.lua. Record must not contain
-// field 4: the script appends it.
-func reserveCall(b *reserveBinding, in Intent) call {
+// reserveCall builds the call of reserve_and_record.lua or reserve.lua — or group_send.lua for
+// a group conversation on the fused path. Record must not contain field 4: the script appends it.
+func (s *Store) reserveCall(b *reserveBinding, in Intent) call {
+	if b == s.scripts.reserveAndRecord && in.Key.Conversation.Kind() == contract.KindGroup {
+		return s.groupSendCall(in)
+	}
 	tag := tagOf(in.Key.Tenant, in.Key.Conversation)
 	ck := convKeysTagged(in.Key.Tenant, in.Key.Conversation, tag)
 	mid := in.MessageID.Bytes()
@@ -73,7 +76,11 @@ func (s *Store) reserveBatch(ctx context.Context, sc *reserveBinding, op string,
 			errs[i] = fmt.Errorf("msgstore: %s: %w", op, err)
 			continue
 		}
-		calls = append(calls, reserveCall(sc, in))
+		if sc != s.scripts.reserveAndRecord && in.Key.Conversation.Kind() == contract.KindGroup {
+			errs[i] = fmt.Errorf("msgstore: %s: %w: a group send has no two-step path (its membership check is fused with the seq)", op, ErrInvalidArgument)
+			continue
+		}
+		calls = append(calls, s.reserveCall(sc, in))
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {

@@ -89,7 +89,7 @@ func TestScriptValidatesBeforeWriting(t *testing.T) {
 	}
 	for _, sc := range []*reserveBinding{s.scripts.reserveAndRecord, s.scripts.reserve} {
 		for name, bad := range cases {
-			cmds, err := runCalls(ctx, rdb, []call{bad(reserveCall(sc, in))})
+			cmds, err := runCalls(ctx, rdb, []call{bad(s.reserveCall(sc, in))})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,6 +28,18 @@ var (
 	// ErrSeqExhausted: the conversation's counter reached 2^53, the largest seq the scripts
 	// handle exactly. Nothing was written.
 	ErrSeqExhausted = errors.New("msgstore: conversation_seq space exhausted")
+	// ErrNotMember: a group send from a user whose membership is not open. Nothing was written.
+	ErrNotMember = errors.New("msgstore: sender is not a current member of the group")
+	// ErrNoGroup: the group conversation has no membership (never created). Nothing was written.
+	ErrNoGroup = errors.New("msgstore: no such group")
+	// ErrGroupExists: CREATE of a group that exists (its creating commit was forgotten after the
+	// idempotency window, or another request created it). Nothing was written.
+	ErrGroupExists = errors.New("msgstore: group exists")
+	// ErrMembershipChanged: the group is no longer at the version a change was planned at; the
+	// caller re-plans from a fresh read. Nothing was written.
+	ErrMembershipChanged = errors.New("msgstore: membership changed since the change was planned")
+	// ErrGroupFull: the change would take the group past its member cap. Nothing was written.
+	ErrGroupFull = errors.New("msgstore: group would exceed its member cap")
 )
 
 // IdentityConflictError carries the commit that owns the key, so the writer can report what the
@@ -86,6 +98,16 @@ func scriptError(op string, k CommitKey, err error) error {
 		return fmt.Errorf("%w: %s: %s", ErrIdentityConflict, op, detail)
 	case "QIMSEQ":
 		return fmt.Errorf("%w: %s", ErrSeqExhausted, op)
+	case "QIMNOTMEMBER":
+		return fmt.Errorf("%w: %s", ErrNotMember, op)
+	case "QIMNOGROUP":
+		return fmt.Errorf("%w: %s", ErrNoGroup, op)
+	case "QIMEXISTS":
+		return fmt.Errorf("%w: %s", ErrGroupExists, op)
+	case "QIMVERSION":
+		return fmt.Errorf("%w: %s: %s", ErrMembershipChanged, op, detail)
+	case "QIMFULL":
+		return fmt.Errorf("%w: %s: %s", ErrGroupFull, op, detail)
 	}
 	return fmt.Errorf("msgstore: %s: %w", op, err)
 }

@@ -53,12 +53,12 @@ type fixture struct {
 	sender contract.UserID
 }
 
+// newFixture is a direct conversation: the store routes group conversations through the
+// membership-checking scripts (group_test.go covers those).
 func newFixture(t testing.TB) fixture {
-	conv, err := contract.GroupConversationID(randU128(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fixture{tenant: randU128(t), conv: conv, sender: contract.UserID(randU128(t).Hi >> 1)}
+	tenant, sender := randU128(t), contract.UserID(randU128(t).Hi>>1)
+	conv := contract.DirectConversationID(tenant, sender, contract.UserID(randU128(t).Hi>>1))
+	return fixture{tenant: tenant, conv: conv, sender: sender}
 }
 
 var midCounter atomic.Uint64
@@ -93,7 +93,7 @@ func (f fixture) record(t testing.TB, mid contract.MessageID, cmid contract.Clie
 		body[i] = byte('a' + i%26)
 	}
 	rec := &internalv1.MessageRecord{
-		TenantId: tb[:], ConversationId: cb[:], ConversationKind: uint32(contract.KindGroup),
+		TenantId: tb[:], ConversationId: cb[:], ConversationKind: uint32(f.conv.Kind()),
 		MessageId: mb[:], SenderUserId: uint64(f.sender), SenderDeviceId: "dev-1",
 		ClientMessageId: kb[:], MessageType: 1, Body: body, CreatedAtMs: time.Now().UnixMilli(),
 	}

@@ -34,6 +34,52 @@ type reserveArgs struct {
 	MaxRecordBytes int64  `arg:"max_record_bytes"`
 }
 
+// groupSendArgs calls group_send.lua: reserveArgs plus the group's keys and the sender.
+type groupSendArgs struct {
+	Commit         string `key:"commit"`
+	Seq            string `key:"seq"`
+	Pending        string `key:"pending"`
+	Owner          string `key:"owner"`
+	Grp            string `key:"grp"`
+	Grpmem         string `key:"grpmem"`
+	Identity       []byte `arg:"identity"`
+	MessageID      []byte `arg:"message_id"`
+	ConversationID []byte `arg:"conversation_id"`
+	Record         []byte `arg:"record"` // without fields 4 and 17: the script appends both
+	NowMs          int64  `arg:"now_ms"`
+	HrecPrefix     string `arg:"hrec_prefix"`
+	HidxPrefix     string `arg:"hidx_prefix"`
+	BucketWidth    int64  `arg:"bucket_width"`
+	MaxRecordBytes int64  `arg:"max_record_bytes"`
+	Sender         uint64 `arg:"sender"`
+}
+
+// groupChangeArgs calls group_change.lua.
+type groupChangeArgs struct {
+	Commit         string   `key:"commit"`
+	Seq            string   `key:"seq"`
+	Pending        string   `key:"pending"`
+	Owner          string   `key:"owner"`
+	Grp            string   `key:"grp"`
+	Grpmem         string   `key:"grpmem"`
+	Identity       []byte   `arg:"identity"`
+	MessageID      []byte   `arg:"message_id"`
+	ConversationID []byte   `arg:"conversation_id"`
+	Record         []byte   `arg:"record"`
+	NowMs          int64    `arg:"now_ms"`
+	HrecPrefix     string   `arg:"hrec_prefix"`
+	HidxPrefix     string   `arg:"hidx_prefix"`
+	BucketWidth    int64    `arg:"bucket_width"`
+	MaxRecordBytes int64    `arg:"max_record_bytes"`
+	Op             int64    `arg:"op"`
+	Expect         uint64   `arg:"expect"`
+	MaxMembers     int64    `arg:"max_members"`
+	GroupOwner     uint64   `arg:"owner"`
+	Name           string   `arg:"name"`
+	Crq            string   `arg:"crq"`
+	Users          []string `arg:"users"`
+}
+
 // recordArgs calls record.lua.
 type recordArgs struct {
 	Commit         string `key:"commit"`
@@ -81,7 +127,9 @@ type markReply struct {
 }
 
 type (
-	reserveBinding = luascript.Binding[reserveArgs, commitReply]
+	groupSendBinding   = luascript.Binding[groupSendArgs, commitReply]
+	groupChangeBinding = luascript.Binding[groupChangeArgs, commitReply]
+	reserveBinding     = luascript.Binding[reserveArgs, commitReply]
 	recordBinding  = luascript.Binding[recordArgs, commitReply]
 	markBinding    = luascript.Binding[markArgs, markReply]
 )
@@ -93,11 +141,13 @@ var scripts = func() scriptSet {
 		reserve:          luascript.MustBind[reserveArgs, commitReply](luaFS, "prelude.lua", "reserve.lua"),
 		record:           luascript.MustBind[recordArgs, commitReply](luaFS, "prelude.lua", "record.lua"),
 		markCommitted:    luascript.MustBind[markArgs, markReply](luaFS, "prelude.lua", "mark_committed.lua"),
+		groupSend:        luascript.MustBind[groupSendArgs, commitReply](luaFS, "prelude.lua", "group_send.lua"),
+		groupChange:      luascript.MustBind[groupChangeArgs, commitReply](luaFS, "prelude.lua", "group_change.lua"),
 	}
 	// commitResult decodes the replies of all three commit scripts with one binding; that is
 	// sound only while their reply lines are the same.
 	want := s.reserveAndRecord.Script().Interface().Reply
-	for _, sc := range []*luascript.Script{s.reserve.Script(), s.record.Script()} {
+	for _, sc := range []*luascript.Script{s.reserve.Script(), s.record.Script(), s.groupSend.Script(), s.groupChange.Script()} {
 		if !reflect.DeepEqual(sc.Interface().Reply, want) {
 			panic("msgstore: " + sc.Name() + " must declare the commit reply of reserve_and_record.lua")
 		}
@@ -109,6 +159,8 @@ type scriptSet struct {
 	reserveAndRecord, reserve *reserveBinding
 	record                    *recordBinding
 	markCommitted             *markBinding
+	groupSend                 *groupSendBinding
+	groupChange               *groupChangeBinding
 }
 
 // call is one queued script invocation of a pipeline.

@@ -28,6 +28,11 @@ local function varint(n)
   return table.concat(out)
 end
 
+-- Field 17 (membership_version, wire type 0): tag 17<<3 = 136, varint 0x88 0x01.
+local function version_field(v)
+  return '\136\1' .. varint(v)
+end
+
 -- Field 4 (conversation_seq, wire type 0): tag byte 0x20 then the varint. Appending it makes the
 -- caller's record complete, because protobuf keeps the last occurrence of a scalar field.
 local function seq_field(seq)
@@ -198,18 +203,27 @@ end
 -- counter follows at once; the owner key precedes the recovery index, so every commit the
 -- recovery loop can find owns its client_message_id; history and st = D come last, so st = D
 -- still means "history written".
-local function reserve(with_history)
-  local bad = check_intent()
-  if bad then return bad end
-  local idn, mid, cid, rec, now = A.identity, A.message_id, A.conversation_id, A.record, A.now_ms
+--
+-- reserve_existing is the first half: the reply for a key that already holds a commit (finished
+-- by finish, or 'X'), nil for a fresh key.
+local function reserve_existing(with_history)
   local h = load_commit(K.commit)
   if h[1] then
-    if h[8] ~= idn or h[7] ~= cid then return commit_reply('X', h) end
+    if h[8] ~= A.identity or h[7] ~= A.conversation_id then return commit_reply('X', h) end
     return finish(h, with_history)
   end
   for i = 2, #h do -- a hash without its state field is damage, not a fresh key
     if h[i] then return fail('QIMCORRUPT', 'commit hash without state') end
   end
+  return nil
+end
+
+-- The fresh half of reserve: owner check, seq, then the writes. suffix ('' for a direct send) is
+-- appended to the caller's record before conversation_seq: the group scripts add
+-- membership_version there (field 17), read in the same script that allocates the seq, so the
+-- version a message is committed under can never differ from the one its seq was checked against.
+local function reserve_fresh(with_history, suffix)
+  local idn, mid, cid, rec, now = A.identity, A.message_id, A.conversation_id, A.record .. suffix, A.now_ms
   -- K.owner owns (tenant, sender, client_message_id) across conversations: the commit hash is
   -- tagged by conversation, so without it a cmid reused in another conversation would commit a
   -- second message under one idempotency key.
@@ -230,4 +244,12 @@ local function reserve(with_history)
     st = 'D'
   end
   return reply{kind = 'F', st = st, mid = mid, seq = seqs, rec = full, rat = now, cat = '', cid = cid, idn = idn}
+end
+
+local function reserve(with_history)
+  local bad = check_intent()
+  if bad then return bad end
+  local done = reserve_existing(with_history)
+  if done then return done end
+  return reserve_fresh(with_history, '')
 end
