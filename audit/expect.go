@@ -58,13 +58,16 @@ func derive(env *internalv1.CommittedEnvelope, offset int64, shards contract.Sha
 	if err != nil || len(rec.GetConversationId()) != 16 {
 		return mid, nil, fmt.Errorf("%w: tenant or conversation id is not 16 bytes", errUnderivable)
 	}
-	audience := env.GetAudience().GetDirect().GetRecipientUserIds()
-	if len(audience) == 0 {
-		return mid, nil, fmt.Errorf("%w: no direct audience (group audiences are not built yet)", errUnderivable)
+	audience, err := frozenAudience(env)
+	if err != nil {
+		return mid, nil, err
 	}
 	byShard, err := routeAudience(audience, tenant, shards)
 	if err != nil {
 		return mid, nil, err
+	}
+	if g := env.GetAudience().GetGroup(); g != nil && !sameShards(byShard, g.GetTargetShards()) {
+		return mid, nil, fmt.Errorf("%w: group audience target_shards disagree with its recipients", errUnderivable)
 	}
 	body, inline := rec.GetBody(), len(audience)*len(rec.GetBody()) <= contract.InlineBodyBudgetBytes
 	content := fp.content(rec.GetTenantId(), rec.GetMessageType(), rec.GetCustomType(), inline, body,
@@ -192,4 +195,35 @@ func (p *printer) sum() [16]byte {
 	var out [16]byte
 	copy(out[:], s[:16])
 	return out
+}
+
+// frozenAudience is the recipient list the Outbox record froze: a direct message's
+// participants, or a group message's recipients by value (GroupAudience.recipient_user_ids,
+// whose length must equal member_count).
+func frozenAudience(env *internalv1.CommittedEnvelope) ([]uint64, error) {
+	if g := env.GetAudience().GetGroup(); g != nil {
+		if len(g.GetRecipientUserIds()) == 0 || int(g.GetMemberCount()) != len(g.GetRecipientUserIds()) {
+			return nil, fmt.Errorf("%w: group audience of %d recipients, member_count %d", errUnderivable,
+				len(g.GetRecipientUserIds()), g.GetMemberCount())
+		}
+		return g.GetRecipientUserIds(), nil
+	}
+	audience := env.GetAudience().GetDirect().GetRecipientUserIds()
+	if len(audience) == 0 {
+		return nil, fmt.Errorf("%w: no audience", errUnderivable)
+	}
+	return audience, nil
+}
+
+// sameShards reports whether the routed shards are exactly the frozen target shards.
+func sameShards(byShard map[uint32][]uint64, target []uint32) bool {
+	if len(byShard) != len(target) {
+		return false
+	}
+	for _, s := range target {
+		if _, ok := byShard[s]; !ok {
+			return false
+		}
+	}
+	return true
 }

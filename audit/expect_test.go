@@ -93,6 +93,48 @@ func TestDeriveRoutesTheFrozenAudience(t *testing.T) {
 	}
 }
 
+// groupAudience freezes recips (ascending) as a group audience of count members, routed with
+// 8 shards.
+func groupAudience(count uint32, recips ...uint64) *internalv1.FrozenAudience {
+	var ts []uint32
+	for _, u := range recips {
+		ts = append(ts, contract.ShardCount(8).UserShard(unitTenant, contract.UserID(u)))
+	}
+	slices.Sort(ts)
+	return &internalv1.FrozenAudience{Audience: &internalv1.FrozenAudience_Group{Group: &internalv1.GroupAudience{
+		MembershipVersion: 2, MemberCount: count, TargetShards: slices.Compact(ts), RecipientUserIds: recips}}}
+}
+
+func TestDeriveRoutesAGroupAudience(t *testing.T) {
+	on2, on5 := usersOn(2, 3, 0), usersOn(5, 2, 0)
+	recips := append(slices.Clone(on2), on5...)
+	slices.Sort(recips)
+	env := unitEnvelope(t, []byte("hi"), recips[0])
+	env.Audience = groupAudience(uint32(len(recips)), recips...)
+	var fp printer
+	_, exps, err := derive(env, 7, 8, &fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exps) != 2 {
+		t.Fatalf("%d expectations for a group on 2 shards, want 2", len(exps))
+	}
+	for shard, users := range map[uint32][]uint64{2: on2, 5: on5} {
+		d := dispatchFor(env, shard, users, true)
+		e := exps[contract.DispatchID(mustU128(t, d.GetDispatchId()))]
+		if e == nil {
+			t.Fatalf("no expectation for shard %d", shard)
+		}
+		if f := e.compare(d, &fp); f != "" {
+			t.Fatalf("shard %d: disagrees on %s", shard, f)
+		}
+		d.Recipients = users[:len(users)-1] // a member missing from its shard's dispatch
+		if f := e.compare(d, &fp); f != "recipients" {
+			t.Fatalf("shard %d: a dropped member compared as %q, want recipients", shard, f)
+		}
+	}
+}
+
 func TestDeriveRefusesWhatItCannotDerive(t *testing.T) {
 	cases := []struct {
 		name string
@@ -102,9 +144,16 @@ func TestDeriveRefusesWhatItCannotDerive(t *testing.T) {
 		{"unknown schema", func(e *internalv1.CommittedEnvelope) { e.SchemaVersion = 2 }, "schema_version 2"},
 		{"zero message id", func(e *internalv1.CommittedEnvelope) { e.Record.MessageId = make([]byte, 16) }, "message_id"},
 		{"short tenant", func(e *internalv1.CommittedEnvelope) { e.Record.TenantId = []byte{1} }, "16 bytes"},
-		{"group audience", func(e *internalv1.CommittedEnvelope) {
+		{"empty group audience", func(e *internalv1.CommittedEnvelope) {
 			e.Audience = &internalv1.FrozenAudience{Audience: &internalv1.FrozenAudience_Group{Group: &internalv1.GroupAudience{}}}
-		}, "no direct audience"},
+		}, "group audience of 0 recipients"},
+		{"group count disagrees", func(e *internalv1.CommittedEnvelope) {
+			e.Audience = groupAudience(3, 4, 5)
+		}, "member_count 3"},
+		{"group target shards disagree", func(e *internalv1.CommittedEnvelope) {
+			e.Audience = groupAudience(2, 4, 5)
+			e.Audience.GetGroup().TargetShards = []uint32{0}
+		}, "target_shards"},
 		{"repeated member", func(e *internalv1.CommittedEnvelope) {
 			e.Audience.GetDirect().RecipientUserIds = []uint64{4, 4}
 		}, "repeats"},

@@ -39,7 +39,7 @@ type ErrorInfo struct {
 
 var errorTable = []ErrorInfo{
 	{ErrCodeInvalidArgument, "INVALID_ARGUMENT", false,
-		"malformed or out-of-range request field (zero client_message_id, bad cursor, ...)",
+		"malformed or out-of-range request field (zero client_message_id, bad cursor, ...), or a SEND of a server-only message_type (CONTROL)",
 		"any request after AUTH_OK, including a second AUTH and a SEND or PING that is not valid protobuf"},
 	{ErrCodeUnauthorized, "UNAUTHORIZED", false,
 		"missing, expired or forged credentials, or a request before AUTH",
@@ -48,15 +48,16 @@ var errorTable = []ErrorInfo{
 		"body, custom_type, request or frame above its contract limit",
 		"a frame or message above 4 MiB (request id 0), a request other than SEND above 64 KiB, a SEND whose body or custom_type is too long"},
 	{ErrCodeRateLimited, "RATE_LIMITED", true,
-		"sender exceeded its rate; retry after the hinted delay", ""},
+		"sender exceeded its rate, or a membership change lost three races in a row; retry after a delay",
+		"CREATE_GROUP, LEAVE_GROUP, GroupAdmin ADD and REMOVE (membership changing concurrently)"},
 	{ErrCodeNotMember, "NOT_MEMBER", false,
-		"sender or reader is outside the conversation's membership interval", "PULL_HISTORY, MARK_READ"},
+		"sender or reader is outside the conversation's membership interval", "SEND, PULL_HISTORY, MARK_READ, PULL_MEMBERS, LEAVE_GROUP"},
 	{ErrCodeCursorExpired, "CURSOR_EXPIRED", false,
 		"device cursor is behind the mailbox trim watermark; client must REBUILD (this server says so in MailboxBatch.cursor_expired instead)", ""},
 	{ErrCodeMailboxDirty, "MAILBOX_DIRTY", true,
 		"mailbox shard is not materialized up to a consistent watermark yet", ""},
 	{ErrCodeConflict, "CONFLICT", false,
-		"idempotency key reused with different content, or a lost race on a versioned write", "SEND"},
+		"idempotency key reused with different content, or a lost race on a versioned write", "SEND, CREATE_GROUP"},
 	{ErrCodeUnavailable, "UNAVAILABLE", true,
 		"a dependency is down or the request timed out; outcome of a SEND is unknown until retried",
 		"AUTH, SEND, PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ"},
@@ -65,10 +66,10 @@ var errorTable = []ErrorInfo{
 		"SEND, PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ (also a response too large for one message)"},
 	{ErrCodeUnimplemented, "UNIMPLEMENTED", false,
 		"request defined by the contract but not served by this server version",
-		"opcodes the opcode table marks not served, unknown opcodes, a SEND to a group_id, PULL_HISTORY of a non-DIRECT conversation"},
+		"opcodes the opcode table marks not served, unknown opcodes, PULL_HISTORY of a ROOM conversation"},
 	{ErrCodeGroupFull, "GROUP_FULL", false,
 		"the change would take a group past contract.GroupMaxMembers (1,000) current members",
-		""},
+		"CREATE_GROUP, GroupAdmin ADD"},
 }
 
 var errorIndex = func() map[ErrorCode]ErrorInfo {

@@ -42,7 +42,7 @@ func TestHeartbeatTimeoutClosesSilentConnection(t *testing.T) {
 func TestUnimplementedOpcodesKeepConnectionOpen(t *testing.T) {
 	h := startGateway(t, harnessOpts{})
 	c := h.login(newIdentity(t, "d"))
-	for _, op := range []contract.Opcode{contract.OpReadSync, contract.OpCreateGroup, contract.OpLeaveGroup, contract.OpJoinRoom, contract.OpSendAck, contract.Opcode(0x7777)} {
+	for _, op := range []contract.Opcode{contract.OpReadSync, contract.OpJoinRoom, contract.OpSendAck, contract.Opcode(0x7777)} {
 		id := c.nextID()
 		c.writeBytes(op, id, []byte{})
 		if e := c.expectError(contract.ErrCodeUnimplemented, id); contract.Opcode(e.GetRequestOpcode()) != op {

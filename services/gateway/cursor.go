@@ -18,8 +18,8 @@ import (
 	"github.com/qim-dev/qim/wire"
 )
 
-// pullJob is a PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST or MARK_READ waiting for the
-// connection's pull worker.
+// pullJob is a PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ or group request
+// (CREATE_GROUP, PULL_MEMBERS, LEAVE_GROUP) waiting for the connection's pull worker.
 type pullJob struct {
 	op        contract.Opcode
 	requestID uint32
@@ -32,6 +32,8 @@ func backendOf(op contract.Opcode) string {
 		return "history"
 	case contract.OpPullSessionList, contract.OpMarkRead:
 		return "session"
+	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
+		return "group"
 	}
 	return "mailbox"
 }
@@ -95,6 +97,8 @@ func (c *conn) pull(j pullJob) bool {
 		return c.pullSessionList(ctx, j)
 	case contract.OpMarkRead:
 		return c.markRead(ctx, j)
+	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
+		return c.groupRequest(ctx, j)
 	}
 	return c.pullMailbox(ctx, j)
 }

@@ -46,14 +46,15 @@ func (c *conn) handle(m wire.Message, received time.Time) bool {
 		return true // the answer to a server probe: liveness only, already counted by the read
 	case contract.OpSend:
 		return c.onSend(m, received)
-	case contract.OpPullMailbox, contract.OpPullHistory, contract.OpPullSessionList, contract.OpMarkRead:
+	case contract.OpPullMailbox, contract.OpPullHistory, contract.OpPullSessionList, contract.OpMarkRead,
+		contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return c.enqueuePull(m)
 	case contract.OpLogout:
 		return false // the close is the acknowledgement
 	case contract.OpAuth:
 		return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeInvalidArgument, "connection is already authenticated")
 	}
-	// READ_SYNC, group and room opcodes, downlink opcodes and unknown values: the
+	// READ_SYNC, room opcodes, downlink opcodes and unknown values: the
 	// connection stays usable, the client learns this server does not serve the request.
 	return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeUnimplemented, "opcode not served by this gateway")
 }

@@ -57,11 +57,12 @@ type committer struct {
 	slots    chan struct{} // global admission: a call holds one slot from submit to its answer
 	batchMax int
 	now      func() time.Time
+	aud      *audiences // group audiences (envelopes of group records)
 }
 
-func newCommitter(store commitStore, out outboxProducer, ids idIssuer, m *metrics, log *slog.Logger, batchMax, depth int) *committer {
+func newCommitter(store commitStore, out outboxProducer, ids idIssuer, m *metrics, log *slog.Logger, shards contract.ShardCount, batchMax, depth int) *committer {
 	return &committer{
-		store: store, out: out, ids: ids, m: m, log: log, batchMax: batchMax, now: time.Now,
+		store: store, out: out, ids: ids, m: m, log: log, batchMax: batchMax, now: time.Now, aud: newAudiences(store, shards),
 		in: make(chan *call, depth), marks: make(chan *call, depth), slots: make(chan struct{}, depth),
 	}
 }
@@ -168,6 +169,11 @@ func (c *committer) intent(cl *call, nowMs int64) (msgstore.Intent, error) {
 func (c *committer) reserveTwoStep(ctx context.Context, intents []msgstore.Intent) ([]msgstore.Commit, []error) {
 	commits, errs := make([]msgstore.Commit, len(intents)), make([]error, len(intents))
 	for i, in := range intents {
+		if in.Key.Conversation.Kind() == contract.KindGroup { // no two-step path: see msgstore.Reserve
+			cs, es := c.store.ReserveAndRecord(ctx, intents[i:i+1])
+			commits[i], errs[i] = cs[0], es[0]
+			continue
+		}
 		commits[i], errs[i] = c.store.Reserve(ctx, in)
 		if errs[i] == nil && commits[i].State == msgstore.StateReserved {
 			failpoint.Hit(failpoint.WriterAfterReserve)
@@ -206,7 +212,7 @@ func (c *committer) advance(ctx context.Context, cl *call) {
 
 // produce hands the envelope to the Outbox producer; the ack callback queues the mark.
 func (c *committer) produce(ctx context.Context, cl *call) {
-	env, err := envelope(cl.commit.Record, cl.cmd.sender, cl.cmd.peer, cl.commit.ReservedAtMs)
+	env, err := c.envelopeOf(ctx, cl)
 	if err != nil {
 		c.fail(cl, "outbox", err)
 		return
@@ -284,6 +290,9 @@ func (c *committer) fail(cl *call, stage string, err error) {
 	case errors.As(err, &re):
 	case errors.Is(err, msgstore.ErrIdentityConflict):
 		err = rpc.Refuse(contract.ErrCodeConflict, "client_message_id reused with different content")
+	case errors.Is(err, msgstore.ErrNotMember), errors.Is(err, msgstore.ErrNoGroup):
+		// One answer for both: a non-member learns nothing, not even whether the group exists.
+		err = rpc.Refuse(contract.ErrCodeNotMember, "not a current member of this group")
 	default:
 		c.log.Warn("writer: commit stage failed", "stage", stage, "err", err)
 	}

@@ -46,6 +46,10 @@ type Config struct {
 	// AllowRelaxedRedis accepts appendfsync everysec on a loopback Redis, for development only: a
 	// host crash would lose commit facts acknowledged in the last second.
 	AllowRelaxedRedis bool `env:"QIM_DEV_ALLOW_RELAXED_REDIS" doc:"development only: accept appendfsync everysec on a loopback Redis"`
+	// ShardCount is the mailbox shard count: the writer freezes a group message's target shards
+	// with it, so it must equal the fanout's and the MailboxNodes' (they refuse a record whose
+	// shards disagree with their own routing rather than misroute it).
+	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shard count (power of two; the same on writer, fanout and mailbox): group target shards are frozen with it"`
 	// MaxBodyBytes is the largest body accepted; larger sends get PAYLOAD_TOO_LARGE.
 	MaxBodyBytes int `env:"QIM_WRITER_MAX_BODY" unit:"bytes" doc:"largest message body accepted (at most the frame payload limit)"`
 }
@@ -60,6 +64,7 @@ func DefaultConfig() Config {
 		RecoveryInterval: 2 * time.Second,
 		RecoveryGrace:    5 * time.Second,
 		MaxBodyBytes:     contract.MaxFramePayload,
+		ShardCount:       contract.MailboxShardsDefault,
 	}
 }
 
@@ -94,5 +99,14 @@ func (c *Config) Validate() error {
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > contract.MaxFramePayload:
 		return fmt.Errorf("%w: QIM_WRITER_MAX_BODY=%d not in [1, %d]", ErrConfig, c.MaxBodyBytes, contract.MaxFramePayload)
 	}
+	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
+		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %w", ErrConfig, c.ShardCount, err)
+	}
 	return nil
+}
+
+// shards is the validated shard count; call only after Validate.
+func (c *Config) shards() contract.ShardCount {
+	n, _ := contract.NewShardCount(c.ShardCount)
+	return n
 }

@@ -19,6 +19,14 @@ type commitStore interface {
 	LoadCommit(ctx context.Context, k msgstore.CommitKey) (msgstore.Commit, bool, error)
 	PendingCommits(ctx context.Context, reservedBeforeMs int64, limit int) ([]msgstore.CommitKey, error)
 	HistoryPage(ctx context.Context, q msgstore.HistoryQuery) (msgstore.HistoryPage, error)
+	groupStore
+}
+
+// groupStore is the membership part of the MessageStore.
+type groupStore interface {
+	LoadGroup(ctx context.Context, tenant contract.TenantID, conv contract.ConversationID) (*msgstore.GroupState, bool, error)
+	MemberIntervals(ctx context.Context, tenant contract.TenantID, user contract.UserID, convs []contract.ConversationID) ([]contract.Membership, error)
+	ChangeMembership(ctx context.Context, ch msgstore.GroupChange) (msgstore.Commit, error)
 }
 
 type outboxProducer interface {

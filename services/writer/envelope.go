@@ -47,7 +47,11 @@ func envelope(record []byte, sender, peer contract.UserID, reservedAtMs int64) (
 	recips = protowire.AppendBytes(recips, packed)
 	aud := protowire.AppendTag(nil, audFieldDirect, protowire.BytesType)
 	aud = protowire.AppendBytes(aud, recips)
+	return assemble(record, aud, reservedAtMs), nil
+}
 
+// assemble is the envelope around the stored record bytes and an encoded FrozenAudience.
+func assemble(record, aud []byte, reservedAtMs int64) []byte {
 	out := make([]byte, 0, len(record)+len(aud)+32)
 	out = protowire.AppendTag(out, envFieldSchema, protowire.VarintType)
 	out = protowire.AppendVarint(out, envelopeSchemaVersion)
@@ -57,7 +61,7 @@ func envelope(record []byte, sender, peer contract.UserID, reservedAtMs int64) (
 	out = protowire.AppendBytes(out, aud)
 	out = protowire.AppendTag(out, envFieldCommitted, protowire.VarintType)
 	out = protowire.AppendVarint(out, uint64(reservedAtMs))
-	return out, nil
+	return out
 }
 
 // participants reads sender and direct peer back from a stored record; the recovery loop has no

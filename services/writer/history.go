@@ -20,10 +20,11 @@ const (
 	wireNewer = 2
 )
 
-// pullHistory serves one PULL_HISTORY page for a direct conversation. The reader is authorised
-// against the participants named in the records themselves: a direct conversation id is a public
-// hash of the pair, so anyone can compute it and only the records say who may read it. An empty
-// page reveals nothing and needs no authorisation. Any missing or corrupt record fails the whole
+// pullHistory serves one PULL_HISTORY page. A direct conversation's reader is authorised against
+// the participants named in the records themselves: a direct conversation id is a public hash of
+// the pair, so anyone can compute it and only the records say who may read it, and an empty page
+// reveals nothing. A group's reader is authorised by its membership intervals before any
+// history key is read (historygroup.go). Any missing or corrupt record fails the whole
 // page: a partial page would look to the client like messages that never existed.
 func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedPullHistory) (*qimv1.HistoryBatch, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
@@ -38,7 +39,7 @@ func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedP
 	if err != nil {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
-	if conv.Kind() != contract.KindDirect {
+	if conv.Kind() != contract.KindDirect && conv.Kind() != contract.KindGroup {
 		return nil, rpc.Refuse(contract.ErrCodeUnimplemented, "history of %s conversations is not served by this build", conv.Kind())
 	}
 	q := msgstore.HistoryQuery{Tenant: tenant, Conversation: conv, Anchor: req.GetAnchorSeq(),
@@ -51,21 +52,35 @@ func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedP
 	default:
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "direction %d is neither OLDER (1) nor NEWER (2)", req.GetDirection())
 	}
+	actor := contract.UserID(in.GetActorUserId())
+	var iv *intervalFilter
+	if conv.Kind() == contract.KindGroup {
+		if iv, err = s.groupReader(ctx, tenant, actor, conv, &q); err != nil {
+			return nil, err
+		}
+	}
 	page, err := s.store.HistoryPage(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("writer: history page: %w", err) // corrupt → INTERNAL, else UNAVAILABLE
 	}
-	return historyBatch(req.GetConversationId(), page, contract.UserID(in.GetActorUserId()))
+	return historyBatch(req.GetConversationId(), page, actor, iv)
 }
 
-func historyBatch(cid []byte, page msgstore.HistoryPage, actor contract.UserID) (*qimv1.HistoryBatch, error) {
-	out := &qimv1.HistoryBatch{ConversationId: cid, HasMore: page.HasMore}
+// historyBatch turns a page into the wire batch. A direct page is authorised record by record
+// against the participants the records name (any stranger's record refuses the whole page); a
+// group page (iv set) keeps only the records the reader's intervals cover.
+func historyBatch(cid []byte, page msgstore.HistoryPage, actor contract.UserID, iv *intervalFilter) (*qimv1.HistoryBatch, error) {
+	out := &qimv1.HistoryBatch{ConversationId: cid, HasMore: page.HasMore, NextAnchorSeq: page.NextAnchor}
 	for _, raw := range page.Records {
 		var r internalv1.MessageRecord
 		if err := proto.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf("writer: history record of %d bytes does not decode: %v: %w", len(raw), err, rpc.ErrCorrupt)
 		}
-		if uint64(actor) != r.GetSenderUserId() && uint64(actor) != r.GetDirectPeerUserId() {
+		if iv != nil {
+			if !iv.keep(r.GetConversationSeq(), out) {
+				continue
+			}
+		} else if uint64(actor) != r.GetSenderUserId() && uint64(actor) != r.GetDirectPeerUserId() {
 			return nil, rpc.Refuse(contract.ErrCodeNotMember, "not a participant of this conversation")
 		}
 		m := &qimv1.HistoryMessage{

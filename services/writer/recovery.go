@@ -72,11 +72,7 @@ func (c *committer) resume(ctx context.Context, k msgstore.CommitKey) error {
 			return fmt.Errorf("writer: recover record: %w", err)
 		}
 	}
-	sender, peer, err := participants(cm.Record)
-	if err != nil {
-		return err
-	}
-	env, err := envelope(cm.Record, sender, peer, cm.ReservedAtMs)
+	env, err := c.envelopeOfRecord(ctx, k.Conversation, cm.Record, cm.ReservedAtMs)
 	if err != nil {
 		return err
 	}

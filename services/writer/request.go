@@ -47,6 +47,9 @@ func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) 
 	if err != nil {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
+	if t := contract.MessageType(req.GetMessageType()); t.ServerOnly() {
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "message_type %d (%s) is produced by the server only", uint32(t), t)
+	}
 	if len(req.GetCustomType()) > contract.CustomTypeMaxBytes {
 		return nil, rpc.Refuse(contract.ErrCodePayloadTooLarge, "custom_type is %d bytes, limit %d",
 			len(req.GetCustomType()), contract.CustomTypeMaxBytes)
@@ -67,7 +70,13 @@ func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) 
 		c.peer = contract.UserID(t.PeerUserId)
 		c.conversation = contract.DirectConversationID(tenant, c.sender, c.peer)
 	case *qimv1.SendRequest_GroupId:
-		return nil, rpc.Refuse(contract.ErrCodeUnimplemented, "group sends are not served by this build")
+		gid, err := contract.U128FromBytes(t.GroupId)
+		if err != nil {
+			return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "group_id: %v", err)
+		}
+		if c.conversation, err = contract.GroupConversationID(gid); err != nil {
+			return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
+		}
 	default:
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "SendRequest has no target")
 	}

@@ -114,7 +114,7 @@ func (s *Service) start(ctx context.Context) error {
 		return fmt.Errorf("writer: outbox not ready: %w", err)
 	}
 	s.store = msgstore.New(s.rdb)
-	s.committer = newCommitter(s.store, s.out, s.ids, s.m, s.log, s.cfg.BatchMax, 2*contract.WriterInflightPerConnMax)
+	s.committer = newCommitter(s.store, s.out, s.ids, s.m, s.log, s.cfg.shards(), s.cfg.BatchMax, 2*contract.WriterInflightPerConnMax)
 	s.register()
 	return nil
 }
@@ -139,6 +139,7 @@ func (s *Service) register() {
 	})
 	gs := grpc.NewServer()
 	internalv1.RegisterWriterServer(gs, grpcServer{s: s})
+	internalv1.RegisterGroupAdminServer(gs, adminServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_WRITER_LISTEN",
 		OnListen: func(addr string) {
 			s.grpcAddr.Store(&addr)

@@ -25,9 +25,10 @@ const (
 )
 
 // PullHistory (PULL_HISTORY, uplink) pages through one conversation by conversation_seq.
-// A group member only sees messages inside its membership interval; records outside it are not
-// returned (and the paging stops there with has_more = false). This server version serves
-// DIRECT conversations only; any other conversation is answered UNIMPLEMENTED.
+// A group member only sees messages inside its membership intervals; records outside them are
+// not returned (and the paging stops with has_more = false once it passes the first or last
+// interval). A never-member is refused with NOT_MEMBER. DIRECT and GROUP conversations are
+// served; a ROOM conversation is answered UNIMPLEMENTED.
 type PullHistory struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Conversation to read: exactly 16 bytes, big-endian u128.
@@ -122,7 +123,11 @@ type HistoryBatch struct {
 	// just below the anchor, still sorted ascending), so clients merge pages the same way.
 	Records []*HistoryMessage `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
 	// More records exist beyond this page in the requested direction.
-	HasMore       bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	HasMore bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	// Where to continue (the next request's anchor_seq, same direction) when has_more is set. A
+	// group page can hold fewer records than asked, even none, when it skipped records between two
+	// of the reader's intervals; this anchor still moves past them.
+	NextAnchorSeq uint64 `protobuf:"varint,4,opt,name=next_anchor_seq,json=nextAnchorSeq,proto3" json:"next_anchor_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +181,13 @@ func (x *HistoryBatch) GetHasMore() bool {
 		return x.HasMore
 	}
 	return false
+}
+
+func (x *HistoryBatch) GetNextAnchorSeq() uint64 {
+	if x != nil {
+		return x.NextAnchorSeq
+	}
+	return 0
 }
 
 // HistoryMessage is a committed message as a reader of the conversation sees it. Used by
@@ -330,11 +342,12 @@ const file_qim_v1_history_proto_rawDesc = "" +
 	"anchor_seq\x18\x02 \x01(\x04R\tanchorSeq\x12\x1c\n" +
 	"\tdirection\x18\x03 \x01(\rR\tdirection\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x1b\n" +
-	"\tmax_bytes\x18\x05 \x01(\rR\bmaxBytes\"\x84\x01\n" +
+	"\tmax_bytes\x18\x05 \x01(\rR\bmaxBytes\"\xac\x01\n" +
 	"\fHistoryBatch\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x120\n" +
 	"\arecords\x18\x02 \x03(\v2\x16.qim.v1.HistoryMessageR\arecords\x12\x19\n" +
-	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"\x8b\x03\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\x12&\n" +
+	"\x0fnext_anchor_seq\x18\x04 \x01(\x04R\rnextAnchorSeq\"\x8b\x03\n" +
 	"\x0eHistoryMessage\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\fR\tmessageId\x12'\n" +

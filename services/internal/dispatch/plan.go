@@ -42,12 +42,12 @@ func Plan(env *internalv1.CommittedEnvelope, shards contract.ShardCount, sourceO
 	if err != nil {
 		return nil, fmt.Errorf("%w: tenant: %v", ErrUnplannable, err)
 	}
-	direct := env.GetAudience().GetDirect()
-	if direct == nil || len(direct.GetRecipientUserIds()) == 0 {
-		return nil, fmt.Errorf("%w: only direct audiences are served by this build", ErrUnplannable)
+	audience, err := Recipients(env, tenant, shards)
+	if err != nil {
+		return nil, err
 	}
 	byShard := map[uint32][]uint64{}
-	for _, u := range direct.GetRecipientUserIds() {
+	for _, u := range audience {
 		s := shards.UserShard(tenant, contract.UserID(u))
 		byShard[s] = append(byShard[s], u)
 	}
@@ -56,7 +56,7 @@ func Plan(env *internalv1.CommittedEnvelope, shards contract.ShardCount, sourceO
 		order = append(order, s)
 	}
 	slices.Sort(order)
-	inline := len(direct.GetRecipientUserIds())*len(rec.GetBody()) <= contract.InlineBodyBudgetBytes
+	inline := len(audience)*len(rec.GetBody()) <= contract.InlineBodyBudgetBytes
 	out := make([]*internalv1.GroupDispatch, 0, len(order))
 	for _, s := range order {
 		recips := slices.Clone(byShard[s])
@@ -68,6 +68,37 @@ func Plan(env *internalv1.CommittedEnvelope, shards contract.ShardCount, sourceO
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// Recipients is the frozen audience of an envelope: a direct message's participants, or a group
+// message's recipients by value. A group audience whose count or target shards disagree with its
+// recipients is refused: it would route with a different shard count than this process, or was
+// damaged, and planning from it would put entries where no reader looks.
+func Recipients(env *internalv1.CommittedEnvelope, tenant contract.TenantID, shards contract.ShardCount) ([]uint64, error) {
+	if d := env.GetAudience().GetDirect(); d != nil {
+		if len(d.GetRecipientUserIds()) == 0 {
+			return nil, fmt.Errorf("%w: empty direct audience", ErrUnplannable)
+		}
+		return d.GetRecipientUserIds(), nil
+	}
+	g := env.GetAudience().GetGroup()
+	if g == nil {
+		return nil, fmt.Errorf("%w: no audience", ErrUnplannable)
+	}
+	recips := g.GetRecipientUserIds()
+	if len(recips) == 0 || int(g.GetMemberCount()) != len(recips) || !slices.IsSorted(recips) ||
+		len(slices.Compact(slices.Clone(recips))) != len(recips) {
+		return nil, fmt.Errorf("%w: group audience of %d recipients (member_count %d) is not a sorted set", ErrUnplannable, len(recips), g.GetMemberCount())
+	}
+	want := make([]uint32, len(recips))
+	for i, u := range recips {
+		want[i] = shards.UserShard(tenant, contract.UserID(u))
+	}
+	slices.Sort(want)
+	if !slices.Equal(slices.Compact(want), g.GetTargetShards()) {
+		return nil, fmt.Errorf("%w: group audience target_shards disagree with this process's %d shards", ErrUnplannable, shards)
+	}
+	return recips, nil
 }
 
 func build(rec *internalv1.MessageRecord, mid contract.MessageID, shard uint32, recips []uint64, inline bool, off int64) *internalv1.GroupDispatch {

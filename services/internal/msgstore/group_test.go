@@ -65,7 +65,7 @@ func TestGroupIntervalsFollowTheControlSeqs(t *testing.T) {
 	if g.Version != 3 || g.Count != 2 || g.Owner != a {
 		t.Fatalf("group v%d n%d owner %d, want v3 n2 owner %d", g.Version, g.Count, g.Owner, a)
 	}
-	want := map[contract.UserID]contract.Membership{a: {{0, 0}}, b: {{0, 4}}, c: {{2, 0}}}
+	want := map[contract.UserID]contract.Membership{a: {{Joined: 0}}, b: {{Joined: 0, Left: 4}}, c: {{Joined: 2}}}
 	for u, m := range want {
 		if !slices.Equal(g.Members[u], m) {
 			t.Errorf("user %d intervals %v, want %v", u, g.Members[u], m)
@@ -77,7 +77,7 @@ func TestGroupIntervalsFollowTheControlSeqs(t *testing.T) {
 		}
 	}
 	ivs, err := s.MemberIntervals(ctx, f.tenant, b, []contract.ConversationID{f.conv, newGroupFixture(t).conv})
-	if err != nil || !slices.Equal(ivs[0], contract.Membership{{0, 4}}) || ivs[1] != nil {
+	if err != nil || !slices.Equal(ivs[0], contract.Membership{{Joined: 0, Left: 4}}) || ivs[1] != nil {
 		t.Fatalf("MemberIntervals(b) = %v, %v", ivs, err)
 	}
 }

@@ -130,8 +130,8 @@ type (
 	groupSendBinding   = luascript.Binding[groupSendArgs, commitReply]
 	groupChangeBinding = luascript.Binding[groupChangeArgs, commitReply]
 	reserveBinding     = luascript.Binding[reserveArgs, commitReply]
-	recordBinding  = luascript.Binding[recordArgs, commitReply]
-	markBinding    = luascript.Binding[markArgs, markReply]
+	recordBinding      = luascript.Binding[recordArgs, commitReply]
+	markBinding        = luascript.Binding[markArgs, markReply]
 )
 
 // scripts are shared by every Store: the SHA is computed once per process, never per call.
