@@ -15,7 +15,9 @@
 //   - the in-process snapshot of each recently active user's list with dirty markers, so a heavy
 //     user's list is not rebuilt per message (snapshot.go);
 //   - the session-list row: the head (the latest canonical MessageRecord, read from the writer's
-//     hot history, never a second copy) and the unread count by definition (unread.go).
+//     hot history, never a second copy) and the unread count by definition (unread.go), for a
+//     group clipped to the user's membership intervals (visibility.go; the intervals are the
+//     writer's, read only here).
 //
 // It must never:
 //   - advance a checkpoint past a record whose recipients are not all written, skip a record, or
@@ -23,13 +25,17 @@
 //     partition count, an offset outside the log): it stops and says why;
 //   - compute unread as latest − read (conversation_seq has holes and a user's own messages
 //     advance it too) or count the user's own messages, CONTROL messages or recalled/deleted ones;
-//   - return a partial page: a missing or corrupt history record, or a failed snapshot refresh,
-//     fails the whole request;
+//   - show a user anything of a group outside its intervals: no record before its join, in a gap
+//     or after its leave counts, heads a row or raises latest_conversation_seq, and a group row of
+//     a user who was never a member is not served at all (counted: it must never happen);
+//   - return a partial page: a missing or corrupt history record, a corrupt interval, or a failed
+//     snapshot refresh, fails the whole request;
 //   - move a read watermark backwards, or write history (the writer owns it);
 //   - log message bodies, keys or tokens.
 //
 // Phase-one limits: one session instance serves every user (snapshots and dirty markers are
 // process-local; several instances need sticky routing by user); a MARK_READ is not pushed to the
-// user's other devices as SESSION_DELTA (they see it on their next PULL_SESSION_LIST); group
-// membership intervals do not yet hide rows or heads (groups are not served by the writer yet).
+// user's other devices as SESSION_DELTA (they see it on their next PULL_SESSION_LIST); a group
+// row's head is searched among the headScan newest records below the user's upper bound only, so
+// a member just added again after a long gap may see no head until new traffic arrives.
 package session

@@ -51,7 +51,9 @@ func appendToken(dst []byte, r row) []byte {
 
 // pullSessionList serves one page: rows from the user's snapshot (refreshed from its dirty
 // markers on a first page), each with its content computed from canonical history. Any failure
-// fails the whole page.
+// fails the whole page. A group row of a user who was never a member is left out (and counted
+// when its content was computed); the page token still names the page's last snapshot row, so
+// paging neither repeats nor skips around it.
 func (s *Service) pullSessionList(ctx context.Context, in *internalv1.AuthenticatedPullSessionList) (*qimv1.SessionListBatch, error) {
 	k, err := identityOf(in.GetTenantId(), in.GetUserId())
 	if err != nil {
@@ -74,9 +76,11 @@ func (s *Service) pullSessionList(ctx context.Context, in *internalv1.Authentica
 	if err != nil {
 		return nil, err
 	}
-	out := &qimv1.SessionListBatch{Sessions: make([]*qimv1.SessionEntry, len(rows)), HasMore: more}
+	out := &qimv1.SessionListBatch{Sessions: make([]*qimv1.SessionEntry, 0, len(rows)), HasMore: more}
 	for i, r := range rows {
-		out.Sessions[i] = entryOf(r, sums[i])
+		if !sums[i].hidden {
+			out.Sessions = append(out.Sessions, entryOf(r, sums[i]))
+		}
 	}
 	if more {
 		out.NextPageToken = appendToken(make([]byte, 0, tokenLen), rows[len(rows)-1])

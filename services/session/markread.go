@@ -12,8 +12,9 @@ import (
 )
 
 // markRead serves MARK_READ: the user-level watermark becomes max(stored, min(requested,
-// latest)), the user's snapshot gets a dirty marker (so the next first page re-reads the row),
-// and the answer carries the absolute stored watermark and the unread count after it.
+// latest)) — for a group, latest is clipped to a former member's leave point, so a leaver cannot
+// mark traffic after it — the user's snapshot gets a dirty marker (so the next first page re-reads
+// the row), and the answer carries the absolute stored watermark and the unread count after it.
 //
 // The other devices of the user are not pushed a SESSION_DELTA (phase one has no gateway push
 // for it): they learn the watermark from their next PULL_SESSION_LIST; the value is per user, so
@@ -35,11 +36,12 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 	if err != nil {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
-	latest, err := s.authorize(ctx, k, conv)
+	latest, member, err := s.authorize(ctx, k, conv)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.st.markRead(ctx, k, conv, min(uint64(want), latest))
+	clamp := window{conv: conv, latest: latest, member: member}.top()
+	stored, err := s.st.markRead(ctx, k, conv, min(uint64(want), clamp))
 	if err != nil {
 		return nil, err
 	}
@@ -53,31 +55,44 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 		UnreadCount: unread, UnreadExact: exact}, nil
 }
 
-// authorize admits a conversation in the user's list, or a direct conversation whose newest
-// record names the user (the projection may lag the message the client read). It returns the
-// conversation's seq counter, the clamp of the watermark.
-func (s *Service) authorize(ctx context.Context, k userKey, conv contract.ConversationID) (uint64, error) {
+// authorize admits a group the user has intervals in (current or former member, whether or not
+// the projection listed it yet: the intervals alone decide), a conversation in the user's list,
+// or a direct conversation whose newest record names the user (the projection may lag the
+// message the client read). It returns the conversation's seq counter and, for a group, the
+// user's intervals (read after the counter, see visibility.go): together, the watermark's clamp.
+func (s *Service) authorize(ctx context.Context, k userKey, conv contract.ConversationID) (uint64, contract.Membership, error) {
+	one := []contract.ConversationID{conv}
+	latest, err := s.src.hist.LatestSeqs(ctx, k.tenant, one)
+	if err != nil {
+		return 0, nil, err
+	}
+	if conv.Kind() == contract.KindGroup {
+		ms, err := s.src.memberships(ctx, k, one)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ms[0].Ever() {
+			return 0, nil, rpc.Refuse(contract.ErrCodeNotMember, "not a member of this group")
+		}
+		return latest[0], ms[0], nil
+	}
 	in, err := s.st.inList(ctx, k, conv)
 	if err != nil {
-		return 0, err
-	}
-	latest, err := s.src.hist.LatestSeqs(ctx, k.tenant, []contract.ConversationID{conv})
-	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if in {
-		return latest[0], nil
+		return latest[0], nil, nil
 	}
 	if conv.Kind() == contract.KindDirect {
-		ws, err := s.src.windows(ctx, k, []contract.ConversationID{conv}, latest)
+		ws, err := s.src.windows(ctx, k, one, latest)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		for _, r := range ws[0].recs[:min(1, len(ws[0].recs))] {
 			if contract.UserID(r.GetSenderUserId()) == k.user || contract.UserID(r.GetDirectPeerUserId()) == k.user {
-				return latest[0], nil
+				return latest[0], nil, nil
 			}
 		}
 	}
-	return 0, rpc.Refuse(contract.ErrCodeNotMember, "not a participant of this conversation")
+	return 0, nil, rpc.Refuse(contract.ErrCodeNotMember, "not a participant of this conversation")
 }

@@ -90,7 +90,7 @@ func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bou
 		p.next[i] = starts[int32(i)]
 		p.target[i] = bounds[int32(i)].High
 	}
-	s.src = redisSource{st: s.st, hist: msgstore.New(s.rdb), headBodyMax: s.cfg.HeadBodyMax}
+	s.src = redisSource{st: s.st, hist: msgstore.New(s.rdb), headBodyMax: s.cfg.HeadBodyMax, missing: s.m.groupIntervalMissing}
 	s.cache = newCache(s.src, s.cfg.SnapshotUsers, s.m.rebuilt, s.m.refreshed, s.m.evicted)
 	p.mark = s.cache.mark
 	s.proj = p

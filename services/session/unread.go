@@ -4,17 +4,20 @@ package session
 //
 // Unread has exactly one definition, shared by server and SDK:
 //
-//	unread = |{m : m.seq > read_conversation_seq ∧ m.sender ≠ self ∧ m.type ≠ CONTROL ∧ m not recalled/deleted}|
+//	unread = |{m : m.seq > read_conversation_seq ∧ m.sender ≠ self ∧ m.type ≠ CONTROL ∧ m not recalled/deleted
+//	              ∧ m visible to self}|
 //
 // computed on read from the canonical history records, never kept as a counter and never
 // computed as latest − read. conversation_seq has legal holes (reserved but never recorded seqs,
 // moderation deletes, visibility trims): subtraction counts every hole as an unread message the
 // user can never clear, and it counts the user's own messages too — after a device change the
 // badge would equal the number of messages the user sent. The two inputs are the records and the
-// user-level watermark; both are read fresh for every row built here.
+// user-level watermark; both are read fresh for every row built here. Visibility is whole for a
+// direct conversation and the user's membership intervals for a group (visibility.go).
 //
 // The cost is bounded: the count is exact while latest − read ≤ contract.UnreadExactWindow (200,
-// expressed below without subtraction as read + window ≥ latest), reading at most that many
+// expressed below without subtraction as read + window ≥ latest; for a group, on the visible
+// bounds top and floor of visibility.go), reading at most that many
 // records; beyond it the value is saturated at the window with unread_exact = false (the client
 // renders "200+"). Any record in the window that is missing or does not decode fails the whole
 // page (msgstore.Tails): a zero would look like "nothing unread", which is a lie, not a degradation.
@@ -26,6 +29,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -42,12 +46,13 @@ const (
 
 // summary is the content of one session-list row (everything except its position).
 type summary struct {
-	latestSeq uint64 // conversation_seq of the newest record (0: none)
+	latestSeq uint64 // conversation_seq of the newest visible record (0: none)
 	read      uint64
 	unread    uint32
 	exact     bool
 	head      *qimv1.HistoryMessage // nil: no record can head the row
 	peer      contract.UserID       // DIRECT: the other participant (0: unknown)
+	hidden    bool                  // GROUP of a user who was never a member: the row is not served
 }
 
 // window is the bounded part of history a row is computed from.
@@ -56,7 +61,8 @@ type window struct {
 	conv   contract.ConversationID
 	latest uint64 // the conversation's seq counter
 	read   uint64
-	recs   []*internalv1.MessageRecord // newest first: every record with seq > read when exact, plus head candidates
+	member contract.Membership         // GROUP: the user's intervals (nil: never a member); unused otherwise
+	recs   []*internalv1.MessageRecord // newest first: every record in (floor, top] when exact, plus head candidates
 }
 
 // exactWindow reports whether unread can be counted exactly: latest − read ≤ window, written
@@ -67,12 +73,12 @@ func exactWindow(latest, read uint64) bool {
 
 // countUnread applies the definition to the records of w (see the file comment).
 func countUnread(w window) (uint32, bool) {
-	if !exactWindow(w.latest, w.read) {
+	if !exactWindow(w.top(), w.floor()) {
 		return contract.UnreadExactWindow, false
 	}
 	var n uint32
 	for _, r := range w.recs {
-		if r.GetConversationSeq() <= w.read {
+		if seq := r.GetConversationSeq(); seq <= w.read || !w.visible(seq) {
 			continue
 		}
 		if contract.UserID(r.GetSenderUserId()) == w.self || !contract.MessageType(r.GetMessageType()).CountsAsUnread() ||
@@ -84,14 +90,21 @@ func countUnread(w window) (uint32, bool) {
 	return n, true
 }
 
-// summarize builds a row's content from its window.
+// summarize builds a row's content from its window: only visible records set its latest seq
+// and head, and a former member's read watermark is shown no higher than its leave point.
 func summarize(w window, headBodyMax int) *summary {
-	s := &summary{read: w.read}
-	s.unread, s.exact = countUnread(w)
-	if len(w.recs) > 0 {
-		s.latestSeq = w.recs[0].GetConversationSeq()
+	s := &summary{read: w.read, hidden: w.hidden()}
+	if w.isGroup() {
+		s.read = min(w.read, w.top())
 	}
+	s.unread, s.exact = countUnread(w)
 	for _, r := range w.recs {
+		if !w.visible(r.GetConversationSeq()) {
+			continue
+		}
+		if s.latestSeq == 0 {
+			s.latestSeq = r.GetConversationSeq()
+		}
 		if w.conv.Kind() == contract.KindDirect && s.peer == 0 {
 			s.peer = peerOf(r, w.self)
 		}
@@ -134,15 +147,19 @@ func headOf(r *internalv1.MessageRecord, self contract.UserID, headBodyMax int) 
 type historyReader interface {
 	LatestSeqs(ctx context.Context, tenant contract.TenantID, convs []contract.ConversationID) ([]uint64, error)
 	Tails(ctx context.Context, tenant contract.TenantID, qs []msgstore.TailQuery) ([]msgstore.Tail, error)
+	MemberIntervals(ctx context.Context, tenant contract.TenantID, user contract.UserID,
+		convs []contract.ConversationID) ([]contract.Membership, error)
 }
 
 // redisSource is the production source: lists and watermarks from the session keys, rows from
-// the canonical history. Round trips per content batch: HMGET watermarks, GET counters, bucket
-// indexes, MGET records (four, whatever the number of rows).
+// the canonical history. Round trips per content batch: HMGET watermarks, GET counters, HGET
+// group intervals (only when the batch holds a group), bucket indexes, MGET records (four or
+// five, whatever the number of rows).
 type redisSource struct {
 	st          *store
 	hist        historyReader
 	headBodyMax int
+	missing     prometheus.Counter // group rows hidden because the user has no intervals (invariant)
 }
 
 func (r redisSource) list(ctx context.Context, k userKey) ([]row, error) { return r.st.listAll(ctx, k) }
@@ -162,33 +179,36 @@ func (r redisSource) summaries(ctx context.Context, k userKey, convs []contract.
 	}
 	out := make([]*summary, len(ws))
 	for i, w := range ws {
-		out[i] = summarize(w, r.headBodyMax)
+		if out[i] = summarize(w, r.headBodyMax); out[i].hidden {
+			r.missing.Inc()
+		}
 	}
 	return out, nil
 }
 
-// windows reads, for each conversation, its counter and the records the definition needs.
+// windows reads, for each conversation, its counter, the user's intervals when it is a group
+// (after the counter: see visibility.go) and the records the definition needs.
 func (r redisSource) windows(ctx context.Context, k userKey, convs []contract.ConversationID, reads []uint64) ([]window, error) {
 	latest, err := r.hist.LatestSeqs(ctx, k.tenant, convs)
 	if err != nil {
 		return nil, fmt.Errorf("session: history counters: %w", err)
 	}
+	members, err := r.memberships(ctx, k, convs)
+	if err != nil {
+		return nil, err
+	}
+	ws := make([]window, len(convs))
 	qs := make([]msgstore.TailQuery, len(convs))
 	for i, c := range convs {
-		after := latest[i] // not exact: head candidates only
-		if exactWindow(latest[i], reads[i]) {
-			after = min(reads[i], latest[i])
-		}
-		qs[i] = msgstore.TailQuery{Conversation: c, Latest: latest[i], After: after, Min: headScan}
+		ws[i] = window{self: k.user, conv: c, latest: latest[i], read: reads[i], member: members[i]}
+		qs[i] = ws[i].query()
 	}
 	tails, err := r.hist.Tails(ctx, k.tenant, qs)
 	if err != nil {
 		return nil, fmt.Errorf("session: history: %w", err)
 	}
-	ws := make([]window, len(convs))
 	for i, t := range tails {
-		ws[i] = window{self: k.user, conv: convs[i], latest: latest[i], read: reads[i],
-			recs: make([]*internalv1.MessageRecord, len(t.Records))}
+		ws[i].recs = make([]*internalv1.MessageRecord, len(t.Records))
 		for j, b := range t.Records {
 			rec := &internalv1.MessageRecord{}
 			if err := proto.Unmarshal(b, rec); err != nil { // msgstore verified it; belt and braces
