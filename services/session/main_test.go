@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,6 +129,10 @@ type msg struct {
 	flags      uint32
 	hole       bool // reserve the seq only: a hole in history, no dispatch
 	noDispatch bool // history only (the projection has not seen it yet)
+	// group, when set, makes it a message of that group conversation (to is unused), dispatched
+	// to audience(seq): the members whose interval holds its seq (group_test.go).
+	group    contract.ConversationID
+	audience func(seq uint64) []uint64
 }
 
 // send commits messages to history as the writer does (one fused script per message, in one
@@ -157,8 +162,19 @@ func (e *env) send(ms ...msg) []uint64 {
 			continue
 		}
 		rec.ConversationSeq = seqs[i]
-		recs = append(recs, e.dispatches(rec)...)
+		recips := directRecipients(rec)
+		if m.audience != nil {
+			recips = m.audience(seqs[i])
+		}
+		recs = append(recs, e.dispatches(rec, recips)...)
 	}
+	e.produce(recs)
+	return seqs
+}
+
+// produce writes dispatch records to the env's topic.
+func (e *env) produce(recs []commitlog.Record) {
+	e.t.Helper()
 	for len(recs) > 0 {
 		n := min(len(recs), 4096)
 		if err := e.prod.ProduceBatch(e.ctx, recs[:n]); err != nil {
@@ -166,7 +182,6 @@ func (e *env) send(ms ...msg) []uint64 {
 		}
 		recs = recs[n:]
 	}
-	return seqs
 }
 
 func (e *env) intent(m msg) (msgstore.Intent, *internalv1.MessageRecord) {
@@ -178,11 +193,18 @@ func (e *env) intent(m msg) (msgstore.Intent, *internalv1.MessageRecord) {
 	cmidU, _ := contract.U128FromBytes(randBytes(e.t, 16))
 	cmid := contract.ClientMessageID(cmidU)
 	conv := contract.DirectConversationID(e.tenant, m.from, m.to)
+	if m.group != (contract.ConversationID{}) {
+		conv = m.group
+	}
 	mb, tb, cb, kb := mid.Bytes(), e.tenant.Bytes(), conv.Bytes(), cmidU.Bytes()
-	rec := &internalv1.MessageRecord{TenantId: tb[:], ConversationId: cb[:], ConversationKind: uint32(contract.KindDirect),
+	rec := &internalv1.MessageRecord{TenantId: tb[:], ConversationId: cb[:], ConversationKind: uint32(conv.Kind()),
 		MessageId: mb[:], SenderUserId: uint64(m.from), SenderDeviceId: "d", ClientMessageId: kb[:],
-		MessageType: uint32(m.typ), Body: []byte("body"), CreatedAtMs: now, TraceId: mb[:], Flags: m.flags,
-		DirectPeerUserId: uint64(m.to)}
+		MessageType: uint32(m.typ), Body: []byte("body"), CreatedAtMs: now, TraceId: mb[:], Flags: m.flags}
+	if conv.Kind() == contract.KindDirect {
+		rec.DirectPeerUserId = uint64(m.to)
+	} else if m.typ == contract.MessageControl {
+		rec.CustomType = contract.MembershipCustomType
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rec)
 	if err != nil {
 		e.t.Fatal(err)
@@ -193,15 +215,32 @@ func (e *env) intent(m msg) (msgstore.Intent, *internalv1.MessageRecord) {
 		Identity: idn, MessageID: mid, Record: b, NowMs: now}, rec
 }
 
-func (e *env) dispatches(rec *internalv1.MessageRecord) []commitlog.Record {
+// directRecipients is the audience of a direct message: both participants, ascending.
+func directRecipients(rec *internalv1.MessageRecord) []uint64 {
 	a, b := rec.GetSenderUserId(), rec.GetDirectPeerUserId()
 	recips := []uint64{min(a, b)}
 	if a != b {
 		recips = append(recips, max(a, b))
 	}
-	envl := &internalv1.CommittedEnvelope{SchemaVersion: 1, Record: rec, CommittedAtMs: rec.GetCreatedAtMs(),
-		Audience: &internalv1.FrozenAudience{Audience: &internalv1.FrozenAudience_Direct{
-			Direct: &internalv1.DirectAudience{RecipientUserIds: recips}}}}
+	return recips
+}
+
+// dispatches plans rec's dispatch records to recips, as the fanout plans them from the frozen
+// audience: a direct one, or a group one carrying its recipients by value.
+func (e *env) dispatches(rec *internalv1.MessageRecord, recips []uint64) []commitlog.Record {
+	aud := &internalv1.FrozenAudience{Audience: &internalv1.FrozenAudience_Direct{
+		Direct: &internalv1.DirectAudience{RecipientUserIds: recips}}}
+	if rec.GetConversationKind() == uint32(contract.KindGroup) {
+		shards := make([]uint32, len(recips))
+		for i, u := range recips {
+			shards[i] = e.shards.UserShard(e.tenant, contract.UserID(u))
+		}
+		slices.Sort(shards)
+		aud.Audience = &internalv1.FrozenAudience_Group{Group: &internalv1.GroupAudience{GroupId: rec.GetConversationId(),
+			MembershipVersion: rec.GetMembershipVersion(), MemberCount: uint32(len(recips)),
+			TargetShards: slices.Compact(shards), RecipientUserIds: recips}}
+	}
+	envl := &internalv1.CommittedEnvelope{SchemaVersion: 1, Record: rec, CommittedAtMs: rec.GetCreatedAtMs(), Audience: aud}
 	ds, err := dispatch.Plan(envl, e.shards, 0)
 	if err != nil {
 		e.t.Fatal(err)
