@@ -10,6 +10,8 @@ const (
 	InvariantFanoutUnplannableRecords   = "qim_fanout_unplannable_records_total"
 	InvariantSessionDispatchRejected    = "qim_session_dispatch_rejected_total"
 	InvariantSessionCheckpointFenced    = "qim_session_checkpoint_fenced_total"
+	// InvariantSessionGroupIntervalMissing counts group rows of users without intervals.
+	InvariantSessionGroupIntervalMissing = "qim_session_group_interval_missing_total"
 )
 
 // InvariantCounter is one row of the invariant counter table: the service that registers it
@@ -42,6 +44,8 @@ func InvariantCounters() []InvariantCounter {
 			"shard epoch or watermark moved under this node (a second owner); the node stopped."},
 		{"fanout", InvariantFanoutUnplannableRecords,
 			"Outbox records that could not be decoded or planned; the service stopped at the first."},
+		{"session", InvariantSessionGroupIntervalMissing,
+			"group session row of a user with no membership interval in the group; the row was hidden."},
 		{"session", InvariantSessionDispatchRejected,
 			"dispatch record that does not decode, verify or belong to its partition; the projection stopped."},
 		{"session", InvariantSessionCheckpointFenced,

@@ -234,9 +234,9 @@ func TestGroupIntervalsCorruptOrMissing(t *testing.T) {
 		t.Fatalf("a never-member's list shows %v, want the group row hidden", l)
 	}
 	if n := testutil.ToFloat64(r.svc.m.groupIntervalMissing); n != 1 {
-		t.Fatalf("%s = %v, want 1", groupIntervalMissingName, n)
+		t.Fatalf("%s = %v, want 1", contract.InvariantSessionGroupIntervalMissing, n)
 	}
-	if code, body := healthz(t, r); code != http.StatusServiceUnavailable || !strings.Contains(body, groupIntervalMissingName) {
+	if code, body := healthz(t, r); code != http.StatusServiceUnavailable || !strings.Contains(body, contract.InvariantSessionGroupIntervalMissing) {
 		t.Fatalf("healthz after a hidden row = %d %q, want 503 naming the counter", code, body)
 	}
 	if out := r.markRead(never, g.conv, 1); contract.ErrorCode(out.GetErrorCode()) != contract.ErrCodeNotMember {

@@ -1,10 +1,7 @@
 package session
 
 import (
-	"math"
-
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/obs"
@@ -41,10 +38,9 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Latency of one projection pipeline (µs).", obs.LatencyBucketsMicros),
 		batch: reg.Histogram("qim_session_apply_batch_records",
 			"Dispatch records per projection pipeline.", prometheus.ExponentialBuckets(1, 2, 12)),
-		rejected: reg.Invariant(contract.InvariantSessionDispatchRejected),
-		fenced:   reg.Invariant(contract.InvariantSessionCheckpointFenced),
-		groupIntervalMissing: reg.Counter(groupIntervalMissingName, "Always zero: group session rows hidden because "+
-			"the user has no membership interval in the group; /healthz is 503 while non-zero."),
+		rejected:             reg.Invariant(contract.InvariantSessionDispatchRejected),
+		fenced:               reg.Invariant(contract.InvariantSessionCheckpointFenced),
+		groupIntervalMissing: reg.Invariant(contract.InvariantSessionGroupIntervalMissing),
 		rebuilt: reg.Counter("qim_session_snapshot_rebuilt_total",
 			"Session-list snapshots read whole from Redis (first request of a user, or after eviction)."),
 		refreshed: reg.Counter("qim_session_snapshot_refreshed_total",
@@ -56,19 +52,6 @@ func newMetrics(reg *obs.Registry) *metrics {
 		latency: reg.HistogramVec("qim_session_request_latency_us",
 			"Latency of PULL_SESSION_LIST and MARK_READ (µs), by op.", obs.LatencyBucketsMicros, "op"),
 	}
-}
-
-// groupIntervalMissingName is the always-zero counter of group rows without intervals (see
-// metrics.groupIntervalMissing).
-const groupIntervalMissingName = "qim_session_group_interval_missing_total"
-
-// counterValue reads a counter (NaN if it cannot be read, which is not zero either).
-func counterValue(c prometheus.Counter) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		return math.NaN()
-	}
-	return m.GetCounter().GetValue()
 }
 
 // InvariantCounters names the always-zero counters the session registers, read from a scratch

@@ -128,7 +128,7 @@ func createIdent(name string, members []contract.UserID) string {
 	h := blake3.New(16, nil)
 	_, _ = h.Write([]byte(name))
 	for _, u := range members {
-		_, _ = h.Write([]byte(fmt.Sprintf("\x00%d", u)))
+		_, _ = fmt.Fprintf(h, "\x00%d", u)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -51,7 +51,7 @@ func (s *Store) ChangeMembership(ctx context.Context, ch GroupChange) (Commit, e
 	if err := validateIntent(ch.Intent); err != nil {
 		return Commit{}, fmt.Errorf("msgstore: change membership: %w", err)
 	}
-	if ch.Intent.Key.Conversation.Kind() != contract.KindGroup || len(ch.Users) == 0 {
+	if ch.Key.Conversation.Kind() != contract.KindGroup || len(ch.Users) == 0 {
 		return Commit{}, fmt.Errorf("msgstore: change membership: %w: not a group conversation, or no users", ErrInvalidArgument)
 	}
 	in := ch.Intent
