@@ -8,16 +8,22 @@ import "strings"
 //
 // "Reached its recipient" means a Deliver to the recipient the client addressed, whatever its
 // message id: a delivery under another id is REUSED's finding (reuse.go), not a loss. Pushes
-// are not deliveries (PUSH_EVENTS is best effort) and own copies are not the recipient's.
+// are not deliveries (PUSH_EVENTS is best effort) and own copies are not the recipient's. A
+// group send must reach every member but the sender (group.go); an info group send counts as
+// delivered when it reached any of them.
 func checkDelivery(l *ledger, rep *report) {
 	for _, k := range l.keys {
 		s := l.sends[k]
 		if !s.sent {
 			continue
 		}
-		got := l.box(s) != nil
+		got := l.reached(s)
 		switch s.outcome() {
 		case outOK:
+			if s.toGroup() {
+				checkGroupLost(l, s, rep)
+				continue
+			}
 			if got {
 				rep.res.Delivered++
 			}

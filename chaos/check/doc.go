@@ -15,6 +15,8 @@
 //	gap.go       GAP (committed, in durable history, never delivered) and PHANTOM
 //	stall.go     STALLED (a mailbox or a writer frozen past the heal)
 //	recovery.go  how long after the fault sends were acknowledged and the backlog drained
+//	group.go     the recipients of a group send (its recorded members but the sender), LOST per
+//	             member, GAP of an info group send that reached only some members
 //
 // ledger.go indexes the history once (maps keyed by send and message id, one sort), so every
 // rule is linear in the events; result.go holds the verdicts, the findings and the summary.

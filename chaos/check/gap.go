@@ -7,7 +7,9 @@ import (
 
 // checkGaps applies rule 6 from the durable side: every message of this run found in a
 // conversation's durable history was committed, so each member must have received it — a
-// permanent hole otherwise. The recipient is the one the send's Invoke addressed. The sender's
+// permanent hole otherwise. The recipient is the one the send's Invoke addressed, or each
+// member of the group it was addressed to; a group send of unknown outcome delivered to one
+// member is committed too, durable-history read or not (checkGroupPartial). The sender's
 // own copy is required on the frame lane only, and only for a sender the history records own
 // copies for at all (the frame lane pulls them; the SDK lane does not record them).
 //
@@ -30,12 +32,15 @@ func checkGaps(l *ledger, rep *report) {
 		case outFail, outBoth:
 			continue
 		case outInfo:
-			l.requireDelivery(rep, done, e, s.recipient, "committed (in durable history), never delivered to the recipient")
+			for r := range l.recipients(s) {
+				l.requireDelivery(rep, done, e, r, "committed (in durable history), never delivered to the recipient")
+			}
 		}
 		if _, own := l.ownCopies[e.Sender]; own && e.Lane == history.Frame {
 			l.requireDelivery(rep, done, e, e.Sender, "in durable history, the sender's own copy never delivered")
 		}
 	}
+	checkGroupPartial(l, rep, done)
 }
 
 // requireDelivery reports a GAP when member never got the stored record's message id.

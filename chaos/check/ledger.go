@@ -37,12 +37,16 @@ type ledger struct {
 	storedConv map[contract.ConversationID]struct{} // conversations whose durable history was read
 	storedMsg  map[convMid]struct{}
 	ownCopies  map[contract.UserID]struct{} // frame-lane senders whose own copies the history records
+
+	members   map[contract.ConversationID][]contract.UserID // each group's members, as Group events name them (group.go)
+	memberSet map[contract.ConversationID]map[contract.UserID]struct{}
 }
 
 // send is everything the history says about one send (or about a Key nobody invoked).
 type send struct {
 	key       history.Key
-	recipient contract.UserID // from the Invoke, else from the first answer
+	recipient contract.UserID         // from the Invoke, else from the first answer; 0 for a group send
+	group     contract.ConversationID // the group conversation a group send was addressed to (group.go)
 
 	sent     bool // any Invoke, Ok, Fail or Info: the client did send it
 	invoked  bool
@@ -103,7 +107,8 @@ func newLedger(events []history.Event, opt Options) *ledger {
 	l := &ledger{ev: ev, opt: opt, endUs: opt.EndUs,
 		sends: make(map[history.Key]*send, n[history.Invoke]), boxes: make(map[boxKey]*box, n[history.Deliver]),
 		got: make(map[recvMid]struct{}, n[history.Deliver]), storedConv: make(map[contract.ConversationID]struct{}),
-		storedMsg: make(map[convMid]struct{}, n[history.Stored]), ownCopies: make(map[contract.UserID]struct{})}
+		storedMsg: make(map[convMid]struct{}, n[history.Stored]), ownCopies: make(map[contract.UserID]struct{}),
+		members: make(map[contract.ConversationID][]contract.UserID), memberSet: make(map[contract.ConversationID]map[contract.UserID]struct{})}
 	if n := len(ev); n > 0 && ev[n-1].AtUs > l.endUs {
 		l.endUs = ev[n-1].AtUs
 	}
@@ -115,6 +120,8 @@ func newLedger(events []history.Event, opt Options) *ledger {
 			l.addDelivery(e, i)
 		case history.Stored:
 			l.addStored(e)
+		case history.Group:
+			l.addGroupMember(e)
 		}
 	}
 	return l
@@ -177,6 +184,9 @@ func (l *ledger) addAnswer(e *history.Event) {
 	}
 	if s.recipient == 0 {
 		s.recipient = e.Recipient
+	}
+	if e.Recipient == 0 && !unsetConv(e.Conversation) && unsetConv(s.group) {
+		s.group = e.Conversation // addressed to no user but a conversation: a group send
 	}
 }
 
@@ -251,7 +261,8 @@ func (s *send) atUs() int64 {
 	return s.invokeUs
 }
 
-// box returns what the send's intended recipient got of it, nil when nothing.
+// box returns what the send's intended recipient got of it, nil when nothing (or when it went
+// to a group: see recipients).
 func (l *ledger) box(s *send) *box {
 	if s.recipient == 0 {
 		return nil

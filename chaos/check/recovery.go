@@ -23,8 +23,9 @@ func recoveryAckMs(l *ledger) float64 {
 
 // drainMs is fault → the delivery of the last message of the fault's backlog: the sends acked
 // before the heal that had not reached their recipient when the fault began (those in flight
-// at the fault and those accepted during it). -1 without a fault, without a backlog, or when
-// part of the backlog was never delivered (LOST says which).
+// at the fault and those accepted during it; a group send's delivery to its last member). -1
+// without a fault, without a backlog, or when part of the backlog was never delivered (LOST
+// says which).
 func drainMs(l *ledger) float64 {
 	fault, heal := l.opt.FaultUs, l.opt.HealUs
 	if fault == 0 {
@@ -34,6 +35,18 @@ func drainMs(l *ledger) float64 {
 	for _, k := range l.keys {
 		s := l.sends[k]
 		if !s.ok || s.okUs >= heal {
+			continue
+		}
+		if s.toGroup() {
+			for r := range l.recipients(s) {
+				b := l.boxes[boxKey{r, k}]
+				if b == nil {
+					return -1
+				}
+				if b.firstUs >= fault {
+					last = max(last, b.firstUs)
+				}
+			}
 			continue
 		}
 		b := l.box(s)

@@ -13,7 +13,7 @@ type Verdict string
 
 // Failure verdicts: any of them fails the cell.
 const (
-	Lost          Verdict = "LOST"           // acked, never delivered to its recipient or not in durable history
+	Lost          Verdict = "LOST"           // acked, never delivered to its recipient (a group member) or not in durable history
 	Duplicate     Verdict = "DUPLICATE"      // one send seen twice by one recipient after dedup
 	Reused        Verdict = "REUSED"         // one identity (seq, send, message id) naming two things
 	Order         Verdict = "ORDER"          // real-time or mailbox order broken
@@ -69,7 +69,8 @@ type Result struct {
 	// Sends by final outcome: Invoked = Acked + Failed + Unknown. A send answered both ok and
 	// fail is counted as Acked (the client did read a SEND_ACK) and reported by rule 1.
 	Invoked, Acked, Failed, Unknown int
-	// Delivered is the number of acked sends delivered to their recipient.
+	// Delivered is the number of acked sends delivered to their recipient (a group send: to
+	// every member but the sender).
 	Delivered int
 	// Passed: no failure verdict and at least one acked send (no evidence is not a pass).
 	Passed bool

@@ -22,7 +22,8 @@ import (
 // does not have between events.
 func checkStalls(l *ledger, rep *report) {
 	w := &stallWalk{l: l, rep: rep, heal: l.opt.HealUs, after: l.opt.StallAfter.Microseconds(),
-		boxes: make(map[contract.UserID]*mailboxWatch), pairs: make(map[pairKey]*pairWatch)}
+		boxes: make(map[contract.UserID]*mailboxWatch), pairs: make(map[pairKey]*pairWatch),
+		member: make(map[boxKey]uint8)}
 	for i := range l.ev {
 		w.step(&l.ev[i])
 	}
@@ -46,7 +47,16 @@ type stallWalk struct {
 	boxOrder    []contract.UserID
 	pairs       map[pairKey]*pairWatch
 	pairOrder   []pairKey
+	// member is the walk's state of each (member, group send): what the send's scratch fields
+	// walkPending and walkDelivered say for a 1:1 send's one recipient.
+	member map[boxKey]uint8
 }
+
+// Bits of stallWalk.member.
+const (
+	memberPending uint8 = 1 << iota
+	memberDelivered
+)
 
 // mailboxWatch follows one recipient's mailbox.
 type mailboxWatch struct {
@@ -58,8 +68,12 @@ type mailboxWatch struct {
 }
 
 // pairKey is a conversation as the two users it joins, lower id first (an info send's
-// conversation id is unknown, its users are not).
-type pairKey struct{ a, b contract.UserID }
+// conversation id is unknown, its users are not), or a group's conversation (a, b zero: a group
+// send names its conversation from the start).
+type pairKey struct {
+	a, b contract.UserID
+	conv contract.ConversationID
+}
 
 // pairWatch follows the writer side of one conversation.
 type pairWatch struct {
@@ -84,10 +98,15 @@ func (w *stallWalk) step(e *history.Event) {
 }
 
 func (w *stallWalk) stepPair(e *history.Event, s *send) {
-	if s.recipient == 0 {
+	var p *pairWatch
+	switch {
+	case s.toGroup():
+		p = w.watch(pairKey{conv: s.group})
+	case s.recipient == 0:
 		return
+	default:
+		p = w.pair(s.key.Sender, s.recipient)
 	}
-	p := w.pair(s.key.Sender, s.recipient)
 	w.checkPair(p, e.AtUs)
 	switch e.Kind {
 	case history.Invoke:
@@ -115,6 +134,11 @@ func (w *stallWalk) stepPair(e *history.Event, s *send) {
 // stepAck makes an acked send pending at its recipient unless the delivery came first (the
 // push and pull beat the ack, which is legal).
 func (w *stallWalk) stepAck(e *history.Event, s *send) {
+	if s.toGroup() && !s.walkAcked {
+		s.walkAcked = true
+		w.stepGroupAck(s, e.AtUs)
+		return
+	}
 	if s.recipient == 0 || s.walkAcked {
 		return
 	}
@@ -135,12 +159,49 @@ func (w *stallWalk) stepDelivery(e *history.Event) {
 	w.checkBox(e.Recipient, m, e.AtUs)
 	m.lastDeliver = e.AtUs
 	s := w.l.sends[e.Key()]
+	if s.toGroup() {
+		w.stepGroupDelivery(e, s, m)
+		return
+	}
 	if e.Recipient != s.recipient {
 		return // an own copy: moves the mailbox, settles nothing pending
 	}
 	s.walkDelivered = true
 	if s.walkPending {
 		s.walkPending = false
+		m.pending--
+	}
+}
+
+// stepGroupAck makes an acked group send pending at every member that has not got it yet.
+func (w *stallWalk) stepGroupAck(s *send, atUs int64) {
+	for r := range w.l.recipients(s) {
+		m := w.box(r)
+		w.checkBox(r, m, atUs)
+		bk := boxKey{r, s.key}
+		if w.member[bk]&memberDelivered != 0 {
+			continue
+		}
+		w.member[bk] |= memberPending
+		if m.pending++; m.pending == 1 {
+			m.since, m.sinceKey = atUs, s.key
+		}
+	}
+}
+
+// stepGroupDelivery settles a group send pending at the member that got it; the sender's own
+// copy (or a delivery to a non-member) only moves the mailbox.
+func (w *stallWalk) stepGroupDelivery(e *history.Event, s *send, m *mailboxWatch) {
+	if !w.l.isRecipient(s, e.Recipient) {
+		return
+	}
+	bk := boxKey{e.Recipient, s.key}
+	st := w.member[bk]
+	if st&memberDelivered != 0 {
+		return
+	}
+	w.member[bk] = st | memberDelivered
+	if st&memberPending != 0 {
 		m.pending--
 	}
 }
@@ -164,8 +225,12 @@ func (w *stallWalk) checkPair(p *pairWatch, atUs int64) {
 	}
 	p.stalled = true
 	s := w.l.sends[p.fromKey]
-	w.rep.add(s.finding(Stalled, p.from, fmt.Sprintf("writer: sends between %d and %d invoked, none answered ok or fail for %.1f s",
-		s.key.Sender, s.recipient, seconds(atUs-p.from))))
+	who := fmt.Sprintf("between %d and %d", s.key.Sender, s.recipient)
+	if s.toGroup() {
+		who = "to group " + s.group.String()
+	}
+	w.rep.add(s.finding(Stalled, p.from, fmt.Sprintf("writer: sends %s invoked, none answered ok or fail for %.1f s",
+		who, seconds(atUs-p.from))))
 }
 
 func (w *stallWalk) box(r contract.UserID) *mailboxWatch {
@@ -179,7 +244,10 @@ func (w *stallWalk) box(r contract.UserID) *mailboxWatch {
 }
 
 func (w *stallWalk) pair(x, y contract.UserID) *pairWatch {
-	pk := pairKey{min(x, y), max(x, y)}
+	return w.watch(pairKey{a: min(x, y), b: max(x, y)})
+}
+
+func (w *stallWalk) watch(pk pairKey) *pairWatch {
 	p := w.pairs[pk]
 	if p == nil {
 		p = &pairWatch{}

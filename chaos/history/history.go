@@ -10,6 +10,9 @@
 //
 // A send is identified by (Lane, Sender, Ordinal): the per-sender counter every load message
 // carries in its body, so a delivery names its send without trusting any server-assigned id.
+//
+// A send goes to one peer (Recipient) or to a group (Recipient zero, Conversation the group's
+// conversation); the members of a group are recorded once, as Group events, when it is created.
 package history
 
 import (
@@ -43,9 +46,14 @@ const (
 	// (PULL_HISTORY): Conversation, ConvSeq, MessageID, Sender and Ordinal (Ordinal only when
 	// the body is a load message of this run; Foreign otherwise).
 	Stored
+	// Group: Recipient is a member of the group whose conversation is Conversation, as the
+	// client that created it knows it (Sender: the creator), one event per member, written when
+	// the group was created. Membership is static for a run, so these events are the expected
+	// recipients of every send to the group.
+	Group
 )
 
-var kindLetters = [...]string{Invoke: "I", Ok: "O", Fail: "F", Info: "U", Deliver: "D", Push: "P", Stored: "S"}
+var kindLetters = [...]string{Invoke: "I", Ok: "O", Fail: "F", Info: "U", Deliver: "D", Push: "P", Stored: "S", Group: "G"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindLetters) && kindLetters[k] != "" {
@@ -84,8 +92,10 @@ type Event struct {
 	// Deliver/Push/Stored: parsed from the message body).
 	Sender  contract.UserID
 	Ordinal uint64
-	// Recipient is who the send was addressed to (Invoke/Ok/Fail/Info) or whose application
-	// saw the message (Deliver/Push; equal to Sender for an own copy). Zero for Stored.
+	// Recipient is who the send was addressed to (Invoke/Ok/Fail/Info; zero for a send to a
+	// group, whose Conversation is then the group's), whose application saw the message
+	// (Deliver/Push; equal to Sender for an own copy) or the member a Group event names. Zero
+	// for Stored.
 	Recipient    contract.UserID
 	MessageID    contract.MessageID
 	Conversation contract.ConversationID

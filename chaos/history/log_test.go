@@ -71,3 +71,25 @@ func TestRecorderOrdersByTimeAndNilIsANoop(t *testing.T) {
 		t.Fatalf("order %v", ev)
 	}
 }
+
+// TestLogRoundTripGroup: a group's membership (one Group event per member) and a send addressed
+// to the group's conversation (no recipient) survive the text form.
+func TestLogRoundTripGroup(t *testing.T) {
+	conv := contract.ConversationID{Hi: 2 << 60, Lo: 5}
+	evs := []Event{
+		{Kind: Group, AtUs: 1, Lane: Frame, Sender: 7, Recipient: 7, Conversation: conv},
+		{Kind: Group, AtUs: 1, Lane: Frame, Sender: 7, Recipient: 8, Conversation: conv},
+		{Kind: Invoke, AtUs: 2, Lane: Frame, Sender: 8, Ordinal: 0, Conversation: conv},
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, evs); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(buf.Bytes(), []byte("G 1 f 7 0 7 - "+conv.String())) {
+		t.Fatalf("text form %q", buf.String())
+	}
+	got, err := Decode(&buf)
+	if err != nil || !reflect.DeepEqual(got, evs) {
+		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, got, evs)
+	}
+}
