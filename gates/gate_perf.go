@@ -18,8 +18,14 @@ type PerfOptions struct {
 	Rate        float64       // target arrival rate, msg/s; default perfDefaultRate (250)
 	Duration    time.Duration // measured window; default contract.SLODuration (180 s)
 	FindMax     bool          // climb a ladder of shorter steps and report the highest passing rate
-	Connections int           // message connections in 1:1 pairs; default 400
-	SDKClients  int           // percent of connections in the SDK lane; 0 disables (the CLI defaults to 5)
+	Connections int           // message connections in 1:1 pairs (group mode: whole groups); default 400
+	SDKClients  int           // percent of connections in the SDK lane; 0 disables (the CLI defaults to 5, 0 in group mode)
+	// Mode is loadgen.ModeDirect (default: 1:1 pairs) or loadgen.ModeGroup: every measured run
+	// (and the JIT warm-up) sends Rate group messages per second to groups of GroupSize members
+	// (perf_group.go); GroupSize must then be 1..contract.GroupMaxMembers and at most
+	// Connections, and SDKClients 0.
+	Mode      loadgen.Mode
+	GroupSize int
 	// Profile captures a CPU profile of every service in the middle of the measured window
 	// (single-rate runs only; a find-max climb changes rate under the profile).
 	Profile bool
@@ -119,8 +125,13 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 		r.Metric("dispatch_shards", float64(st.Endpoints().DispatchShards))
 	}
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
-	if g.newLane != nil {
+	base.Mode, base.GroupSize = o.Mode, o.GroupSize
+	if g.newLane != nil && o.Mode != loadgen.ModeGroup {
 		base.SDKLane = g.newLane()
+	}
+	if err := validateMeasured(base, o); err != nil {
+		r.Fail(err)
+		return
 	}
 	if !g.warmUp(ctx, env, r, base) {
 		return
@@ -132,9 +143,9 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	g.quietWait(ctx, env, r, 0)
 	cfg := base
-	cfg.Rate, cfg.Duration, cfg.Label = o.Rate, o.Duration, fmt.Sprintf("perf %.0f msg/s for %s", o.Rate, o.Duration)
+	cfg.Rate, cfg.Duration, cfg.Label = o.Rate, o.Duration, fmt.Sprintf("perf %s for %s", o.what(o.Rate), o.Duration)
 	cfg.Thresholds.CPUMsPerMessage = o.CPUBudget
-	env.Progressf("load: %.0f msg/s for %s over %d connections", o.Rate, o.Duration, o.Connections)
+	env.Progressf("load: %s for %s over %d connections", o.what(o.Rate), o.Duration, o.Connections)
 	waitProfiles := g.startProfiles(ctx, env, o)
 	rep, err := g.run(ctx, cfg)
 	if err != nil {
@@ -152,6 +163,17 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	perfMetrics(r, "", rep)
 	reportCPU(env, "", rep, o.CPUBudget)
+}
+
+// validateMeasured checks the measured run's configuration before the warm-ups spend a minute
+// of load on a run that cannot take place (a group larger than the connections, ...).
+func validateMeasured(base loadgen.Config, o PerfOptions) error {
+	cfg := base
+	cfg.Rate, cfg.Duration = o.Rate, o.Duration
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("gates: perf: %w", err)
+	}
+	return nil
 }
 
 // reportCPU prints the CPU line of a run (always: split by process), saying whether it was
@@ -221,6 +243,7 @@ func stackPids(dir string) []loadgen.Proc {
 func (g perfGate) warmUp(ctx context.Context, env *Env, r *Result, base loadgen.Config) bool {
 	cfg := base
 	cfg.Rate, cfg.Duration, cfg.Connections, cfg.PingConnections = perfWarmRate, perfWarmDuration, perfWarmConns, 1
+	cfg.Mode, cfg.GroupSize = loadgen.ModeDirect, 0 // readies the chain; see perf_group.go
 	cfg.SDKClientsPercent, cfg.SDKLane, cfg.Progress, cfg.Window, cfg.Label = 0, nil, nil, time.Second, "warm-up"
 	env.Progressf("warm-up: %d msg/s for %s", perfWarmRate, perfWarmDuration)
 	rep, err := g.run(ctx, cfg)
@@ -244,7 +267,7 @@ func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadg
 	cfg := base
 	cfg.Rate, cfg.Duration, cfg.SDKClientsPercent, cfg.SDKLane, cfg.Progress = min(o.Rate, perfJITWarmMax), perfJITWarm, 0, nil, nil
 	cfg.Label = "warm-up (JIT)"
-	env.Progressf("warm-up (JIT): %.0f msg/s for %s over %d connections", cfg.Rate, cfg.Duration, cfg.Connections)
+	env.Progressf("warm-up (JIT): %s for %s over %d connections", o.what(cfg.Rate), cfg.Duration, cfg.Connections)
 	rep, err := g.run(ctx, cfg)
 	if err != nil {
 		r.Fail(fmt.Errorf("gates: perf JIT warm-up: %w", err))

@@ -71,6 +71,12 @@ func fakeLoadReport(cfg loadgen.Config, ackP99, e2eP99 float64, missing int64) *
 	for _, p := range cfg.CPU {
 		rep.CPU.Procs = append(rep.CPU.Procs, loadgen.ProcCPU{Name: p.Name, Pid: p.Pid, CPUS: 0.5})
 	}
+	if cfg.Mode == loadgen.ModeGroup { // every message in every member's mailbox, missing ones lost
+		n := int64(cfg.GroupSize)
+		rep.Group = &loadgen.GroupReport{GroupSize: cfg.GroupSize, Groups: cfg.Connections / cfg.GroupSize,
+			ExpectedEntries: 100 * n, DeliveredEntries: 100*n - missing, LostEntries: missing, EntryRate: cfg.Rate * float64(n)}
+		rep.CPU.MsPerEntry = 0.3 / float64(n)
+	}
 	switch {
 	case cfg.SDKClientsPercent == 0:
 		rep.SDKLane = loadgen.LaneReport{Detail: "disabled"}

@@ -9,7 +9,7 @@ import (
 	"github.com/qim-dev/qim/loadgen"
 )
 
-// findMax climbs the ladder in short steps. A step is within SLO when arrival, both latency
+// findMax climbs the ladder (group mode: groupLadder, perf_group.go) in short steps. A step is within SLO when arrival, both latency
 // checks, missing, duplicates and failures pass (CPU and the SDK lane do not define capacity);
 // each step is a check that passes when nothing was lost or duplicated — above capacity the
 // system may be slow, never lossy — and the climb stops at the first step outside the SLO. CPU
@@ -20,46 +20,51 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 	best, stop := 0.0, ""
 	var lane *loadgen.Verdict
 	var capacity *loadgen.Report
-	for i, rate := range perfLadder {
+	for i, rate := range o.ladder() {
 		within := time.Duration(0) // the default bound before the first step
 		if i > 0 {
 			within = 30 * time.Second // our own previous step is what the machine is cooling from
 		}
 		g.quietWait(ctx, env, r, within)
 		cfg := base
-		cfg.Rate, cfg.Duration, cfg.Label = rate, step, fmt.Sprintf("find-max step %.0f msg/s", rate)
+		cfg.Rate, cfg.Duration, cfg.Label = rate, step, fmt.Sprintf("find-max step %s", o.what(rate))
 		if g.newLane != nil {
 			cfg.SDKLane = g.newLane() // base's lane may serve one run only
 		}
-		env.Progressf("find-max step %d: %.0f msg/s for %s", i+1, rate, step)
+		env.Progressf("find-max step %d: %s for %s", i+1, o.what(rate), step)
 		rep, err := g.run(ctx, cfg)
 		if err != nil {
 			r.Fail(fmt.Errorf("gates: find-max step %.0f msg/s: %w", rate, err))
 			return
 		}
-		writeLoadArtifacts(env, r, fmt.Sprintf("perf-step-%05.0f", rate), rep)
-		perfMetrics(r, fmt.Sprintf("step_%.0f_", rate), rep)
+		writeLoadArtifacts(env, r, stepArtifact(rate), rep)
+		perfMetrics(r, "step_"+rateKey(rate)+"_", rep)
 		ok, broken, safe := stepVerdict(rep.Verdicts)
 		if lane == nil {
 			lane = verdictNamed(rep.Verdicts, loadgen.CheckSDKLane)
 		}
-		summary := fmt.Sprintf("achieved %.1f msg/s, send→ACK p99 %.1f ms, end-to-end p99 %.1f ms, %d missing, %d dup after dedup, %.3f CPU ms/msg",
+		summary := fmt.Sprintf("achieved %.1f msg/s, send→ACK p99 %.1f ms, end-to-end p99 %.1f ms, %d missing, %d dup after dedup, %.3f CPU ms/msg%s",
 			rep.AchievedSendRate, rep.Segments["send_ack"].P99Ms, rep.Segments["end_to_end"].P99Ms,
-			rep.Counts.Missing, rep.Counts.DuplicatesAfterDedup, rep.CPU.MsPerMessage)
+			rep.Counts.Missing, rep.Counts.DuplicatesAfterDedup, rep.CPU.MsPerMessage, entriesNote(rep))
 		if ok {
 			summary = "within SLO: " + summary
 			best, capacity = rate, rep
 		} else {
 			summary = "SLO broken (" + broken + "): " + summary
-			stop = fmt.Sprintf("%.0f msg/s (%s)", rate, broken)
+			stop = fmt.Sprintf("%s msg/s (%s)", rateLabel(rate), broken)
 		}
-		r.Check(fmt.Sprintf("step %.0f msg/s", rate), safe, "%s", summary)
+		r.Check(fmt.Sprintf("step %s msg/s", rateLabel(rate)), safe, "%s", summary)
 		if !ok {
 			break
 		}
 	}
 	r.Metric("max_passing_rate", best)
-	r.Check("find-max", best > 0, "highest rate within SLO: %.0f msg/s; first failing step: %s", best, orNone(stop))
+	capEntries := ""
+	if capacity != nil && capacity.Group != nil {
+		r.Metric("max_passing_entry_rate", capacity.Group.EntryRate)
+		capEntries = fmt.Sprintf(" (%.1f delivered entries/s, groups of %d)", capacity.Group.EntryRate, capacity.Group.GroupSize)
+	}
+	r.Check("find-max", best > 0, "highest rate within SLO: %s msg/s%s; first failing step: %s", rateLabel(best), capEntries, orNone(stop))
 	if lane != nil {
 		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
 	}
@@ -75,10 +80,13 @@ func capacityCPU(env *Env, r *Result, capacity *loadgen.Report, budget float64) 
 		return
 	}
 	r.Metric("capacity_cpu_ms_per_msg", capacity.CPU.MsPerMessage)
-	reportCPU(env, fmt.Sprintf(" at capacity (%.0f msg/s)", capacity.TargetRate), capacity, budget)
+	if capacity.Group != nil {
+		r.Metric("capacity_cpu_ms_per_entry", capacity.CPU.MsPerEntry)
+	}
+	reportCPU(env, fmt.Sprintf(" at capacity (%s msg/s)", rateLabel(capacity.TargetRate)), capacity, budget)
 	if budget > 0 {
 		v := loadgen.CPUVerdict(&capacity.CPU, budget)
-		r.Check(v.Name+" at capacity", v.Passed, "at %.0f msg/s: %s", capacity.TargetRate, v.Detail)
+		r.Check(v.Name+" at capacity", v.Passed, "at %s msg/s: %s", rateLabel(capacity.TargetRate), v.Detail)
 	}
 }
 
@@ -91,7 +99,7 @@ func stepVerdict(vs []loadgen.Verdict) (within bool, broken string, safe bool) {
 		switch v.Name {
 		case loadgen.CheckCPU, loadgen.CheckSDKLane:
 			continue
-		case loadgen.CheckMissing, loadgen.CheckDuplicates:
+		case loadgen.CheckMissing, loadgen.CheckLost, loadgen.CheckDuplicates:
 			safe = safe && v.Passed
 		}
 		if !v.Passed {

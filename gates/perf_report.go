@@ -46,6 +46,7 @@ func perfMetrics(r *Result, prefix string, rep *loadgen.Report) {
 		m(k, float64(v))
 	}
 	m("cpu_ms_per_msg", rep.CPU.MsPerMessage)
+	groupMetrics(r, prefix, rep)
 	m("cpu_total_s", rep.CPU.TotalS)
 	m("loadgen_cpu_s", rep.CPU.LoadgenS)
 	m("machine_busy_cores", rep.CPU.MachineBusyCores)

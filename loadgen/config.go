@@ -29,10 +29,20 @@ type Config struct {
 	// Duration of the measured window. Required, > 0.
 	Duration time.Duration
 
-	// Connections is the number of message connections, all of them in 1:1 pairs (both sides
-	// of a pair send to each other). Default 400; rounded up to even. More connections spread
-	// the rate thinner (each sends Rate/Connections msg/s) and cost the gateway memory; fewer
-	// concentrate it and can hit the gateway's per-connection in-flight window.
+	// Mode is ModeDirect (the default: 1:1 pairs) or ModeGroup (groups of GroupSize members,
+	// group.go).
+	Mode Mode
+	// GroupSize is the members per group in ModeGroup, 1..contract.GroupMaxMembers; it must be
+	// 0 in ModeDirect. Connections must be at least GroupSize and is rounded down to whole
+	// groups.
+	GroupSize int
+
+	// Connections is the number of message connections: in ModeDirect all of them in 1:1 pairs
+	// (both sides of a pair send to each other), default 400, rounded up to even; in ModeGroup
+	// the members of Connections/GroupSize groups, rounded down to whole groups. More
+	// connections spread the rate thinner (each sends Rate/Connections msg/s) and cost the
+	// gateway memory; fewer concentrate it and can hit the gateway's per-connection in-flight
+	// window.
 	Connections int
 	// PingConnections is the PING control group: connections that only ping, so their RTT
 	// separates machine and network delay from pipeline delay. Default 4.
@@ -84,7 +94,8 @@ type Config struct {
 	History *history.Recorder
 
 	// SDKClientsPercent is the share of connections driven by the SDK lane, 0..50. 0 disables
-	// the lane (a capacity control run). When > 0 and SDKLane is nil, the run still measures
+	// the lane (a capacity control run). It must be 0 in ModeGroup: the lane drives 1:1 pairs,
+	// and a group run measures group delivery on every connection. When > 0 and SDKLane is nil, the run still measures
 	// the frame lane with all connections but reports the lane as not available, which fails
 	// its check: a lane that did not run never passes.
 	SDKClientsPercent int
@@ -107,6 +118,26 @@ type Config struct {
 // ErrConfig is wrapped by every validation error.
 var ErrConfig = errors.New("loadgen: invalid config")
 
+// Mode is what a run's message connections send to.
+type Mode string
+
+// Modes. The zero value is ModeDirect.
+const (
+	ModeDirect Mode = "direct" // 1:1 pairs
+	ModeGroup  Mode = "group"  // groups of Config.GroupSize members, created at setup
+)
+
+// ParseMode reads a --mode value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeDirect, ModeGroup:
+		return m, nil
+	case "":
+		return ModeDirect, nil
+	}
+	return "", fmt.Errorf("%w: mode %q: want %s or %s", ErrConfig, s, ModeDirect, ModeGroup)
+}
+
 // Validate rejects bad values and fills defaults.
 func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Gateway); err != nil {
@@ -122,7 +153,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: sdk clients %d%% not in [0, 50]", ErrConfig, c.SDKClientsPercent)
 	}
 	defInt(&c.Connections, 400)
-	c.Connections += c.Connections % 2
+	if err := c.validateMode(); err != nil {
+		return err
+	}
 	defInt(&c.PingConnections, 4)
 	defInt(&c.BodyBytes, 64)
 	defInt(&c.InflightPerConn, 4096)
@@ -133,7 +166,7 @@ func (c *Config) Validate() error {
 	defDur(&c.SettleTimeout, 120*time.Second)
 	defDur(&c.SettleIdle, 15*time.Second)
 	defDur(&c.Window, 5*time.Second)
-	if c.Connections < 2 || c.PingConnections < 0 || c.InflightPerConn < 1 || c.QueuePerConn < 1 {
+	if c.Connections < 1 || c.PingConnections < 0 || c.InflightPerConn < 1 || c.QueuePerConn < 1 {
 		return fmt.Errorf("%w: connections %d, ping connections %d, in-flight %d, queue %d", ErrConfig,
 			c.Connections, c.PingConnections, c.InflightPerConn, c.QueuePerConn)
 	}
@@ -141,6 +174,44 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: body %d bytes not in [%d, %d]", ErrConfig, c.BodyBytes, bodyHeaderBytes, contract.MaxFramePayload/2)
 	}
 	return nil
+}
+
+// validateMode checks the mode's own rules and shapes Connections for it: even in ModeDirect,
+// whole groups in ModeGroup.
+func (c *Config) validateMode() error {
+	if c.Mode == "" {
+		c.Mode = ModeDirect
+	}
+	switch c.Mode {
+	case ModeDirect:
+		if c.GroupSize != 0 {
+			return fmt.Errorf("%w: group size %d in %s mode (groups need mode %s)", ErrConfig, c.GroupSize, c.Mode, ModeGroup)
+		}
+		c.Connections += c.Connections % 2
+	case ModeGroup:
+		if c.GroupSize < 1 || c.GroupSize > contract.GroupMaxMembers {
+			return fmt.Errorf("%w: group size %d not in [1, %d]", ErrConfig, c.GroupSize, contract.GroupMaxMembers)
+		}
+		if c.Connections < c.GroupSize {
+			return fmt.Errorf("%w: %d connections cannot hold a group of %d: every member is a connection (pass at least --connections %d)",
+				ErrConfig, c.Connections, c.GroupSize, c.GroupSize)
+		}
+		if c.SDKClientsPercent != 0 {
+			return fmt.Errorf("%w: sdk clients %d%% in group mode: the SDK lane drives 1:1 pairs (pass 0)", ErrConfig, c.SDKClientsPercent)
+		}
+		c.Connections -= c.Connections % c.GroupSize
+	default:
+		return fmt.Errorf("%w: mode %q: want %s or %s", ErrConfig, c.Mode, ModeDirect, ModeGroup)
+	}
+	return nil
+}
+
+// groups is the number of groups of a ModeGroup run (0 in ModeDirect).
+func (c *Config) groups() int {
+	if c.Mode != ModeGroup {
+		return 0
+	}
+	return c.Connections / c.GroupSize
 }
 
 // sdkClients is how many connections the SDK lane gets (even, at least one pair when enabled).

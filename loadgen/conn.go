@@ -21,7 +21,8 @@ const (
 )
 
 // lgConn is one frame-level device connection of the run: a message connection (one side of a
-// 1:1 pair, sending to and receiving from its peer) or a PING control connection. Its socket is
+// 1:1 pair, sending to and receiving from its peer; or, in group mode, one member of a group,
+// sending to the group and receiving every member's messages) or a PING control connection. Its socket is
 // a link (link.go); with Config.Reconnect a lost link is replaced and the connection lives on.
 //
 // Invariants: exactly one goroutine reads the socket (the supervisor, running readLoop on the
@@ -52,9 +53,12 @@ type lgConn struct {
 	r       *runState
 	idx     int
 	user    contract.UserID
-	peer    *lgConn   // nil on control connections
-	out, in *flow     // this connection → peer; peer → this connection
-	pair    *pairConv // shared with the peer; nil on control connections
+	peer    *lgConn      // direct mode; nil on control connections and group members
+	out     sendLedger   // this connection's sends: a *flow (→ peer) or gout
+	in      *flow        // direct mode: peer → this connection
+	gout    *groupFlow   // group mode: this member's sends to its group
+	gm      *groupMember // group mode: the group and this member's place in it
+	pair    *pairConv    // the conversation: shared with the peer, or the group's; nil on control connections
 	install contract.U128
 	nextID  atomic.Uint32
 

@@ -1,7 +1,17 @@
-// Package loadgen is Q-IM's open-model load generator: it offers 1:1 messages to a running
-// gateway at a target ARRIVAL rate, measures every stretch of each message's life with
-// frame-level precision, and proves afterwards that every ACKed message reached its recipient
-// exactly once after dedup. Gate 5 (`qim-gate run perf`) and cmd/qim-loadgen drive it.
+// Package loadgen is Q-IM's open-model load generator: it offers 1:1 messages (or, in group
+// mode, group messages) to a running gateway at a target ARRIVAL rate, measures every stretch
+// of each message's life with frame-level precision, and proves afterwards that every ACKed
+// message reached each of its recipients exactly once after dedup. Gate 5 (`qim-gate run perf`)
+// and cmd/qim-loadgen drive it.
+//
+// Group mode (Config.Mode, group.go, groupflow.go) partitions the message connections into
+// groups of Config.GroupSize; each group is created at setup (CREATE_GROUP by its first member,
+// the others as initial members, GROUP_CREATED awaited) and its membership never changes. The
+// rate is group messages per second, senders taken round-robin over the groups and their
+// members. Every message is expected in the mailbox of every member, the sender's own copy
+// included: delivery is counted in mailbox entries, end to end sampled once per (message,
+// member other than the sender), and a lost entry fails the run. The SDK lane is disabled in
+// group mode: it drives 1:1 pairs.
 //
 // It owns: the arrival schedule (scheduler.go — arrivals never wait for answers, lag is
 // measured, unsendable arrivals are counted), the frame-level connections (conn.go, sender.go,
@@ -16,11 +26,13 @@
 // reconnect.go) lets a connection outlive its socket: a lost or kicked link is redialled with
 // backoff and the connection resumes, where a perf run counts the loss and ends the
 // connection. Config.History (history.go, stored.go) records the frame lane's history for the
-// checker in chaos/history's vocabulary: Invoke before each SEND is written; Ok, Fail or Info
+// checker in chaos/history's vocabulary: in group mode first one Group event per member of each
+// group created (sends then name the group's conversation, not a recipient); Invoke before each
+// SEND is written; Ok, Fail or Info
 // when it is answered, times out or loses its link (a late answer after an Info is recorded
 // too); Deliver for every MAILBOX_BATCH entry of this run a recipient reads, own copies
 // included; Push for every PUSH_EVENTS entry of this run; and, after the settle wait, Stored
-// for every record of each pair's conversation read back with PULL_HISTORY.
+// for every record of each pair's (or group's) conversation read back with PULL_HISTORY.
 //
 // It must never:
 //   - let the offered rate depend on response times (closed-model load hides stalls);
@@ -39,10 +51,11 @@
 //
 //	schema_version       1
 //	label, started_at    run name, UTC start of the measured window
-//	config               gateway, rate (frame-lane target), duration_s, connections (frame lane,
-//	                     1:1 pairs), ping_connections, body_bytes, inflight_per_conn,
-//	                     queue_per_conn, ack_timeout_s, sdk_clients_percent, reconnect,
-//	                     history (a history recorder was set)
+//	config               gateway, mode ("direct" | "group"), group_size (group mode), rate
+//	                     (frame-lane target: messages, to groups in group mode), duration_s,
+//	                     connections (frame lane: 1:1 pairs, or whole groups), ping_connections,
+//	                     body_bytes, inflight_per_conn, queue_per_conn, ack_timeout_s,
+//	                     sdk_clients_percent, reconnect, history (a history recorder was set)
 //	measured_s           actual length of the schedule (≥ duration_s by the last oversleep)
 //	target_rate          = config.rate
 //	achieved_send_rate   counts.sent_in_window / duration_s — the arrival rate the system got
@@ -64,8 +77,10 @@
 //	counts.reconnects    links re-established after a loss (config.reconnect only); each loss
 //	                     and reconnect is also in errors with its UTC time, up to errors' cap
 //	counts.inflight_waits sends that waited for an in-flight permit (generator saturated)
-//	counts.delivered     distinct (sender, ordinal) pulled by the recipient (MAILBOX_BATCH)
-//	counts.missing       ACKed but never pulled by the recipient after the settle wait
+//	counts.delivered     distinct (sender, ordinal) pulled by the recipient (MAILBOX_BATCH); group
+//	                     mode: mailbox entries, distinct (message, member) pulled, own copies included
+//	counts.missing       ACKed but never pulled by the recipient after the settle wait; group
+//	                     mode: expected entries of ACKed messages never pulled (= group.lost_entries)
 //	counts.raw_duplicates       the same message_id pulled again (at-least-once: allowed)
 //	counts.duplicates_after_dedup another message_id pulled for an already delivered send
 //	                     (a double commit: must be 0)
@@ -73,6 +88,7 @@
 //	counts.failed_visible a definite failure that was delivered anyway
 //	counts.pushes, push_events, push_duplicates   PUSH_EVENTS frames, events, repeated pushes
 //	counts.pulls, pull_errors, own_copies, cursor_expired, foreign_events
+//	counts.control_events group mode: the groups' CONTROL (membership) entries pulled, skipped
 //	counts.pings, ping_timeouts                   PING control group
 //	counts.stored        records read back with PULL_HISTORY after the settle wait (config.history
 //	                     only); stored_errors: PULL_HISTORY requests that failed (ERROR, no
@@ -84,7 +100,8 @@
 //	                     percentiles: [{p, ms}]} whole-run HDR summary; names:
 //	                       send_ack       SEND written → SEND_ACK read (sender)
 //	                       send_push      SEND written → first PUSH_EVENTS with it (recipient)
-//	                       end_to_end     SEND written → MAILBOX_BATCH that delivered it
+//	                       end_to_end     SEND written → MAILBOX_BATCH that delivered it (group
+//	                                      mode: one sample per member but the sender)
 //	                       ack_push       SEND_ACK read → first PUSH_EVENTS (fanout, materialize,
 //	                                      push; only messages whose ACK came first)
 //	                       push_pull      first PUSH_EVENTS → MAILBOX_BATCH that delivered it
@@ -97,12 +114,17 @@
 //	                     {count, p50_ms, p99_ms, max_ms}
 //	cpu                  window_s, processes[{name, pid, cpu_s, cores, error}], total_s (system
 //	                     under test), ms_per_message (total CPU ms / acked_in_window),
+//	                     ms_per_entry (group mode: total CPU ms / group.entries_in_window),
 //	                     loadgen_s, machine_busy_cores, machine_idle_pct, complete
 //	settle               waited_s, missing_at_start, complete
 //	sdk_lane             enabled, available, clients, sent, acked, received, missing, repeated, failed,
 //	                     verified, passed, detail
+//	group                group mode only: group_size, groups, expected_entries (ACKed × group
+//	                     size), delivered_entries, lost_entries, lost_own_copies,
+//	                     entries_in_window, entry_rate (entries_in_window / duration_s)
 //	verdicts[]           {name, passed, detail}: arrival rate, send→ACK p99, end-to-end p99,
-//	                     missing, duplicates after dedup, failures, sdk lane, and cpu per
-//	                     message only when Thresholds.CPUMsPerMessage sets a budget
+//	                     missing (group mode: lost entries), duplicates after dedup, failures,
+//	                     sdk lane, and cpu per message only when Thresholds.CPUMsPerMessage sets
+//	                     a budget
 //	errors, error_count  first problems seen (no bodies, no tokens) and how many in total
 package loadgen

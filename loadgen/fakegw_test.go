@@ -24,7 +24,7 @@ import (
 // socket and refuses new ones for a while: a gateway crash as a client sees it, with the
 // committed state surviving like the real one's in Kafka and Redis. While hold is set, SENDs
 // are committed but not answered (the ACK is lost with the gateway); the next refuseHistory
-// PULL_HISTORYs are answered ERROR UNAVAILABLE.
+// PULL_HISTORYs are answered ERROR UNAVAILABLE. Groups are served by fakegroup_test.go.
 type fakeGateway struct {
 	t             *testing.T
 	secret        []byte
@@ -38,6 +38,9 @@ type fakeGateway struct {
 	socks   map[net.Conn]bool
 	mailbox map[contract.UserID][]*qimv1.MailboxEvent
 	convs   map[contract.ConversationID][]*qimv1.HistoryMessage
+	groups  map[contract.ConversationID][]contract.UserID // fakegroup_test.go
+	mangle  mangleFunc                                    // fakegroup_test.go; nil delivers every entry
+	entries int64                                         // group mailbox entries so far
 	nextMsg uint64
 	auths   int
 	wg      sync.WaitGroup
@@ -51,7 +54,8 @@ func newFakeGateway(t *testing.T) *fakeGateway {
 	}
 	g := &fakeGateway{t: t, secret: []byte("fake-gateway-secret-of-32-bytes!"), addr: ln.Addr().String(), ln: ln,
 		live: map[contract.UserID]*wire.Writer{}, socks: map[net.Conn]bool{},
-		mailbox: map[contract.UserID][]*qimv1.MailboxEvent{}, convs: map[contract.ConversationID][]*qimv1.HistoryMessage{}}
+		mailbox: map[contract.UserID][]*qimv1.MailboxEvent{}, convs: map[contract.ConversationID][]*qimv1.HistoryMessage{},
+		groups: map[contract.ConversationID][]contract.UserID{}}
 	g.wg.Add(1)
 	go g.accept(ln)
 	t.Cleanup(func() { g.drop(); g.wg.Wait() })
@@ -152,9 +156,15 @@ func (g *fakeGateway) auth(nc net.Conn, rd *wire.Reader) (contract.UserID, error
 
 func (g *fakeGateway) handle(w *wire.Writer, user contract.UserID, m wire.Message) {
 	switch m.Opcode {
+	case contract.OpCreateGroup:
+		g.createGroup(w, user, m)
 	case contract.OpSend:
 		var req qimv1.SendRequest
 		_ = proto.Unmarshal(m.Payload, &req)
+		if req.GetGroupId() != nil {
+			g.groupSend(w, user, m.RequestID, &req)
+			return
+		}
 		ack, push, to := g.commit(user, &req)
 		if !g.hold.Load() {
 			reply(w, contract.OpSendAck, m.RequestID, ack)

@@ -174,6 +174,7 @@ func (f *flow) missing() int {
 // tally is a consistent snapshot of the flow for the report.
 type tally struct {
 	sent, acked, failed, unknown, delivered, missing int64
+	expected, lostOwn                                int64 // group mode only (groupFlow.tally)
 	flowStats
 }
 
@@ -205,6 +206,8 @@ func (t *tally) add(o tally) {
 	t.unknown += o.unknown
 	t.delivered += o.delivered
 	t.missing += o.missing
+	t.expected += o.expected
+	t.lostOwn += o.lostOwn
 	t.rawDuplicates += o.rawDuplicates
 	t.dupAfterDedup += o.dupAfterDedup
 	t.ackMismatch += o.ackMismatch

@@ -26,9 +26,16 @@ func (c *lgConn) recordSend(kind history.Kind, ord uint64, at time.Time, code co
 	c.r.hist.Record(e)
 }
 
+// sendEvent is an event of c's send ord: addressed to the peer, or in group mode to the group's
+// conversation (Recipient 0: the checker takes the recipients from the group's membership).
 func (c *lgConn) sendEvent(kind history.Kind, ord uint64, at time.Time) history.Event {
-	return history.Event{Kind: kind, AtUs: at.UnixMicro(), Lane: history.Frame, Sender: c.user, Ordinal: ord,
-		Recipient: c.peer.user}
+	e := history.Event{Kind: kind, AtUs: at.UnixMicro(), Lane: history.Frame, Sender: c.user, Ordinal: ord}
+	if c.gm != nil {
+		e.Conversation = c.gm.g.conv
+	} else {
+		e.Recipient = c.peer.user
+	}
+	return e
 }
 
 // recordAck records the Ok of ord with the commit SEND_ACK named.

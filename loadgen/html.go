@@ -69,14 +69,25 @@ func RenderHTML(rep *Report) []byte {
 
 func writeSummary(b *strings.Builder, rep *Report) {
 	c := rep.Config
+	conns := fmt.Sprintf("%d in 1:1 pairs + %d PING control, SDK lane %d %%", c.Connections, c.PingConnections, c.SDKClientsPercent)
+	if g := rep.Group; g != nil {
+		conns = fmt.Sprintf("%d in %d groups of %d + %d PING control, SDK lane off (group mode)", c.Connections, g.Groups,
+			g.GroupSize, c.PingConnections)
+	}
 	rows := [][2]string{
 		{"started", rep.StartedAt.Format("2006-01-02 15:04:05 UTC")},
 		{"gateway", c.Gateway},
 		{"target rate", fmt.Sprintf("%.1f msg/s for %.0f s", rep.TargetRate, c.DurationS)},
 		{"achieved send rate", fmt.Sprintf("%.1f msg/s (%.2f %%)", rep.AchievedSendRate, 100*rep.ArrivalRatio)},
 		{"commit (ACK) rate", fmt.Sprintf("%.1f msg/s", rep.AckRate)},
-		{"connections", fmt.Sprintf("%d in 1:1 pairs + %d PING control, SDK lane %d %%", c.Connections, c.PingConnections, c.SDKClientsPercent)},
+		{"connections", conns},
 		{"settle", fmt.Sprintf("%.1f s, complete %v", rep.Settle.WaitedS, rep.Settle.Complete)},
+	}
+	if g := rep.Group; g != nil {
+		rows = append(rows,
+			[2]string{"delivered entries", fmt.Sprintf("%.1f entries/s in the window; %d delivered, %d expected (ACKed × %d members)",
+				g.EntryRate, g.DeliveredEntries, g.ExpectedEntries, g.GroupSize)},
+			[2]string{"lost entries", fmt.Sprintf("%d (%d own copies)", g.LostEntries, g.LostOwnCopies)})
 	}
 	b.WriteString(`<table>`)
 	for _, r := range rows {
@@ -121,6 +132,12 @@ func writeCounts(b *strings.Builder, rep *Report) {
 		{"push events", c.PushEvents}, {"push duplicates", c.PushDuplicates}, {"pulls", c.Pulls},
 		{"pull errors", c.PullErrors}, {"own copies", c.OwnCopies}, {"cursor expired", c.CursorExpired},
 		{"foreign events", c.ForeignEvents}, {"pings", c.Pings}, {"ping timeouts", c.PingTimeouts}}
+	if rep.Group != nil {
+		rows = append(rows, struct {
+			k string
+			v int64
+		}{"control events", c.ControlEvents})
+	}
 	b.WriteString("<h2>Counts</h2><table>")
 	for _, r := range rows {
 		fmt.Fprintf(b, `<tr><th>%s</th><td class="num">%d</td></tr>`, r.k, r.v)
@@ -142,7 +159,12 @@ func writeCPU(b *strings.Builder, cpu *CPUReport) {
 		fmt.Fprintf(b, `<tr><td>%s</td><td class="num">%d</td><td class="num">%.2f</td><td class="num">%.3f</td><td class="num">%.2f</td><td class="num">%.2f</td><td>%s</td></tr>`,
 			html.EscapeString(p.Name), p.Pid, p.CPUS, p.Cores, p.SyscallsPerMsg, p.SwitchesPerMsg, html.EscapeString(p.Error))
 	}
-	fmt.Fprintf(b, `<tr><th>system under test</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td>%.3f ms per ACKed message</td></tr>`, cpu.TotalS, cpu.MsPerMessage)
+	perEntry := ""
+	if cpu.MsPerEntry > 0 {
+		perEntry = fmt.Sprintf(", %.4f ms per delivered entry", cpu.MsPerEntry)
+	}
+	fmt.Fprintf(b, `<tr><th>system under test</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td>%.3f ms per ACKed message%s</td></tr>`,
+		cpu.TotalS, cpu.MsPerMessage, perEntry)
 	fmt.Fprintf(b, `<tr><th>loadgen</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td></td></tr>`, cpu.LoadgenS)
 	fmt.Fprintf(b, `<tr><th>whole machine</th><td></td><td></td><td class="num">%.2f</td><td></td><td></td><td>%.0f %% idle</td></tr></table>`, cpu.MachineBusyCores, cpu.MachineIdlePct)
 }

@@ -99,6 +99,8 @@ type laneRun struct {
 // failed report.
 func (r *runState) finishLane(_ context.Context, lr *laneRun, clients int) LaneReport {
 	switch {
+	case r.cfg.Mode == ModeGroup:
+		return LaneReport{Detail: "disabled in group mode: the SDK lane drives 1:1 pairs, every connection is a frame-level group member"}
 	case clients == 0:
 		return LaneReport{Detail: "disabled (SDK clients 0%): frame-level capacity control run"}
 	case lr == nil:

@@ -106,22 +106,35 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 }
 
 // apply records the peer's messages of one batch: the first pulled delivery of an ordinal is
-// an end-to-end sample, later ones are duplicates (raw or surviving dedup, flow decides). The
+// an end-to-end sample, later ones are duplicates (raw or surviving dedup, flow decides). In
+// group mode the same holds per member (groupFlow decides), own copies are checked as entries
+// and the group's CONTROL messages are counted and skipped. The
 // history gets every entry of this run, own copies and repeats included: what counts as a
 // duplicate is the checker's call, not the recorder's.
 func (c *lgConn) apply(b *qimv1.MailboxBatch, at time.Time) {
 	atUs := at.UnixMicro()
 	for _, ev := range b.GetEntries() {
+		if c.gm != nil && isControl(ev) {
+			c.r.ctr.controlEvents.Add(1)
+			continue
+		}
 		if contract.UserID(ev.GetSenderUserId()) == c.user {
 			c.r.ctr.ownCopies.Add(1)
 			c.recordOwnCopy(history.Deliver, ev, at)
+			if c.gm != nil {
+				c.groupOwnCopy(ev, atUs)
+			}
 			continue
 		}
-		h, ok := c.fromPeer(ev)
+		h, from, ok := c.fromPeer(ev)
 		if !ok {
 			continue
 		}
 		c.recordMailbox(history.Deliver, ev, h, at)
+		if c.gm != nil {
+			c.groupPulled(from, h, ev.GetMessageId(), atUs)
+			continue
+		}
 		if first, sincePush := c.in.pulled(h.ordinal, ev.GetMessageId(), atUs); first {
 			c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
 			if sincePush >= 0 {

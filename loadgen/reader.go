@@ -122,7 +122,7 @@ func (c *lgConn) handBatch(a pullAnswer, id uint32) {
 
 func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	c.r.ctr.pushes.Add(1)
-	if c.in == nil {
+	if c.in == nil && c.gm == nil {
 		return
 	}
 	var p qimv1.PushEvents
@@ -133,17 +133,24 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	fromPeer := false
 	for _, ev := range p.GetEvents() {
 		c.r.ctr.pushEvents.Add(1)
+		if c.gm != nil && isControl(ev) {
+			continue // counted when pulled
+		}
 		if contract.UserID(ev.GetSenderUserId()) == c.user {
 			c.recordOwnCopy(history.Push, ev, now)
 			continue
 		}
-		h, ok := c.fromPeer(ev)
+		h, from, ok := c.fromPeer(ev)
 		if !ok {
 			continue
 		}
 		fromPeer = true
 		c.recordMailbox(history.Push, ev, h, now)
 		nowUs := now.UnixMicro()
+		if c.gm != nil {
+			c.groupPushed(from, h, nowUs)
+			continue
+		}
 		if first, sinceAck := c.in.pushed(h.ordinal, nowUs); first {
 			c.r.rec.Record(SegSendPush, nowUs-h.sentUs)
 			if sinceAck >= 0 {
@@ -156,18 +163,29 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	}
 }
 
-// fromPeer decodes the body of an event the peer sent in this run; own copies (the sender's
-// mailbox copy of its own message) and foreign events return false.
-func (c *lgConn) fromPeer(ev *qimv1.MailboxEvent) (bodyHeader, bool) {
+// fromPeer decodes the body of an event the peer (group mode: another member of c's group)
+// sent in this run and returns it with its sender; own copies (the sender's mailbox copy of its
+// own message) and foreign events return false.
+func (c *lgConn) fromPeer(ev *qimv1.MailboxEvent) (bodyHeader, *lgConn, bool) {
 	if contract.UserID(ev.GetSenderUserId()) == c.user {
-		return bodyHeader{}, false
+		return bodyHeader{}, nil, false
 	}
 	h, err := parseBody(ev.GetBody())
-	if err != nil || h.run != c.r.runID || int(h.sender) != c.peer.idx {
-		c.r.ctr.foreignEvents.Add(1)
-		return bodyHeader{}, false
+	var from *lgConn
+	switch {
+	case err != nil || h.run != c.r.runID:
+	case c.gm != nil:
+		if s := c.gm.g.member(int(h.sender)); s != c {
+			from = s
+		}
+	case int(h.sender) == c.peer.idx:
+		from = c.peer
 	}
-	return h, true
+	if from == nil {
+		c.r.ctr.foreignEvents.Add(1)
+		return bodyHeader{}, nil, false
+	}
+	return h, from, true
 }
 
 // wantPull asks the pull worker for a round without blocking; requests made while a round is

@@ -109,7 +109,7 @@ func (c *lgConn) reconnected(attempts int, lastErr error) {
 		msg += fmt.Sprintf(" (last refusal: %v)", lastErr)
 	}
 	c.r.noteError(errors.New(msg))
-	if c.in != nil {
+	if c.in != nil || c.gm != nil {
 		c.wantPull()
 	}
 }

@@ -27,6 +27,7 @@ type Report struct {
 	CPU              CPUReport                 `json:"cpu"`
 	Settle           SettleReport              `json:"settle"`
 	SDKLane          LaneReport                `json:"sdk_lane"`
+	Group            *GroupReport              `json:"group,omitempty"` // group mode only
 	Verdicts         []Verdict                 `json:"verdicts"`
 	Errors           []string                  `json:"errors,omitempty"`
 	ErrorCount       int64                     `json:"error_count"`
@@ -35,6 +36,8 @@ type Report struct {
 // ReportConfig echoes the run's settings (never the token secret).
 type ReportConfig struct {
 	Gateway           string  `json:"gateway"`
+	Mode              Mode    `json:"mode"`
+	GroupSize         int     `json:"group_size,omitempty"`
 	Rate              float64 `json:"rate"`
 	DurationS         float64 `json:"duration_s"`
 	Connections       int     `json:"connections"`
@@ -85,6 +88,27 @@ type Counts struct {
 	Stored               int64 `json:"stored"`
 	StoredErrors         int64 `json:"stored_errors"`
 	StoredIncomplete     int64 `json:"stored_incomplete"`
+	ControlEvents        int64 `json:"control_events,omitempty"`
+}
+
+// GroupReport is the delivery side of a group-mode run, in mailbox entries: one entry per
+// (message, member), the sender's own copy included, since membership is static for the run.
+type GroupReport struct {
+	GroupSize int `json:"group_size"`
+	Groups    int `json:"groups"`
+	// ExpectedEntries is acked messages × group size (members at send time).
+	ExpectedEntries int64 `json:"expected_entries"`
+	// DeliveredEntries counts distinct (message, member) pulled, own copies and sends of
+	// unknown outcome included (= counts.delivered).
+	DeliveredEntries int64 `json:"delivered_entries"`
+	// LostEntries is ExpectedEntries minus the entries of acked messages pulled after the settle
+	// wait (= counts.missing); LostOwnCopies is how many of them are senders' own copies.
+	LostEntries   int64 `json:"lost_entries"`
+	LostOwnCopies int64 `json:"lost_own_copies"`
+	// EntriesInWindow are entries pulled inside the window; EntryRate = EntriesInWindow /
+	// duration_s, the mailbox write rate the system sustained.
+	EntriesInWindow int64   `json:"entries_in_window"`
+	EntryRate       float64 `json:"entry_rate"`
 }
 
 // SegmentSummary is the whole-run distribution of one segment, milliseconds.
@@ -153,7 +177,7 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 	win := cfg.Duration.Seconds()
 	rep := &Report{
 		SchemaVersion: SchemaVersion, Label: cfg.Label, StartedAt: ph.start.UTC(),
-		Config: ReportConfig{Gateway: cfg.Gateway, Rate: rate, DurationS: win, Connections: conns,
+		Config: ReportConfig{Gateway: cfg.Gateway, Mode: cfg.Mode, GroupSize: cfg.GroupSize, Rate: rate, DurationS: win, Connections: conns,
 			PingConnections: cfg.PingConnections, BodyBytes: cfg.BodyBytes, InflightPerConn: cfg.InflightPerConn,
 			QueuePerConn: cfg.QueuePerConn, AckTimeoutS: cfg.AckTimeout.Seconds(), SDKClientsPercent: cfg.SDKClientsPercent,
 			Reconnect: cfg.Reconnect, History: cfg.History != nil},
@@ -181,6 +205,12 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 	rep.Errors, rep.ErrorCount = append([]string(nil), r.errs...), r.nErr
 	r.errMu.Unlock()
 	rep.CPU = cpuReport(ph.cpuBefore, ph.cpuAfter, rep.MeasuredS, rep.Counts.AckedInWindow)
+	if cfg.Mode == ModeGroup {
+		rep.Group = r.groupReport(t, win)
+		if n := rep.Group.EntriesInWindow; n > 0 {
+			rep.CPU.MsPerEntry = rep.CPU.TotalS * 1000 / float64(n)
+		}
+	}
 	rep.Verdicts = Evaluate(rep, cfg.Thresholds)
 	return rep
 }
@@ -199,5 +229,13 @@ func (r *runState) counts(ph *phases, t tally) Counts {
 		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign,
 		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(), Reconnects: c.reconnects.Load(),
 		Stored: c.stored.Load(), StoredErrors: c.storedErrors.Load(), StoredIncomplete: c.storedIncomplete.Load(),
+		ControlEvents: c.controlEvents.Load(),
 	}
+}
+
+func (r *runState) groupReport(t tally, win float64) *GroupReport {
+	n := r.ctr.entriesInWindow.Load()
+	return &GroupReport{GroupSize: r.cfg.GroupSize, Groups: len(r.groups), ExpectedEntries: t.expected,
+		DeliveredEntries: t.delivered, LostEntries: t.missing, LostOwnCopies: t.lostOwn, EntriesInWindow: n,
+		EntryRate: float64(n) / win}
 }

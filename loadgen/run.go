@@ -23,6 +23,7 @@ type runState struct {
 	userBase uint64
 	rec      *Recorder
 	hist     *history.Recorder // Config.History; nil records nothing
+	groups   []*lgGroup        // group mode
 	ctr      counters
 	inflight atomic.Int64 // SENDs awaiting an answer (not timed out)
 	endNs    atomic.Int64 // end of the measured window, Unix ns
@@ -45,6 +46,7 @@ type counters struct {
 	cursorExpired, foreignEvents, pings, pingTimeouts        atomic.Int64
 	serverPings, delivered, reconnects                       atomic.Int64
 	stored, storedErrors, storedIncomplete                   atomic.Int64
+	entriesInWindow, controlEvents                           atomic.Int64 // group mode
 }
 
 const maxNotedErrors = 20
@@ -120,6 +122,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		})
 	}
 	defer stop()
+	if cfg.Mode == ModeGroup {
+		r.groups, conns = r.formGroups(conns)
+		if err := r.createGroups(connCtx, r.groups); err != nil {
+			return nil, err
+		}
+	}
 	lane := r.startLane(ctx, sdk, frameConns+len(pings))
 	ph, err := r.measure(ctx, connCtx, stop, conns, pings, frameRate)
 	if err != nil {
@@ -129,8 +137,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r.report(ph, frameRate, frameConns, laneRep), nil
 }
 
-// connect dials every message and control connection with bounded concurrency and pairs the
-// message connections (2k ↔ 2k+1).
+// connect dials every message and control connection with bounded concurrency and, in direct
+// mode, pairs the message connections (2k ↔ 2k+1); group mode forms its groups afterwards.
 func (r *runState) connect(ctx context.Context, n int) ([]*lgConn, []*lgConn, error) {
 	total := n + r.cfg.PingConnections
 	out := make([]*lgConn, total)
@@ -152,11 +160,12 @@ func (r *runState) connect(ctx context.Context, n int) ([]*lgConn, []*lgConn, er
 		return nil, nil, err
 	}
 	conns, pings := out[:n], out[n:]
-	for i := 0; i < n; i += 2 {
+	for i := 0; r.cfg.Mode == ModeDirect && i < n; i += 2 {
 		a, b := conns[i], conns[i+1]
+		ab, ba := &flow{}, &flow{}
 		a.peer, b.peer = b, a
-		a.out, b.out = &flow{}, &flow{}
-		a.in, b.in = b.out, a.out
+		a.out, b.out = ab, ba
+		a.in, b.in = ba, ab
 		a.pair = &pairConv{}
 		b.pair = a.pair
 	}
@@ -291,15 +300,20 @@ func (r *runState) progressLoop(ph *phases, done <-chan struct{}) {
 			}
 			w := r.rec.Roll(now, ph.start, r.gauges(ph.conns, phase))
 			if r.cfg.Progress != nil {
-				fmt.Fprintln(r.cfg.Progress, progressLine(w, r.ctr.unsent.Load()))
+				fmt.Fprintln(r.cfg.Progress, progressLine(w, r.ctr.unsent.Load(), r.cfg.Mode))
 			}
 		}
 	}
 }
 
-func progressLine(w Window, unsent int64) string {
+// progressLine is one window's line; in group mode the delivery rate is in mailbox entries.
+func progressLine(w Window, unsent int64, mode Mode) string {
 	s := w.Segments
-	return fmt.Sprintf("loadgen %5.0fs %-5s sent %6.1f/s acked %6.1f/s delivered %6.1f/s | p99 ack %7.1f ms  p99 e2e %7.1f ms  p99 lag %6.1f ms | queued %d in-flight %d unsent %d",
-		w.EndS, w.Phase, w.SendRate, w.AckRate, w.DeliverRate, s[SegSendAck.String()].P99Ms, s[SegEndToEnd.String()].P99Ms,
+	delivered := "delivered"
+	if mode == ModeGroup {
+		delivered = "entries"
+	}
+	return fmt.Sprintf("loadgen %5.0fs %-5s sent %6.1f/s acked %6.1f/s %s %6.1f/s | p99 ack %7.1f ms  p99 e2e %7.1f ms  p99 lag %6.1f ms | queued %d in-flight %d unsent %d",
+		w.EndS, w.Phase, w.SendRate, w.AckRate, delivered, w.DeliverRate, s[SegSendAck.String()].P99Ms, s[SegEndToEnd.String()].P99Ms,
 		s[SegGenLag.String()].P99Ms, w.Queued, w.Inflight, unsent)
 }

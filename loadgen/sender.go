@@ -32,8 +32,12 @@ func (c *lgConn) offer(intended time.Time) bool {
 // While the connection is between links, arrivals stay in the bounded queue (a full queue is
 // counted as unsent by offer, as always), and sending resumes on the next link.
 func (c *lgConn) sendLoop(ctx context.Context) {
-	req := &qimv1.SendRequest{Target: &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(c.peer.user)},
-		MessageType: uint32(contract.MessageText), Body: make([]byte, c.r.cfg.BodyBytes)}
+	req := &qimv1.SendRequest{MessageType: uint32(contract.MessageText), Body: make([]byte, c.r.cfg.BodyBytes)}
+	if c.gm != nil {
+		req.Target = &qimv1.SendRequest_GroupId{GroupId: c.gm.g.id}
+	} else {
+		req.Target = &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(c.peer.user)}
+	}
 	var buf []byte
 	for {
 		var intended time.Time

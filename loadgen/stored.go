@@ -19,26 +19,26 @@ import (
 // historyNewer is PullHistory.direction NEWER (history.proto): records with seq > anchor_seq.
 const historyNewer = 2
 
-// storedAttempts bounds the tries for one page, alternating between the pair's two
+// storedAttempts bounds the tries for one page, alternating between the conversation's two
 // connections: enough to ride out one lost link, few enough that a conversation the server
 // cannot read ends the run instead of stalling it.
 const storedAttempts = 4
 
-// readStored reads, after the settle wait, each pair's conversation from its durable history
-// (PULL_HISTORY) and records one Stored event per record: the checker's view of what the
-// system kept, independent of what any mailbox delivered. Pairs are read concurrently, at most
-// DialConcurrency at a time, each over its own two connections.
+// readStored reads, after the settle wait, each pair's (group mode: each group's) conversation
+// from its durable history (PULL_HISTORY) and records one Stored event per record: the
+// checker's view of what the system kept, independent of what any mailbox delivered.
+// Conversations are read concurrently, at most DialConcurrency at a time, each over two of its
+// own connections.
 //
 // A page that fails (ERROR, no answer, lost link) is a run error and is tried again on the
-// pair's other connection; a pair whose history could not be read to the end is counted
-// (stored_incomplete), because a checker must not mistake a partial read for loss.
+// conversation's other connection; a conversation whose history could not be read to the end is
+// counted (stored_incomplete), because a checker must not mistake a partial read for loss.
 func (r *runState) readStored(ctx context.Context, conns []*lgConn) {
 	var g errgroup.Group
 	g.SetLimit(r.cfg.DialConcurrency)
-	for i := 0; i+1 < len(conns); i += 2 {
-		a, b := conns[i], conns[i+1]
+	for _, sc := range r.storedConvs(conns) {
 		g.Go(func() error {
-			if !r.readPair(ctx, [2]*lgConn{a, b}) {
+			if !r.readConv(ctx, sc) {
 				r.ctr.storedIncomplete.Add(1)
 			}
 			return nil
@@ -47,18 +47,47 @@ func (r *runState) readStored(ctx context.Context, conns []*lgConn) {
 	_ = g.Wait()
 }
 
-// readPair pages through one pair's conversation NEWER from seq 0 until an empty page (has_more
-// is not trusted to end the read: a short page is not proof there is nothing after it). A pair
-// whose every send ended unknown named no conversation; its id is derived as the server does,
-// because an unknown send may still have committed.
-func (r *runState) readPair(ctx context.Context, pair [2]*lgConn) bool {
-	conv, ok := pair[0].pair.conversation()
-	if !ok {
-		conv = contract.DirectConversationID(r.cfg.Tenant, pair[0].user, pair[1].user)
+// storedConv is one conversation to read back: its id, the two connections that take turns
+// reading it, and, for a group, the group (whose members' bodies are this conversation's).
+type storedConv struct {
+	conv  contract.ConversationID
+	conns [2]*lgConn
+	group *lgGroup
+}
+
+// owns reports whether connection idx sends into the conversation.
+func (sc *storedConv) owns(idx int) bool {
+	if sc.group != nil {
+		return sc.group.member(idx) != nil
 	}
+	return idx == sc.conns[0].idx || idx == sc.conns[1].idx
+}
+
+// storedConvs lists the run's conversations. A pair whose every send ended unknown named no
+// conversation; its id is derived as the server does, because an unknown send may still have
+// committed. A group's conversation is known from GROUP_CREATED.
+func (r *runState) storedConvs(conns []*lgConn) []storedConv {
+	var out []storedConv
+	for _, g := range r.groups {
+		out = append(out, storedConv{conv: g.conv, conns: [2]*lgConn{g.members[0], g.members[len(g.members)-1]}, group: g})
+	}
+	for i := 0; r.cfg.Mode == ModeDirect && i+1 < len(conns); i += 2 {
+		a, b := conns[i], conns[i+1]
+		conv, ok := a.pair.conversation()
+		if !ok {
+			conv = contract.DirectConversationID(r.cfg.Tenant, a.user, b.user)
+		}
+		out = append(out, storedConv{conv: conv, conns: [2]*lgConn{a, b}})
+	}
+	return out
+}
+
+// readConv pages through one conversation NEWER from seq 0 until an empty page (has_more is not
+// trusted to end the read: a short page is not proof there is nothing after it).
+func (r *runState) readConv(ctx context.Context, sc storedConv) bool {
 	var anchor uint64
 	for {
-		b, at, ok := r.storedPage(ctx, pair, conv, anchor)
+		b, at, ok := r.storedPage(ctx, sc.conns, sc.conv, anchor)
 		if !ok {
 			return false
 		}
@@ -67,11 +96,11 @@ func (r *runState) readPair(ctx context.Context, pair [2]*lgConn) bool {
 			return true
 		}
 		for _, rec := range recs {
-			r.recordStored(pair, rec, at)
+			r.recordStored(&sc, rec, at)
 		}
 		last := recs[len(recs)-1].GetConversationSeq()
 		if last <= anchor {
-			r.noteError(fmt.Errorf("loadgen: PULL_HISTORY of %s did not advance past seq %d", conv, anchor))
+			r.noteError(fmt.Errorf("loadgen: PULL_HISTORY of %s did not advance past seq %d", sc.conv, anchor))
 			return false
 		}
 		anchor = last
@@ -98,14 +127,15 @@ func (r *runState) storedPage(ctx context.Context, pair [2]*lgConn, conv contrac
 }
 
 // recordStored records one durable record. Sender and Ordinal come from the body; a body that
-// is not a load message of this pair in this run (or a recalled one, without a body) is Foreign.
-func (r *runState) recordStored(pair [2]*lgConn, rec *qimv1.HistoryMessage, at time.Time) {
+// is not a load message of this conversation in this run (a group's CONTROL message, a recalled
+// one without a body) is Foreign.
+func (r *runState) recordStored(sc *storedConv, rec *qimv1.HistoryMessage, at time.Time) {
 	r.ctr.stored.Add(1)
 	e := history.Event{Kind: history.Stored, AtUs: at.UnixMicro(), Lane: history.Frame,
 		Sender: contract.UserID(rec.GetSenderUserId()), MessageID: contract.MessageID(idOf(rec.GetMessageId())),
 		Conversation: contract.ConversationID(idOf(rec.GetConversationId())), ConvSeq: rec.GetConversationSeq()}
 	h, err := parseBody(rec.GetBody())
-	if err == nil && h.run == r.runID && (int(h.sender) == pair[0].idx || int(h.sender) == pair[1].idx) {
+	if err == nil && h.run == r.runID && sc.owns(int(h.sender)) {
 		e.Sender, e.Ordinal = r.user(int(h.sender)), h.ordinal
 	} else {
 		e.Foreign = true
@@ -115,8 +145,8 @@ func (r *runState) recordStored(pair [2]*lgConn, rec *qimv1.HistoryMessage, at t
 
 // pullHistory sends one PULL_HISTORY on c's live link (waiting for one through a reconnect)
 // and waits for its HISTORY_BATCH, which the read loop hands over like a MAILBOX_BATCH; both
-// waits together are bounded by AckTimeout. Only readPair of c's pair uses c's stored slot,
-// one request at a time.
+// waits together are bounded by AckTimeout. Only readConv of c's conversation uses c's stored
+// slot, one request at a time.
 func (c *lgConn) pullHistory(ctx context.Context, conv contract.ConversationID,
 	anchor uint64) (*qimv1.HistoryBatch, time.Time, error) {
 	tctx, cancel := context.WithTimeout(ctx, c.r.cfg.AckTimeout)

@@ -1,6 +1,10 @@
 package cli
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/qim-dev/qim/loadgen"
+)
 
 func TestParseSkips(t *testing.T) {
 	got, err := parseSkips([]string{"redis-artifacts: hot history is not bounded yet"})
@@ -10,6 +14,32 @@ func TestParseSkips(t *testing.T) {
 	for _, bad := range []string{"redis-artifacts", "redis-artifacts:", "no-such-gate:because"} {
 		if _, err := parseSkips([]string{bad}); err == nil {
 			t.Errorf("--skip %q accepted", bad)
+		}
+	}
+}
+
+// --mode group turns the SDK lane's CLI default (5 %) off; an explicit --sdk-clients stays, for
+// the gate to refuse with its reason. An unknown mode is refused at once.
+func TestPerfModeFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mode    loadgen.Mode
+		sdk     int
+		wantErr bool
+	}{
+		{nil, loadgen.ModeDirect, 5, false},
+		{[]string{"--mode", "group", "--group-size", "10"}, loadgen.ModeGroup, 0, false},
+		{[]string{"--mode", "group", "--sdk-clients", "5"}, loadgen.ModeGroup, 5, false},
+		{[]string{"--mode", "rooms"}, "", 0, true},
+	} {
+		o := &runOptions{}
+		cmd := newRunCmd(o)
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.perfModeOf(cmd)
+		if (err != nil) != tc.wantErr || (err == nil && (o.perf.Mode != tc.mode || o.perf.SDKClients != tc.sdk)) {
+			t.Errorf("%v: mode %q sdk %d err %v", tc.args, o.perf.Mode, o.perf.SDKClients, err)
 		}
 	}
 }

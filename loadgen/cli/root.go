@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/loadgen"
 	"github.com/qim-dev/qim/loadgen/sdklane"
 )
@@ -25,6 +26,8 @@ var ErrFailed = errors.New("qim-loadgen: one or more checks failed")
 type options struct {
 	gateway     string
 	secret      string
+	mode        string
+	groupSize   int
 	rate        float64
 	duration    time.Duration
 	connections int
@@ -64,22 +67,32 @@ same open schedule and the "sdk lane" check passes only when every send was comm
 ordinal reached the peer exactly once. The stores are removed after a pass and kept (the path is
 in the check's detail) after a failure.
 
+--mode group --group-size N partitions the connections into groups of N members (at least N
+connections; whole groups only), creates each group at setup, and offers --rate group messages
+per second, senders round-robin over the groups and their members. Delivery is judged per
+(message, member), the sender's own copy included: the report adds delivered mailbox entries
+per second, lost entries and CPU per delivered entry. The SDK lane drives 1:1 pairs and is off
+in group mode (--sdk-clients defaults to 0 there; a non-zero value is refused).
+
 Examples:
   QIM_TOKEN_SECRET=... qim-loadgen --gateway 127.0.0.1:7000 --rate 500 --duration 60s --html out.html
   qim-loadgen --gateway 10.0.0.5:7000 --token-secret "$SECRET" --rate 2000 --connections 1200 \
-      --cpu-pid gateway=4242 --cpu-pid redis=4100 --json run.json --sdk-clients 0`,
+      --cpu-pid gateway=4242 --cpu-pid redis=4100 --json run.json --sdk-clients 0
+  qim-loadgen --gateway 127.0.0.1:7000 --mode group --group-size 50 --connections 500 --rate 40`,
 		SilenceUsage: true,
 		RunE:         func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.gateway, "gateway", "", "gateway TCP address host:port (required)")
 	f.StringVar(&o.secret, "token-secret", "", "dev-token signing secret (default: $QIM_TOKEN_SECRET)")
-	f.Float64Var(&o.rate, "rate", 500, "target arrival rate, msg/s")
+	f.StringVar(&o.mode, "mode", string(loadgen.ModeDirect), "direct (1:1 pairs) or group (groups of --group-size members)")
+	f.IntVar(&o.groupSize, "group-size", 0, fmt.Sprintf("group mode: members per group, 1..%d", contract.GroupMaxMembers))
+	f.Float64Var(&o.rate, "rate", 500, "target arrival rate, msg/s (group mode: messages to groups)")
 	f.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
-	f.IntVar(&o.connections, "connections", 400, "message connections, in 1:1 pairs")
+	f.IntVar(&o.connections, "connections", 400, "message connections, in 1:1 pairs (group mode: whole groups)")
 	f.IntVar(&o.pings, "ping-connections", 4, "PING control-group connections")
 	f.IntVar(&o.bodyBytes, "body-bytes", 64, "message body size (at least 32)")
-	f.IntVar(&o.sdkClients, "sdk-clients", 5, "percent of connections driven by the SDK lane (0 disables)")
+	f.IntVar(&o.sdkClients, "sdk-clients", 5, "percent of connections driven by the SDK lane (0 disables; group mode: 0)")
 	f.StringVar(&o.sdkDataDir, "sdk-data-dir", "", "parent of the SDK lane's client stores (default: the system temp dir)")
 	f.StringVar(&o.jsonPath, "json", "", "write the JSON report here")
 	f.StringVar(&o.htmlPath, "html", "", "write the self-contained HTML report here")
@@ -102,20 +115,27 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	mode, err := o.modeOf(cmd)
+	if err != nil {
+		return err
+	}
 	out := cmd.OutOrStdout()
+	cfg := loadgen.Config{
+		Gateway: o.gateway, TokenSecret: []byte(secret), Mode: mode, GroupSize: o.groupSize, Rate: o.rate, Duration: o.duration,
+		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
+		CPU: procs, Thresholds: loadgen.Thresholds{CPUMsPerMessage: o.cpuBudget}, Progress: out, Label: o.label(mode),
+	}
+	if err := cfg.Validate(); err != nil { // before the quiet wait and the lane's stores
+		return err
+	}
 	if o.quietWithin > 0 {
 		q := loadgen.WaitQuiet(cmd.Context(), loadgen.QuietOptions{Within: o.quietWithin}, func(s string) { fmt.Fprintln(out, s) })
 		fmt.Fprintln(out, q.Detail)
 	}
-	lane, err := o.lane()
-	if err != nil {
+	if cfg.SDKLane, err = o.lane(); err != nil {
 		return err
 	}
-	rep, err := loadgen.Run(cmd.Context(), loadgen.Config{
-		Gateway: o.gateway, TokenSecret: []byte(secret), Rate: o.rate, Duration: o.duration,
-		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
-		SDKLane: lane, CPU: procs, Thresholds: loadgen.Thresholds{CPUMsPerMessage: o.cpuBudget}, Progress: out, Label: fmt.Sprintf("%.0f msg/s for %s against %s", o.rate, o.duration, o.gateway),
-	})
+	rep, err := loadgen.Run(cmd.Context(), cfg)
 	if err != nil {
 		return err
 	}
@@ -127,6 +147,26 @@ func (o *options) run(cmd *cobra.Command) error {
 		return ErrFailed
 	}
 	return nil
+}
+
+// modeOf reads --mode; in group mode an --sdk-clients left at its default becomes 0 (the lane
+// drives 1:1 pairs), and one given explicitly is refused by loadgen's validation.
+func (o *options) modeOf(cmd *cobra.Command) (loadgen.Mode, error) {
+	mode, err := loadgen.ParseMode(o.mode)
+	if err != nil {
+		return "", fmt.Errorf("qim-loadgen: --mode: %w", err)
+	}
+	if mode == loadgen.ModeGroup && !cmd.Flags().Changed("sdk-clients") {
+		o.sdkClients = 0
+	}
+	return mode, nil
+}
+
+func (o *options) label(mode loadgen.Mode) string {
+	if mode == loadgen.ModeGroup {
+		return fmt.Sprintf("%.0f msg/s to groups of %d for %s against %s", o.rate, o.groupSize, o.duration, o.gateway)
+	}
+	return fmt.Sprintf("%.0f msg/s for %s against %s", o.rate, o.duration, o.gateway)
 }
 
 // lane is the SDK lane of the run, nil when --sdk-clients is 0.
@@ -175,6 +215,11 @@ func parsePids(specs []string) ([]loadgen.Proc, error) {
 func printSummary(w io.Writer, rep *loadgen.Report) {
 	fmt.Fprintf(w, "\ntarget %.1f msg/s, achieved %.1f (%.2f %%), acked %.1f msg/s\n", rep.TargetRate, rep.AchievedSendRate,
 		100*rep.ArrivalRatio, rep.AckRate)
+	if g := rep.Group; g != nil {
+		fmt.Fprintf(w, "%d groups of %d: %.1f delivered entries/s; %d of %d expected entries delivered, %d lost (%d own copies); %.4f ms CPU per entry\n",
+			g.Groups, g.GroupSize, g.EntryRate, g.ExpectedEntries-g.LostEntries, g.ExpectedEntries, g.LostEntries, g.LostOwnCopies,
+			rep.CPU.MsPerEntry)
+	}
 	fmt.Fprintf(w, "%-14s %8s %9s %9s %9s %9s\n", "segment", "count", "p50 ms", "p99 ms", "p99.9 ms", "max ms")
 	for _, name := range []string{"send_ack", "send_push", "end_to_end", "ping_rtt", "generator_lag"} {
 		s := rep.Segments[name]

@@ -58,3 +58,29 @@ func TestSDKLaneWiring(t *testing.T) {
 		t.Fatalf("disabled lane() = %v, %v", l, err)
 	}
 }
+
+// Group mode: the SDK lane is off unless asked for (then refused: it drives 1:1 pairs), and a
+// group larger than the connections is refused before anything is dialled.
+func TestGroupModeFlags(t *testing.T) {
+	t.Setenv("QIM_TOKEN_SECRET", strings.Repeat("s", 32))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "group", "--group-size", "10", "--sdk-clients", "5"}, "SDK lane drives 1:1 pairs"},
+		{[]string{"--mode", "group", "--group-size", "500", "--connections", "400"}, "400 connections cannot hold a group of 500"},
+		{[]string{"--mode", "group", "--group-size", "1001", "--connections", "2000"}, "group size 1001 not in [1, 1000]"},
+		{[]string{"--mode", "groups"}, `mode "groups"`},
+		{[]string{"--group-size", "10"}, "group size 10 in direct mode"},
+		// Valid: the run starts and fails to dial the closed port, not on its config.
+		{[]string{"--mode", "group", "--group-size", "10"}, "dial 127.0.0.1:1"},
+	} {
+		cmd := NewRootCmd()
+		cmd.SetArgs(append([]string{"--gateway", "127.0.0.1:1", "--duration", "1s"}, tc.args...))
+		cmd.SetOut(&strings.Builder{})
+		cmd.SetErr(&strings.Builder{})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package gates
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qim-dev/qim/loadgen"
+)
+
+// TestPerfGateGroupRun: group mode keeps the 1:1 warm-up (20 connections cannot hold a large
+// group), runs the JIT warm-up and the measured run as group runs without the SDK lane (wired
+// or not), judges lost entries, and reports the entry rate and CPU per entry.
+func TestPerfGateGroupRun(t *testing.T) {
+	f := newPerfFixture(t, PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, Rate: 50, Duration: 20 * time.Second, Connections: 400})
+	g := f.gate()
+	g.newLane = func() loadgen.Lane { t.Fatal("SDK lane built in group mode"); return nil }
+	r := runOne(context.Background(), g, f.env, time.Hour)
+	if !r.Passed || len(f.configs) != 3 {
+		t.Fatalf("passed=%v after %d runs: %+v", r.Passed, len(f.configs), r)
+	}
+	if w := f.configs[0]; w.Mode != loadgen.ModeDirect || w.GroupSize != 0 || w.Connections != perfWarmConns {
+		t.Errorf("warm-up %+v", w)
+	}
+	for _, c := range f.configs[1:] {
+		if c.Mode != loadgen.ModeGroup || c.GroupSize != 10 || c.Rate != 50 || c.SDKClientsPercent != 0 || c.SDKLane != nil {
+			t.Errorf("%s: %+v", c.Label, c)
+		}
+	}
+	if main := f.configs[2]; main.Label != "perf 50 msg/s to groups of 10 for 20s" {
+		t.Errorf("label %q", main.Label)
+	}
+	if c := checkNamed(r, loadgen.CheckLost); c == nil || !c.Passed || checkNamed(r, loadgen.CheckMissing) != nil {
+		t.Errorf("loss check %+v", c)
+	}
+	if r.Metrics["entry_rate"] != 500 || r.Metrics["cpu_ms_per_entry"] != 0.03 || r.Metrics["groups"] != 40 ||
+		r.Metrics["lost_entries"] != 0 {
+		t.Errorf("metrics %v", r.Metrics)
+	}
+}
+
+// TestPerfGateGroupConfigRefused: a group mode the measured run could not take fails the gate
+// with the reason before any load is offered.
+func TestPerfGateGroupConfigRefused(t *testing.T) {
+	for _, tc := range []struct {
+		opts PerfOptions
+		want string
+	}{
+		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 500, Connections: 400}, "400 connections cannot hold a group of 500"},
+		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, SDKClients: 5}, "SDK lane drives 1:1 pairs"},
+		{PerfOptions{Mode: loadgen.ModeGroup}, "group size 0 not in [1, 1000]"},
+	} {
+		f := newPerfFixture(t, tc.opts)
+		r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+		if r.Passed || len(f.configs) != 0 || !strings.Contains(r.Error, tc.want) {
+			t.Errorf("%+v: passed=%v after %d runs, error %q", tc.opts, r.Passed, len(f.configs), r.Error)
+		}
+	}
+}
+
+// TestPerfGateGroupFindMax: the climb walks the group ladder (message rates scaled to the 1:1
+// ladder's entry rates), names steps by their message rate, and reports the capacity's entry
+// rate; a lost entry above capacity fails its step.
+func TestPerfGateGroupFindMax(t *testing.T) {
+	f := newPerfFixture(t, PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, FindMax: true, Duration: time.Hour})
+	f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
+		if cfg.Rate > 300 {
+			return 400, 900, 2
+		}
+		return 10, 40, 0
+	}
+	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	var rates []float64
+	for _, c := range f.configs[2:] {
+		rates = append(rates, c.Rate)
+	}
+	if want := []float64{100, 200, 250, 300, 350}; !slices.Equal(rates, want) {
+		t.Fatalf("ladder ran %v, want %v", rates, want)
+	}
+	if last := checkNamed(r, "step 350 msg/s"); r.Passed || last == nil || last.Passed || !strings.Contains(last.Detail, "lost entries") {
+		t.Errorf("passed=%v, last step %+v", r.Passed, last)
+	}
+	if fm := checkNamed(r, "find-max"); fm == nil || !strings.Contains(fm.Detail, "300 msg/s (3000.0 delivered entries/s, groups of 10)") {
+		t.Errorf("find-max check %+v", fm)
+	}
+	if r.Metrics["max_passing_rate"] != 300 || r.Metrics["max_passing_entry_rate"] != 3000 || r.Metrics["step_300_entry_rate"] != 3000 {
+		t.Errorf("metrics %v", r.Metrics)
+	}
+}
+
+func TestGroupLadderAndNames(t *testing.T) {
+	for _, tc := range []struct {
+		members int
+		head    []float64
+	}{
+		{2, perfLadder[:4]},
+		{10, []float64{100, 200, 250, 300}},
+		{3, []float64{333, 667, 833, 1000}},
+		{1000, []float64{1, 2, 2.5, 3}},
+		{1, perfLadder[:4]},
+	} {
+		if got := groupLadder(tc.members); len(got) != len(perfLadder) || !slices.Equal(got[:4], tc.head) {
+			t.Errorf("groupLadder(%d) = %v", tc.members, got)
+		}
+	}
+	for rate, want := range map[float64]string{1250: "perf-step-01250", 2.5: "perf-step-00002_5", 15000: "perf-step-15000"} {
+		if got := stepArtifact(rate); got != want {
+			t.Errorf("stepArtifact(%v) = %q, want %q", rate, got, want)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package gates
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/qim-dev/qim/loadgen"
+)
+
+// Group mode of gate 5 (`qim-gate run perf --mode group --group-size N`): the same warm-ups,
+// quiet wait, verdicts and find-max climb as the 1:1 run, with loadgen's group mode as the
+// measured configuration. The 3 s warm-up stays 1:1 (it readies the chain, and 20 connections
+// cannot hold a large group); the JIT warm-up and every measured run are group runs. The SDK
+// lane is off: it drives 1:1 pairs.
+
+// groupLadder is the find-max ladder of group mode: perfLadder scaled to the same mailbox-entry
+// rates. A 1:1 message makes two entries (the recipient's and the sender's own copy), a group
+// message one per member, so step i offers perfLadder[i] × 2 / members group messages per
+// second, to 3 significant digits. An unscaled ladder would start a 1,000-member group at half a
+// million entries per second and find no capacity at all.
+func groupLadder(members int) []float64 {
+	out := make([]float64, 0, len(perfLadder))
+	for _, r := range perfLadder {
+		out = append(out, sig3(r*2/float64(max(members, 2))))
+	}
+	return out
+}
+
+// sig3 rounds x (> 0) to 3 significant digits.
+func sig3(x float64) float64 {
+	scale := math.Pow(10, 2-math.Floor(math.Log10(x)))
+	return math.Round(x*scale) / scale
+}
+
+// ladder is the find-max ladder of the options' mode.
+func (o PerfOptions) ladder() []float64 {
+	if o.Mode == loadgen.ModeGroup {
+		return groupLadder(o.GroupSize)
+	}
+	return perfLadder
+}
+
+// rateLabel prints a rate as the check names and progress lines show it: whole rates as
+// before ("1250"), fractional ones of group mode's scaled ladder with their decimals ("2.5").
+func rateLabel(rate float64) string { return strconv.FormatFloat(rate, 'f', -1, 64) }
+
+// rateKey is rateLabel fit for metric and artifact names ("2.5" → "2_5").
+func rateKey(rate float64) string { return strings.ReplaceAll(rateLabel(rate), ".", "_") }
+
+// stepArtifact names a find-max step's report files: perf-step-01250, perf-step-00002_5.
+func stepArtifact(rate float64) string {
+	whole, frac, _ := strings.Cut(rateKey(rate), "_")
+	name := fmt.Sprintf("perf-step-%05s", whole)
+	if frac != "" {
+		name += "_" + frac
+	}
+	return name
+}
+
+// what describes the measured load for labels and progress lines.
+func (o PerfOptions) what(rate float64) string {
+	if o.Mode == loadgen.ModeGroup {
+		return fmt.Sprintf("%s msg/s to groups of %d", rateLabel(rate), o.GroupSize)
+	}
+	return fmt.Sprintf("%s msg/s", rateLabel(rate))
+}
+
+// groupMetrics copies a group run's delivery numbers into the gate result.
+func groupMetrics(r *Result, prefix string, rep *loadgen.Report) {
+	g := rep.Group
+	if g == nil {
+		return
+	}
+	m := func(k string, v float64) { r.Metric(prefix+k, v) }
+	m("group_size", float64(g.GroupSize))
+	m("groups", float64(g.Groups))
+	m("entry_rate", g.EntryRate)
+	m("expected_entries", float64(g.ExpectedEntries))
+	m("delivered_entries", float64(g.DeliveredEntries))
+	m("lost_entries", float64(g.LostEntries))
+	m("lost_own_copies", float64(g.LostOwnCopies))
+	m("cpu_ms_per_entry", rep.CPU.MsPerEntry)
+}
+
+// entriesNote is the entries part of a find-max step's summary, "" in 1:1 mode.
+func entriesNote(rep *loadgen.Report) string {
+	if g := rep.Group; g != nil {
+		return fmt.Sprintf(", %.1f entries/s, %d lost entries, %.4f CPU ms/entry", g.EntryRate, g.LostEntries, rep.CPU.MsPerEntry)
+	}
+	return ""
+}

@@ -1,0 +1,236 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/chaos/history"
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/wire"
+)
+
+// lgGroup is one group of a ModeGroup run: GroupSize message connections, members[i] being
+// connection first+i in dial order, created at setup by members[0] with the others as initial
+// members. Membership never changes during the run, so every message a member sends is
+// expected in every member's mailbox, its own included (groupFlow).
+//
+// Why groups are created before the window over the members' own links, synchronously, like
+// AUTH: the measured window must start with every group durable (GROUP_CREATED is answered
+// once the CREATE is committed), and no connection goroutine exists yet to share the socket
+// with. Creating the groups through the writer's admin RPC was rejected: the load generator
+// talks to a gateway only, wherever the deployment is.
+type lgGroup struct {
+	index   int
+	first   int    // connection index of members[0]
+	id      []byte // group_id from GROUP_CREATED: the SEND target
+	conv    contract.ConversationID
+	convID  pairConv // the group's conversation as answers name it (conflicts are noted)
+	members []*lgConn
+}
+
+// member returns the member that is connection idx, nil when idx is not in the group.
+func (g *lgGroup) member(idx int) *lgConn {
+	if i := idx - g.first; i >= 0 && i < len(g.members) {
+		return g.members[i]
+	}
+	return nil
+}
+
+// groupMember is a connection's place in its group and what it remembers as a recipient.
+type groupMember struct {
+	g     *lgGroup
+	index int
+
+	mu     sync.Mutex
+	pushAt map[pushKey]int64 // first push (Unix µs) of messages not yet pulled here: push_pull
+}
+
+type pushKey struct {
+	sender uint32
+	ord    uint64
+}
+
+func (m *groupMember) notePush(k pushKey, atUs int64) {
+	m.mu.Lock()
+	m.pushAt[k] = atUs
+	m.mu.Unlock()
+}
+
+func (m *groupMember) takePush(k pushKey) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok := m.pushAt[k]
+	delete(m.pushAt, k)
+	return at, ok
+}
+
+// formGroups partitions the message connections into groups of GroupSize in dial order and
+// returns them, with the connections reordered for the scheduler: its round-robin sink k is
+// member (k / groups) of group (k mod groups), so consecutive arrivals go to different groups
+// and each group's sends rotate over its members.
+func (r *runState) formGroups(conns []*lgConn) ([]*lgGroup, []*lgConn) {
+	n := r.cfg.GroupSize
+	groups := make([]*lgGroup, len(conns)/n)
+	for gi := range groups {
+		g := &lgGroup{index: gi, first: conns[gi*n].idx, members: conns[gi*n : gi*n+n]}
+		for mi, c := range g.members {
+			c.gm = &groupMember{g: g, index: mi, pushAt: map[pushKey]int64{}}
+			c.gout = newGroupFlow(n, mi)
+			c.out = c.gout
+			c.pair = &g.convID
+		}
+		groups[gi] = g
+	}
+	sinks := make([]*lgConn, 0, len(groups)*n)
+	for k := range len(groups) * n {
+		sinks = append(sinks, groups[k%len(groups)].members[k/len(groups)])
+	}
+	return groups, sinks
+}
+
+// createGroups creates every group, DialConcurrency at a time; one that cannot be created
+// fails the run's setup.
+func (r *runState) createGroups(ctx context.Context, groups []*lgGroup) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.DialConcurrency)
+	for _, grp := range groups {
+		g.Go(func() error { return r.createGroup(gctx, grp) })
+	}
+	return g.Wait()
+}
+
+// createGroup sends CREATE_GROUP on the creator's link and reads it until GROUP_CREATED or
+// ERROR answers, at most AckTimeout. Pushes of the group's CREATE message read meanwhile are
+// dropped (the first pull fetches it), server PINGs are answered.
+func (r *runState) createGroup(ctx context.Context, g *lgGroup) error {
+	creator := g.members[0]
+	req := contract.U128{Hi: r.runID, Lo: uint64(g.index) + 1}
+	rb := req.Bytes()
+	others := make([]uint64, 0, len(g.members)-1)
+	for _, c := range g.members[1:] {
+		others = append(others, uint64(c.user))
+	}
+	payload, err := proto.Marshal(&qimv1.CreateGroup{ClientRequestId: rb[:], MemberUserIds: others,
+		Name: fmt.Sprintf("loadgen %016x #%d", r.runID, g.index)})
+	if err != nil {
+		return fmt.Errorf("loadgen: encode CREATE_GROUP: %w", err)
+	}
+	l := creator.current()
+	fail := func(err error) error {
+		return fmt.Errorf("loadgen: CREATE_GROUP of group %d (%d members) by user %d: %w", g.index, len(g.members), creator.user, err)
+	}
+	_ = l.nc.SetReadDeadline(time.Now().Add(r.cfg.AckTimeout))
+	unwatch := context.AfterFunc(ctx, func() { _ = l.nc.SetReadDeadline(time.Unix(1, 0)) })
+	defer func() { unwatch(); _ = l.nc.SetReadDeadline(time.Time{}) }()
+	id := creator.nextID.Add(1)
+	if err := l.w.Send(ctx, wire.Message{Opcode: contract.OpCreateGroup, RequestID: id, Payload: payload}); err != nil {
+		return fail(err)
+	}
+	for {
+		m, err := l.rd.ReadMessage()
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case m.Opcode == contract.OpPing:
+			pong, _ := proto.Marshal(&qimv1.Pong{})
+			_ = l.w.Send(ctx, wire.Message{Opcode: contract.OpPong, RequestID: m.RequestID, Payload: pong})
+		case m.RequestID != id:
+		case m.Opcode == contract.OpError:
+			var e qimv1.ErrorFrame
+			_ = proto.Unmarshal(m.Payload, &e)
+			return fail(fmt.Errorf("refused: %s", contract.ErrorCode(e.GetCode())))
+		case m.Opcode == contract.OpGroupCreated:
+			return r.groupCreated(g, req, m.Payload)
+		}
+	}
+}
+
+// groupCreated takes the group's ids from GROUP_CREATED and records the membership in the
+// history. A conversation other than the one contract.DeriveGroupID names is noted, not fatal:
+// the run then measures the group the server says it made.
+func (r *runState) groupCreated(g *lgGroup, req contract.U128, payload []byte) error {
+	var gc qimv1.GroupCreated
+	if err := proto.Unmarshal(payload, &gc); err != nil {
+		return fmt.Errorf("loadgen: undecodable GROUP_CREATED: %w", err)
+	}
+	conv, err := contract.U128FromBytes(gc.GetConversationId())
+	if err != nil || len(gc.GetGroupId()) != 16 {
+		return fmt.Errorf("loadgen: GROUP_CREATED of group %d: group id %x, conversation %x", g.index,
+			gc.GetGroupId(), gc.GetConversationId())
+	}
+	creator := g.members[0]
+	if want := contract.DeriveGroupID(r.cfg.Tenant, creator.user, req); want != contract.ConversationID(conv) {
+		r.noteError(fmt.Errorf("loadgen: group %d created as conversation %s, DeriveGroupID says %s", g.index, conv, want))
+	}
+	g.id, g.conv = gc.GetGroupId(), contract.ConversationID(conv)
+	g.convID.note(r, g.conv)
+	if r.hist != nil {
+		at := time.Now().UnixMicro()
+		for _, c := range g.members {
+			r.hist.Record(history.Event{Kind: history.Group, AtUs: at, Lane: history.Frame, Sender: creator.user,
+				Recipient: c.user, Conversation: g.conv})
+		}
+	}
+	return nil
+}
+
+// isControl reports a membership CONTROL message: the group's own CREATE, not a load message.
+func isControl(ev *qimv1.MailboxEvent) bool {
+	return ev.GetMessageType() == uint32(contract.MessageControl)
+}
+
+// groupPushed records a push of member from's message h to c.
+func (c *lgConn) groupPushed(from *lgConn, h bodyHeader, nowUs int64) {
+	first, sinceAck, pulled := from.gout.pushed(h.ordinal, c.gm.index, nowUs)
+	if !first {
+		return
+	}
+	c.r.rec.Record(SegSendPush, nowUs-h.sentUs)
+	if sinceAck >= 0 {
+		c.r.rec.Record(SegAckPush, sinceAck)
+	}
+	if !pulled {
+		c.gm.notePush(pushKey{h.sender, h.ordinal}, nowUs)
+	}
+}
+
+// groupPulled records c's pull of member from's message h: the first one per member is an
+// end-to-end sample and a delivered mailbox entry.
+func (c *lgConn) groupPulled(from *lgConn, h bodyHeader, mid []byte, atUs int64) {
+	if !from.gout.pulled(h.ordinal, c.gm.index, mid) {
+		return
+	}
+	c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
+	if pushUs, ok := c.gm.takePush(pushKey{h.sender, h.ordinal}); ok && atUs >= pushUs {
+		c.r.rec.Record(SegPushPull, atUs-pushUs)
+	}
+	c.r.countEntry(atUs)
+}
+
+// groupOwnCopy checks c's own copy of its message: an expected entry like any member's, but
+// not a latency sample (the sender's copy says nothing about fanout to others).
+func (c *lgConn) groupOwnCopy(ev *qimv1.MailboxEvent, atUs int64) {
+	h, err := parseBody(ev.GetBody())
+	if err != nil || h.run != c.r.runID || int(h.sender) != c.idx {
+		return
+	}
+	if c.gout.pulled(h.ordinal, c.gm.index, ev.GetMessageId()) {
+		c.r.countEntry(atUs)
+	}
+}
+
+// countEntry counts one delivered mailbox entry (group mode), inside the window or not.
+func (r *runState) countEntry(atUs int64) {
+	r.rec.CountDelivered()
+	r.ctr.delivered.Add(1)
+	if atUs*1000 < r.endNs.Load() {
+		r.ctr.entriesInWindow.Add(1)
+	}
+}
