@@ -83,7 +83,8 @@ func (r *runState) storedConvs(conns []*lgConn) []storedConv {
 }
 
 // readConv pages through one conversation NEWER from seq 0 until an empty page (has_more is not
-// trusted to end the read: a short page is not proof there is nothing after it).
+// trusted to end the read: a short page is not proof there is nothing after it); an empty group
+// page that says has_more moves on to its next_anchor_seq.
 func (r *runState) readConv(ctx context.Context, sc storedConv) bool {
 	var anchor uint64
 	for {
@@ -93,6 +94,10 @@ func (r *runState) readConv(ctx context.Context, sc storedConv) bool {
 		}
 		recs := b.GetRecords()
 		if len(recs) == 0 {
+			if next := b.GetNextAnchorSeq(); b.GetHasMore() && next > anchor {
+				anchor = next // a group page that skipped records outside the reader's intervals
+				continue
+			}
 			return true
 		}
 		for _, rec := range recs {
