@@ -206,14 +206,6 @@ func (c *Config) validateMode() error {
 	return nil
 }
 
-// groups is the number of groups of a ModeGroup run (0 in ModeDirect).
-func (c *Config) groups() int {
-	if c.Mode != ModeGroup {
-		return 0
-	}
-	return c.Connections / c.GroupSize
-}
-
 // sdkClients is how many connections the SDK lane gets (even, at least one pair when enabled).
 func (c *Config) sdkClients() int {
 	if c.SDKClientsPercent == 0 {
