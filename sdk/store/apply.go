@@ -32,8 +32,9 @@ func (s *Store) Apply(ctx context.Context, b Batch) (Applied, error) {
 type convTouch struct {
 	id         contract.ConversationID
 	peer       contract.UserID
-	latestSeq  contract.ConversationSeq
-	latestID   contract.MessageID
+	latestSeq  contract.ConversationSeq // any message, CONTROL included
+	headSeq    contract.ConversationSeq // the newest message that may head the row (not CONTROL)
+	headID     contract.MessageID
 	activityMs int64
 	syncedSeq  contract.ConversationSeq
 	ownSeq     contract.ConversationSeq // sending is reading: own messages raise read_seq
@@ -120,8 +121,9 @@ func (s *Store) touch(t *convTouch, m Message, src Source, visible bool) {
 	if m.Sender != s.id.User && m.Conversation.Kind() == contract.KindDirect {
 		t.peer = m.Sender
 	}
-	if m.Seq >= t.latestSeq {
-		t.latestSeq, t.latestID = m.Seq, m.ID
+	t.latestSeq = max(t.latestSeq, m.Seq)
+	if m.Type != contract.MessageControl && m.Seq >= t.headSeq {
+		t.headSeq, t.headID = m.Seq, m.ID
 	}
 	t.activityMs = max(t.activityMs, m.SentAtMs)
 	if src == SourcePull || src == SourceHistory {

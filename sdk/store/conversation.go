@@ -39,13 +39,16 @@ func scanConversation(sc interface{ Scan(...any) error }) (Conversation, error) 
 		c.LatestMessageID = contract.MessageID(l)
 	}
 	c.Incomplete, c.GapFromSeq = gap.Valid, contract.ConversationSeq(gap.Int64)
+	if c.ID.Kind() == contract.KindGroup {
+		c.Group = c.ID // a group's conversation id is its group id (qim.v1 GroupCreated)
+	}
 	return c, nil
 }
 
 // touchForSend creates the conversation of a new send (so it is listed at once) or refreshes
 // its activity time; it never changes sequences.
 func touchForSend(ctx context.Context, tx *sql.Tx, conv contract.ConversationID, peer contract.UserID, nowMs int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, 0, NULL, ?, 0, 0, 0, 1, NULL, 0)
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, 0, NULL, ?, 0, 0, 0, 1, NULL, 0, 0)
 		ON CONFLICT (conversation_id) DO UPDATE SET
 			peer_user = CASE WHEN conversations.peer_user = 0 THEN excluded.peer_user ELSE conversations.peer_user END,
 			last_activity_ms = MAX(conversations.last_activity_ms, excluded.last_activity_ms)`,
@@ -59,26 +62,33 @@ func touchForSend(ctx context.Context, tx *sql.Tx, conv contract.ConversationID,
 // upsertConversation merges a batch's effect into the conversation row with max() on every
 // position (applying a batch twice changes nothing), recounts unread and returns the row.
 //
+// latest_seq counts every message, CONTROL included (a read watermark may cover it); the head
+// (latest_message_id, head_seq) only messages that may head a session row, so a group whose
+// newest message is "bob joined" still previews its last real message, and a group with nothing
+// but its CREATE has no head at all, like the server's session list.
+//
 // An own message raises read_seq (sending is reading) and read_sent_seq alike: the server marks
 // the sender's watermark on projection, so sending MARK_READ for it would only double the
 // sender's uplink frames.
 func (s *Store) upsertConversation(ctx context.Context, tx *sql.Tx, t *convTouch) (Conversation, error) {
-	var latest any
-	if !t.latestID.IsZero() {
-		latest = u128b(contract.U128(t.latestID))
+	var head any
+	if !t.headID.IsZero() {
+		head = u128b(contract.U128(t.headID))
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, NULL, ?)
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, NULL, ?, ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET
 			peer_user = CASE WHEN conversations.peer_user = 0 THEN excluded.peer_user ELSE conversations.peer_user END,
-			latest_message_id = CASE WHEN excluded.latest_seq >= conversations.latest_seq
+			latest_message_id = CASE WHEN excluded.latest_message_id IS NOT NULL AND excluded.head_seq >= conversations.head_seq
 				THEN excluded.latest_message_id ELSE conversations.latest_message_id END,
+			head_seq = CASE WHEN excluded.latest_message_id IS NOT NULL
+				THEN MAX(conversations.head_seq, excluded.head_seq) ELSE conversations.head_seq END,
 			latest_seq = MAX(conversations.latest_seq, excluded.latest_seq),
 			last_activity_ms = MAX(conversations.last_activity_ms, excluded.last_activity_ms),
 			synced_seq = MAX(conversations.synced_seq, excluded.synced_seq),
 			read_seq = MAX(conversations.read_seq, excluded.read_seq),
 			read_sent_seq = MAX(conversations.read_sent_seq, excluded.read_sent_seq)`,
-		u128b(contract.U128(t.id)), int64(t.id.Kind()), i64(uint64(t.peer)), i64(uint64(t.latestSeq)), latest,
-		t.activityMs, i64(uint64(t.syncedSeq)), i64(uint64(t.ownSeq)), i64(uint64(t.ownSeq)))
+		u128b(contract.U128(t.id)), int64(t.id.Kind()), i64(uint64(t.peer)), i64(uint64(t.latestSeq)), head,
+		t.activityMs, i64(uint64(t.syncedSeq)), i64(uint64(t.ownSeq)), i64(uint64(t.ownSeq)), i64(uint64(t.headSeq)))
 	if err != nil {
 		return Conversation{}, fmt.Errorf("store: upsert conversation: %w", err)
 	}

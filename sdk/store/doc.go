@@ -9,6 +9,8 @@
 //     MAILBOX_BATCH, the cursor) in ONE transaction: the cursor can never name an entry whose
 //     message is not stored, and a pending send is resolved only together with its committed
 //     message (Apply);
+//   - durable CREATE_GROUP requests, whose client_request_id and group id are fixed before the
+//     first attempt, so a retry after any crash names the same group (groups.go);
 //   - the ordinal range behind client_message_id: ranges are reserved with BEGIN IMMEDIATE and
 //     committed before any ordinal of them is used, so an id is never handed out twice, even after
 //     a crash, a restart or a clock change (ordinal.go);
@@ -37,8 +39,11 @@
 //	              flags, source, stored_at_ms; UNIQUE(conversation_id, conversation_seq)
 //	conversations conversation_id PK, kind, peer_user, latest_seq, latest_message_id,
 //	              last_activity_ms, synced_seq, read_seq, unread, unread_exact, gap_from_seq,
-//	              read_sent_seq (version 2)
-//	pending       client_message_id PK, ordinal UNIQUE, conversation_id, peer_user,
-//	              message_type, custom_type, body, mentions, created_at_ms, state, error_code,
-//	              error_text
+//	              read_sent_seq (version 2), head_seq (version 3: seq of latest_message_id,
+//	              the newest message that is not CONTROL)
+//	pending       client_message_id PK, ordinal UNIQUE, conversation_id (direct or group),
+//	              peer_user (0 for a group), message_type, custom_type, body, mentions,
+//	              created_at_ms, state, error_code, error_text
+//	group_creates (version 3) client_request_id PK, ordinal UNIQUE, group_id, name, members,
+//	              created_at_ms, state, error_code, error_text: CREATE_GROUPs not yet confirmed
 package store

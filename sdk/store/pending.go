@@ -15,15 +15,15 @@ import (
 // was never used before, or nothing happened. It works the same online and offline: the SDK's
 // connection goroutine sends whatever is pending once it has reconciled with the mailbox.
 func (s *Store) AddPending(ctx context.Context, np NewPending) (Pending, error) {
-	if np.Peer == 0 {
-		return Pending{}, fmt.Errorf("%w: peer user must not be zero", ErrInvalid)
+	conv, err := s.pendingTarget(np)
+	if err != nil {
+		return Pending{}, err
 	}
-	conv := contract.DirectConversationID(s.id.Tenant, s.id.User, np.Peer)
 	s.ord.mu.Lock()
 	defer s.ord.mu.Unlock()
 	var p Pending
 	var end uint64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ord, rangeEnd, err := s.claimOrdinal(ctx, tx)
 		if err != nil {
 			return err
@@ -35,7 +35,7 @@ func (s *Store) AddPending(ctx context.Context, np NewPending) (Pending, error) 
 		cmid, cid := u128b(contract.U128(p.ClientMessageID)), u128b(contract.U128(conv))
 		if _, err := tx.ExecContext(ctx, `INSERT INTO pending VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '')`,
 			cmid, i64(ord), cid, i64(uint64(np.Peer)), int64(np.Type), np.CustomType, p.Body,
-			encodeMentions(np.Mentions), np.NowMs); err != nil {
+			encodeUsers(np.Mentions), np.NowMs); err != nil {
 			return fmt.Errorf("store: insert pending: %w", err)
 		}
 		return touchForSend(ctx, tx, conv, np.Peer, np.NowMs)
@@ -45,6 +45,23 @@ func (s *Store) AddPending(ctx context.Context, np NewPending) (Pending, error) 
 	}
 	s.ord.next, s.ord.end = p.Ordinal+1, end
 	return p, nil
+}
+
+// pendingTarget is the conversation of a new send: the direct one with the peer, or the group's.
+func (s *Store) pendingTarget(np NewPending) (contract.ConversationID, error) {
+	switch {
+	case np.Peer != 0 && !contract.U128(np.Group).IsZero():
+		return contract.ConversationID{}, fmt.Errorf("%w: a send has a peer or a group, not both", ErrInvalid)
+	case np.Peer != 0:
+		return contract.DirectConversationID(s.id.Tenant, s.id.User, np.Peer), nil
+	case np.Group.Kind() != contract.KindGroup:
+		return contract.ConversationID{}, fmt.Errorf("%w: a send needs a peer user or a GROUP conversation", ErrInvalid)
+	}
+	conv, err := contract.GroupConversationID(contract.U128(np.Group))
+	if err != nil {
+		return contract.ConversationID{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return conv, nil
 }
 
 const pendingCols = `client_message_id, ordinal, conversation_id, peer_user, message_type, custom_type, body,
@@ -68,7 +85,7 @@ func scanPending(sc interface{ Scan(...any) error }) (Pending, error) {
 	}
 	p.ClientMessageID, p.Conversation = contract.ClientMessageID(c), contract.ConversationID(cv)
 	p.Ordinal, p.Peer, p.Type = uint64(ord), contract.UserID(peer), contract.MessageType(uint32(typ))
-	p.State, p.ErrorCode, p.Mentions = PendingState(state), contract.ErrorCode(uint32(code)), decodeMentions(mentions)
+	p.State, p.ErrorCode, p.Mentions = PendingState(state), contract.ErrorCode(uint32(code)), decodeUsers(mentions)
 	return p, nil
 }
 
@@ -170,7 +187,7 @@ func (s *Store) ResolveAck(ctx context.Context, ack Ack) (Applied, bool, error) 
 	return out, found, nil
 }
 
-func encodeMentions(ms []contract.UserID) []byte {
+func encodeUsers(ms []contract.UserID) []byte {
 	b := make([]byte, 0, 8*len(ms))
 	for _, m := range ms {
 		b = binary.BigEndian.AppendUint64(b, uint64(m))
@@ -178,7 +195,7 @@ func encodeMentions(ms []contract.UserID) []byte {
 	return b
 }
 
-func decodeMentions(b []byte) []contract.UserID {
+func decodeUsers(b []byte) []contract.UserID {
 	var out []contract.UserID
 	for len(b) >= 8 {
 		out = append(out, contract.UserID(binary.BigEndian.Uint64(b)))

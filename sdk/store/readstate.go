@@ -27,8 +27,10 @@ type SessionState struct {
 	Conversation contract.ConversationID
 	Peer         contract.UserID // the other user of a direct conversation; 0 when not given
 	LatestSeq    contract.ConversationSeq
-	// LatestMessageID is the head the server shows (the latest non-CONTROL message); zero if none.
+	// LatestMessageID is the head the server shows (the latest non-CONTROL message) and HeadSeq
+	// its seq; zero if none.
 	LatestMessageID contract.MessageID
+	HeadSeq         contract.ConversationSeq
 	LastActivityMs  int64
 	ReadSeq         contract.ConversationSeq // the user's read watermark on the server
 }
@@ -122,9 +124,9 @@ func (s *Store) discover(ctx context.Context, tx *sql.Tx, st SessionState, out *
 	if st.LatestSeq > st.ReadSeq {
 		gap = read
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, ?, ?, ?)`,
 		u128b(contract.U128(st.Conversation)), int64(st.Conversation.Kind()), i64(uint64(st.Peer)),
-		i64(uint64(st.LatestSeq)), latest, st.LastActivityMs, read, read, gap, read)
+		i64(uint64(st.LatestSeq)), latest, st.LastActivityMs, read, read, gap, read, i64(uint64(st.HeadSeq)))
 	if err != nil {
 		return fmt.Errorf("store: record conversation: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -191,11 +192,7 @@ func TestMigrateVersion1(t *testing.T) {
 	if _, err := s.Apply(ctx, Batch{Source: SourcePull, Messages: []Message{msg(1, peer), msg(2, self)}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"ALTER TABLE conversations DROP COLUMN read_sent_seq", "PRAGMA user_version = 1"} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	downgrade(t, s, 1)
 	_ = s.Close()
 	s, err = Open(ctx, path, testIdentity())
 	if err != nil {
@@ -212,5 +209,24 @@ func TestMigrateVersion1(t *testing.T) {
 	}
 	if n := len(unsent(t, s)); n != 0 {
 		t.Fatalf("%d MARK_READs owed right after migrating", n)
+	}
+}
+
+// downgrade turns a current store into the schema of version v, as an older SDK left it.
+func downgrade(t *testing.T, s *Store, v int) {
+	t.Helper()
+	steps := map[int][]string{ // undoes migrations[v-1], the step from v to v+1
+		2: {"DROP TABLE group_creates", "ALTER TABLE conversations DROP COLUMN head_seq"},
+		1: {"ALTER TABLE conversations DROP COLUMN read_sent_seq"},
+	}
+	for from := schemaVersion - 1; from >= v; from-- {
+		for _, q := range steps[from] {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				t.Fatalf("downgrade to %d: %s: %v", v, q, err)
+			}
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,7 +3,7 @@ package store
 // schemaVersion is PRAGMA user_version of a database this package created. A database with a
 // higher version was written by a newer SDK and is refused rather than misread; a lower one is
 // migrated forward in the transaction that opens it (migrations).
-const schemaVersion = 2
+const schemaVersion = 3
 
 // schema creates the current version. Every table that holds one row has a CHECK (id = 1), so a
 // bug can never create a second cursor or a second ordinal range. Columns added by a migration
@@ -54,7 +54,8 @@ var schema = []string{
 		unread INTEGER NOT NULL,
 		unread_exact INTEGER NOT NULL,
 		gap_from_seq INTEGER,
-		read_sent_seq INTEGER NOT NULL) WITHOUT ROWID`,
+		read_sent_seq INTEGER NOT NULL,
+		head_seq INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
 	`CREATE TABLE pending (
 		client_message_id BLOB PRIMARY KEY,
 		ordinal INTEGER NOT NULL UNIQUE,
@@ -68,7 +69,20 @@ var schema = []string{
 		state INTEGER NOT NULL,
 		error_code INTEGER NOT NULL,
 		error_text TEXT NOT NULL) WITHOUT ROWID`,
+	groupCreatesTable,
 }
+
+// groupCreatesTable holds the CREATE_GROUP requests the server has not confirmed (groups.go).
+const groupCreatesTable = `CREATE TABLE group_creates (
+		client_request_id BLOB PRIMARY KEY,
+		ordinal INTEGER NOT NULL UNIQUE,
+		group_id BLOB NOT NULL,
+		name TEXT NOT NULL,
+		members BLOB NOT NULL,
+		created_at_ms INTEGER NOT NULL,
+		state INTEGER NOT NULL,
+		error_code INTEGER NOT NULL,
+		error_text TEXT NOT NULL) WITHOUT ROWID`
 
 // migrations[v] upgrades a database of version v+1 to v+2.
 var migrations = [][]string{
@@ -80,5 +94,14 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE conversations ADD COLUMN read_sent_seq INTEGER NOT NULL DEFAULT 0`,
 		`UPDATE conversations SET read_sent_seq = read_seq`,
+	},
+	// 2 → 3: groups. head_seq is the seq of latest_message_id, the newest message that may head
+	// the session row (CONTROL messages never do by themselves, so it can trail latest_seq). A
+	// version-2 store never held a CONTROL message, so its head is its latest message.
+	// group_creates is the durable CREATE_GROUP queue.
+	{
+		`ALTER TABLE conversations ADD COLUMN head_seq INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE conversations SET head_seq = latest_seq WHERE latest_message_id IS NOT NULL`,
+		groupCreatesTable,
 	},
 }

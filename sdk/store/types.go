@@ -57,8 +57,12 @@ type Conversation struct {
 	ID   contract.ConversationID
 	Kind contract.ConversationKind
 	Peer contract.UserID // the other user of a direct conversation; 0 while unknown
-	// LatestSeq and LatestMessageID describe the newest message the device knows of: a stored
-	// one, or the server's for a conversation only the session list revealed.
+	// Group is the group of a GROUP conversation (the same 16 bytes as ID); zero otherwise.
+	Group contract.ConversationID
+	// LatestSeq is the newest seq the device knows of (CONTROL messages included): of a stored
+	// message, or the server's for a conversation only the session list revealed.
+	// LatestMessageID is the row's head: the newest message that may head it, which a CONTROL
+	// message never does by itself; zero when there is none yet (a group with only its CREATE).
 	LatestSeq       contract.ConversationSeq
 	LatestMessageID contract.MessageID
 	LastActivityMs  int64
@@ -94,21 +98,25 @@ const (
 type Pending struct {
 	ClientMessageID contract.ClientMessageID
 	Ordinal         uint64
-	Conversation    contract.ConversationID
-	Peer            contract.UserID
-	Type            contract.MessageType
-	CustomType      string
-	Body            []byte
-	Mentions        []contract.UserID
-	CreatedAtMs     int64
-	State           PendingState
-	ErrorCode       contract.ErrorCode
-	ErrorText       string
+	// Conversation is the target: a direct conversation with Peer, or a GROUP conversation (its
+	// id is the group id; Peer is 0 then).
+	Conversation contract.ConversationID
+	Peer         contract.UserID
+	Type         contract.MessageType
+	CustomType   string
+	Body         []byte
+	Mentions     []contract.UserID
+	CreatedAtMs  int64
+	State        PendingState
+	ErrorCode    contract.ErrorCode
+	ErrorText    string
 }
 
-// NewPending is what Send records.
+// NewPending is what Send records: exactly one of Peer (a direct message) and Group (a group
+// message; a GROUP conversation id) is set.
 type NewPending struct {
 	Peer       contract.UserID
+	Group      contract.ConversationID
 	Type       contract.MessageType
 	CustomType string
 	Body       []byte
