@@ -31,6 +31,7 @@ type Client struct {
 	wake   chan struct{}    // capacity 1: Send stored something
 	reads  chan struct{}    // capacity 1: MarkRead raised a watermark the server does not hold
 	cmds   chan *historyCmd // History calls for the connection goroutine
+	rpcs   chan *rpcCmd     // group calls (Members, LeaveGroup) for the connection goroutine
 	stats  stats
 	hooks  testHooks
 
@@ -59,7 +60,8 @@ func Open(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("sdk: %w", err)
 	}
 	return &Client{cfg: cfg, st: st, events: newEventQueue(cfg.EventBuffer),
-		wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16)}, nil
+		wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16),
+		rpcs: make(chan *rpcCmd, 16)}, nil
 }
 
 // Connect starts the connection loop in the background and returns at once. The loop runs until
@@ -132,6 +134,14 @@ type SendOptions struct {
 // online or offline. The message goes out when the client is connected and reconciled; Committed
 // or Failed reports the outcome, and Pending lists it until then (also across restarts).
 func (c *Client) Send(ctx context.Context, peer contract.UserID, body []byte, opts SendOptions) (contract.ClientMessageID, error) {
+	if peer == 0 {
+		return contract.ClientMessageID{}, fmt.Errorf("%w: peer user must not be zero", ErrInvalid)
+	}
+	return c.addPending(ctx, store.NewPending{Peer: peer}, body, opts)
+}
+
+// addPending validates a send, records it with its target and wakes the connection goroutine.
+func (c *Client) addPending(ctx context.Context, np store.NewPending, body []byte, opts SendOptions) (contract.ClientMessageID, error) {
 	if c.isClosed() {
 		return contract.ClientMessageID{}, ErrClosed
 	}
@@ -139,23 +149,28 @@ func (c *Client) Send(ctx context.Context, peer contract.UserID, body []byte, op
 		opts.Type = contract.MessageText
 	}
 	switch {
-	case peer == 0:
-		return contract.ClientMessageID{}, fmt.Errorf("%w: peer user must not be zero", ErrInvalid)
+	case opts.Type.ServerOnly():
+		return contract.ClientMessageID{}, fmt.Errorf("%w: only the server sends %s messages", ErrInvalid, opts.Type)
 	case len(opts.CustomType) > contract.CustomTypeMaxBytes:
 		return contract.ClientMessageID{}, fmt.Errorf("%w: custom type above %d bytes", ErrInvalid, contract.CustomTypeMaxBytes)
 	case len(body) > contract.MaxFramePayload-1024:
 		return contract.ClientMessageID{}, fmt.Errorf("%w: body of %d bytes does not fit one frame", ErrInvalid, len(body))
 	}
-	p, err := c.st.AddPending(ctx, store.NewPending{Peer: peer, Type: opts.Type, CustomType: opts.CustomType,
-		Body: body, Mentions: opts.Mentions, NowMs: time.Now().UnixMilli()})
+	np.Type, np.CustomType, np.Body, np.Mentions, np.NowMs = opts.Type, opts.CustomType, body, opts.Mentions, time.Now().UnixMilli()
+	p, err := c.st.AddPending(ctx, np)
 	if err != nil {
 		return contract.ClientMessageID{}, fmt.Errorf("sdk: record send: %w", err)
 	}
+	c.wakeSender()
+	return p.ClientMessageID, nil
+}
+
+// wakeSender tells the connection goroutine that the store holds something new to send.
+func (c *Client) wakeSender() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
-	return p.ClientMessageID, nil
 }
 
 // History returns one page of a conversation from the server (PULL_HISTORY), storing what it

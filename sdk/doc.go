@@ -21,6 +21,13 @@
 // lost nor duplicated. Pushes are stored at once for latency but never move the cursor; each
 // push asks for one coalesced pull.
 //
+// Groups: CreateGroup and SendGroup are durable like Send (recorded first, sent once reconciled,
+// retried with the same idempotency key; the group id is derived from the create's key, so it is
+// known at once); Members and LeaveGroup need the server now. Membership changes arrive as CONTROL
+// messages of the group conversation and are announced decoded (MembershipChanged); they never
+// count as unread and never head a session row by themselves. NOT_MEMBER, GROUP_FULL and
+// INVALID_ARGUMENT match ErrNotMember, ErrGroupFull and ErrInvalid with errors.Is.
+//
 // Read state: unread is |{m : m.seq > read_seq ∧ m.sender ≠ self}| over local messages (CONTROL,
 // recalled and deleted excluded), the server's definition. The read watermark is per user on the
 // server and only moves forward everywhere: MarkRead raises it locally and sends MARK_READ (now,

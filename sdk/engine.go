@@ -72,6 +72,7 @@ type engine struct {
 	backfill   backfillState
 	sess       sessionsState
 	reads      readState
+	creates    createState
 }
 
 type phase uint8
@@ -93,6 +94,8 @@ const (
 	reqBackfill
 	reqSessions
 	reqMarkRead
+	reqCreate // CREATE_GROUP of a queued store.GroupCreate
+	reqRPC    // an app's request answered by one frame (PULL_MEMBERS, LEAVE_GROUP)
 )
 
 // request is one uplink frame waiting for its answer.
@@ -104,6 +107,8 @@ type request struct {
 	ordinal uint64                   // reqSend
 	hist    *historyCmd              // reqHistory
 	mark    store.ReadMark           // reqMarkRead
+	create  *store.GroupCreate       // reqCreate
+	rpc     *rpcCmd                  // reqRPC
 }
 
 type reqStamp struct {
@@ -135,6 +140,7 @@ func (e *engine) attach(sink frameSink, token string, now time.Time) {
 	e.heartbeat, e.lastPing, e.probeAt, e.lastRecv = contract.HeartbeatStart, now, time.Time{}, now
 	e.pull, e.sync, e.backfill, e.sess = pullState{}, syncState{}, backfillState{}, sessionsState{}
 	e.reads = readState{inflight: map[contract.ConversationID]uint32{}}
+	e.creates = createState{inflight: map[contract.U128]uint32{}}
 	e.dispatched, e.holdUntil, e.sendFails = -1, time.Time{}, 0
 	cur, err := e.st.Cursor(storeCtx)
 	if err != nil {
@@ -148,11 +154,15 @@ func (e *engine) attach(sink frameSink, token string, now time.Time) {
 		LastMailboxCursor: &qimv1.MailboxCursor{MailboxSeq: uint64(e.cursor)}}, now, nil)
 }
 
-// detach ends the connection's requests: app History calls learn ErrOffline, sends stay pending.
+// detach ends the connection's requests: app History and group calls learn ErrOffline, sends
+// and group creates stay queued in the store.
 func (e *engine) detach() {
 	for _, r := range e.reqs {
-		if r.kind == reqHistory && r.hist != nil {
+		switch {
+		case r.kind == reqHistory && r.hist != nil:
 			r.hist.reply <- historyResult{err: ErrOffline}
+		case r.kind == reqRPC && r.rpc != nil:
+			r.rpc.reply <- rpcResult{err: ErrOffline}
 		}
 	}
 	e.sink, e.reqs, e.online = nil, nil, false
@@ -227,6 +237,10 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onSessionDelta(m, now)
 	case contract.OpMarkReadAck:
 		e.onMarkReadAck(m, now)
+	case contract.OpGroupCreated:
+		e.onGroupCreated(m, now)
+	case contract.OpMembersBatch, contract.OpLeaveGroupAck:
+		e.onRPCAnswer(m)
 	default:
 		e.log.Debug("sdk: ignoring frame", "opcode", m.Opcode.String())
 	}
@@ -268,59 +282,4 @@ func (e *engine) onAuthOK(m wire.Message, now time.Time) {
 	e.stats.connects.Add(1)
 	e.emit(Online{SessionEpoch: ok.GetSessionEpoch(), HeartbeatInterval: e.heartbeat})
 	e.startSync(SyncMailbox, now)
-}
-
-func (e *engine) onKicked(m wire.Message) {
-	var k qimv1.Kicked
-	_ = proto.Unmarshal(m.Payload, &k) // an undecodable KICKED is still a kick: UNSPECIFIED
-	reason := contract.KickReason(k.GetReason())
-	switch reason {
-	case contract.KickReplaced, contract.KickLoggedOut, contract.KickBanned:
-		e.emit(Kicked{Reason: reason, Detail: k.GetDetail()})
-		e.terminate(fmt.Errorf("%w (reason %d)", ErrKicked, reason))
-	default:
-		e.emit(Kicked{Reason: reason, Detail: k.GetDetail(), Reconnect: true})
-		e.fail(fmt.Errorf("sdk: kicked (reason %d)", reason))
-		e.end.retryAfter = time.Duration(k.GetRetryAfterMs()) * time.Millisecond
-	}
-}
-
-// onError routes an ERROR frame to the request it answers.
-func (e *engine) onError(m wire.Message, now time.Time) {
-	var ef qimv1.ErrorFrame
-	if err := proto.Unmarshal(m.Payload, &ef); err != nil {
-		e.fail(fmt.Errorf("%w: ERROR frame: %v", ErrProtocol, err))
-		return
-	}
-	r := e.reqs[m.RequestID]
-	se := &ServerError{Code: contract.ErrorCode(ef.GetCode()), Message: ef.GetMessage(),
-		RetryAfter: time.Duration(ef.GetRetryAfterMs()) * time.Millisecond}
-	if r == nil {
-		se.Op = contract.Opcode(ef.GetRequestOpcode())
-		e.log.Warn("sdk: server error outside a request", "op", se.Op.String(), "code", se.Code.String())
-		return
-	}
-	delete(e.reqs, m.RequestID)
-	se.Op = r.op
-	switch r.kind {
-	case reqAuth:
-		if se.Code == contract.ErrCodeUnauthorized {
-			e.terminate(fmt.Errorf("%w: %w", ErrUnauthorized, se))
-			return
-		}
-		e.fail(se)
-		e.end.retryAfter = se.RetryAfter
-	case reqSend:
-		e.onSendError(r, se, now)
-	case reqPull:
-		e.onPullError(se, now)
-	case reqHistory:
-		r.hist.reply <- historyResult{err: se}
-	case reqBackfill:
-		e.onBackfillError(se, now)
-	case reqSessions:
-		e.onSessionsError(m.RequestID, se, now)
-	case reqMarkRead:
-		e.onMarkReadError(r, se, now)
-	}
 }

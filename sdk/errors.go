@@ -31,8 +31,15 @@ var (
 	// ErrProtocol is wrapped by connection errors caused by a frame that breaks the protocol
 	// (a cursor that moves back, a malformed id); the connection is dropped and re-established.
 	ErrProtocol = errors.New("sdk: protocol violation")
-	// ErrInvalid is wrapped by errors about arguments.
+	// ErrInvalid is wrapped by errors about arguments, whether the SDK found the fault or the
+	// server did (a *ServerError with INVALID_ARGUMENT matches it too, see ServerError.Is).
 	ErrInvalid = errors.New("sdk: invalid argument")
+	// ErrNotMember: the user is not a current member of the group (a send, PULL_MEMBERS or
+	// LEAVE_GROUP; a *ServerError with NOT_MEMBER matches it).
+	ErrNotMember = errors.New("sdk: not a member of the group")
+	// ErrGroupFull: the group would have more than contract.GroupMaxMembers members (CreateGroup
+	// checks it before recording the request; a *ServerError with GROUP_FULL matches it too).
+	ErrGroupFull = errors.New("sdk: group full")
 	// errDead is the connection error when a probe went unanswered.
 	errDead = fmt.Errorf("sdk: connection unresponsive for %s", contract.UnavailableDetectMax)
 )
@@ -47,6 +54,21 @@ type ServerError struct {
 
 func (e *ServerError) Error() string {
 	return fmt.Sprintf("sdk: server answered %s with %s: %s", e.Op, e.Code, e.Message)
+}
+
+// Is lets callers branch on the codes they can act on with errors.Is, whatever request the
+// server refused: INVALID_ARGUMENT is ErrInvalid, NOT_MEMBER ErrNotMember, GROUP_FULL
+// ErrGroupFull. errors.As with *ServerError gives the code itself.
+func (e *ServerError) Is(target error) bool {
+	switch target {
+	case ErrInvalid:
+		return e.Code == contract.ErrCodeInvalidArgument
+	case ErrNotMember:
+		return e.Code == contract.ErrCodeNotMember
+	case ErrGroupFull:
+		return e.Code == contract.ErrCodeGroupFull
+	}
+	return false
 }
 
 // Retryable reports whether sending the same request again can help. Unknown codes are not

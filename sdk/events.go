@@ -119,6 +119,38 @@ type LocalStoreReset struct {
 	ServerResume   contract.MailboxSeq // the server's resume cursor (informational; see store.ResetForRebuild)
 }
 
+// GroupCreated: a CreateGroup is durable on the server (GROUP_CREATED). Group is the id
+// CreateGroup returned; the group's CREATE membership message arrives through the mailbox.
+type GroupCreated struct {
+	ClientRequestID   contract.U128
+	Group             contract.ConversationID
+	MembershipVersion uint64
+}
+
+// GroupCreateFailed: a CreateGroup will never be created (a definite server refusal, Code and a
+// *ServerError in Err, or it expired). Sends queued to the group then fail NOT_MEMBER.
+type GroupCreateFailed struct {
+	ClientRequestID contract.U128
+	Group           contract.ConversationID
+	Code            contract.ErrorCode // 0 when the client gave up on its own (Err)
+	Err             error
+}
+
+// MembershipChanged: a membership CONTROL message of a group (custom_type
+// contract.MembershipCustomType) was newly stored, decoded. It follows the MessagesAdded that
+// carries the message itself. Within one batch the events are in seq order; across batches a
+// push can overtake a pull, so Version, which grows with every change, is what orders them.
+// Err is set (and the change empty) when the mailbox did not inline the body or it does not
+// decode: History fetches the message and DecodeMembership reads it.
+type MembershipChanged struct {
+	Group     contract.ConversationID
+	Seq       contract.ConversationSeq
+	MessageID contract.MessageID
+	SentAtMs  int64
+	MembershipChange
+	Err error
+}
+
 func (Online) isEvent()               {}
 func (Offline) isEvent()              {}
 func (MessagesAdded) isEvent()        {}
@@ -128,6 +160,9 @@ func (Failed) isEvent()               {}
 func (Kicked) isEvent()               {}
 func (SyncProgress) isEvent()         {}
 func (LocalStoreReset) isEvent()      {}
+func (GroupCreated) isEvent()         {}
+func (GroupCreateFailed) isEvent()    {}
+func (MembershipChanged) isEvent()    {}
 
 // The local data types are the store's; these aliases let apps import only package sdk.
 type (
@@ -136,6 +171,7 @@ type (
 	Pending      = store.Pending
 	CursorState  = store.CursorState
 	Direction    = store.Direction
+	GroupCreate  = store.GroupCreate
 )
 
 // Paging directions of History, pending states and message flags (the store's values).

@@ -19,6 +19,9 @@ type localStore interface {
 	MergeSessions(ctx context.Context, states []store.SessionState) (store.Merged, error)
 	AckRead(ctx context.Context, conv contract.ConversationID, requested, stored contract.ConversationSeq) (store.Conversation, bool, error)
 	UnsentReads(ctx context.Context, limit int) ([]store.ReadMark, error)
+	QueuedGroupCreates(ctx context.Context, limit int) ([]store.GroupCreate, error)
+	ResolveGroupCreate(ctx context.Context, crid contract.U128) (bool, error)
+	FailGroupCreate(ctx context.Context, crid contract.U128, code contract.ErrorCode, text string) (bool, error)
 }
 
 // testHooks change behaviour for tests only; production leaves them zero.

@@ -77,6 +77,8 @@ func (c *Client) serveOnce(ctx context.Context, e *engine) serveEnd {
 			e.flushReads(time.Now())
 		case cmd := <-c.cmds:
 			e.startHistory(cmd, time.Now())
+		case cmd := <-c.rpcs:
+			e.startRPC(cmd, time.Now())
 		case <-timer.C:
 			drain(s, e) // a PONG queued behind a long commit must count before the deadline does
 			e.onTick(time.Now())
@@ -103,9 +105,10 @@ func drain(s *session, e *engine) {
 	}
 }
 
-// pause waits out a reconnect delay. History calls meanwhile are answered offline (they fall
-// back to the local store) and Send and MarkRead wake-ups are dropped: the sends and the owed
-// watermarks are in the store, and the next connection sends them after reconciling.
+// pause waits out a reconnect delay. History and group calls meanwhile are answered offline
+// (History falls back to the local store) and Send, CreateGroup and MarkRead wake-ups are
+// dropped: the sends, creates and owed watermarks are in the store, and the next connection
+// sends them after reconciling.
 func (c *Client) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -117,6 +120,8 @@ func (c *Client) pause(ctx context.Context, d time.Duration) bool {
 			return false
 		case cmd := <-c.cmds:
 			cmd.reply <- historyResult{err: ErrOffline}
+		case cmd := <-c.rpcs:
+			cmd.reply <- rpcResult{err: ErrOffline}
 		case <-c.wake:
 		case <-c.reads:
 		}

@@ -28,7 +28,10 @@ import (
 // a retry every 5 s costs one SEND frame per client during an outage, which is nothing.
 const sendRetryMax = 5 * time.Second
 
-// flushPending sends queued sends that are not in flight, oldest first, up to the in-flight cap.
+// flushPending sends queued group creates (groupcreate.go), then queued sends that are not in
+// flight, oldest first, up to the in-flight cap. A send to a group whose CREATE_GROUP is still
+// queued waits for GROUP_CREATED: sent alongside, it could reach the writer first and be refused
+// NOT_MEMBER for good.
 func (e *engine) flushPending(now time.Time) {
 	if e.phase != phaseReady || e.end != nil || e.sink == nil {
 		return
@@ -38,6 +41,10 @@ func (e *engine) flushPending(now time.Time) {
 			return
 		}
 		e.holdUntil = time.Time{}
+	}
+	creating, ok := e.flushCreates(now)
+	if !ok {
+		return
 	}
 	for room := e.cfg.MaxInflightSends - len(e.inflight); room > 0; room = e.cfg.MaxInflightSends - len(e.inflight) {
 		rows, err := e.st.QueuedAfter(storeCtx, e.dispatched, min(room, 64))
@@ -51,6 +58,10 @@ func (e *engine) flushPending(now time.Time) {
 		for _, p := range rows {
 			e.dispatched = int64(p.Ordinal)
 			if _, busy := e.inflight[p.ClientMessageID]; busy {
+				continue
+			}
+			if creating[p.Conversation] {
+				e.creates.held = true // released by the create's answer (releaseHeld)
 				continue
 			}
 			if now.Sub(time.UnixMilli(p.CreatedAtMs)) > contract.ClientPendingMaxAge {
@@ -72,6 +83,10 @@ func (e *engine) sendPending(p store.Pending, now time.Time) bool {
 	}
 	req := &qimv1.SendRequest{ClientMessageId: cmid[:], Target: &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(p.Peer)},
 		MessageType: uint32(p.Type), CustomType: p.CustomType, Body: p.Body, ClientTimeMs: p.CreatedAtMs, Mentions: mentions}
+	if p.Conversation.Kind() == contract.KindGroup {
+		g := p.Conversation.Bytes() // a group's conversation id is its group id
+		req.Target = &qimv1.SendRequest_GroupId{GroupId: g[:]}
+	}
 	id := e.request(reqSend, contract.OpSend, req, now, &request{cmid: p.ClientMessageID, ordinal: p.Ordinal})
 	if id == 0 {
 		return false
@@ -154,12 +169,7 @@ func (e *engine) onSendError(r *request, se *ServerError, now time.Time) {
 		e.fail(se)
 		return
 	case se.Retryable():
-		e.sendFails++
-		delay := se.RetryAfter
-		if delay <= 0 {
-			delay = min(e.cfg.ReconnectMin<<min(e.sendFails, 10), sendRetryMax)
-		}
-		e.holdUntil = now.Add(delay)
+		e.holdSends(se, now)
 		e.dispatched = min(e.dispatched, int64(r.ordinal)-1)
 		return
 	}
@@ -171,4 +181,15 @@ func (e *engine) onSendError(r *request, se *ServerError, now time.Time) {
 	if ok {
 		e.emit(Failed{ClientMessageID: r.cmid, Code: se.Code, Err: se})
 	}
+}
+
+// holdSends pauses sends and group creates after a retryable refusal, for the server's hint or a
+// delay that grows with the failures in a row (reset by the next ACK).
+func (e *engine) holdSends(se *ServerError, now time.Time) {
+	e.sendFails++
+	delay := se.RetryAfter
+	if delay <= 0 {
+		delay = min(e.cfg.ReconnectMin<<min(e.sendFails, 10), sendRetryMax)
+	}
+	e.holdUntil = now.Add(delay)
 }

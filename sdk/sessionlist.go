@@ -165,9 +165,15 @@ func sessionState(en *qimv1.SessionEntry) (store.SessionState, error) {
 	if err := errors.Join(lerr, rerr); err != nil {
 		return store.SessionState{}, err
 	}
+	if err := checkSessionGroup(en, conv); err != nil {
+		return store.SessionState{}, err
+	}
 	st := store.SessionState{Conversation: conv, Peer: contract.UserID(en.GetPeerUserId()), LatestSeq: latest, ReadSeq: read}
 	if h := en.GetHead(); len(h.GetMessageId()) > 0 {
 		if st.LatestMessageID, err = contract.ParseMessageID(h.GetMessageId()); err != nil {
+			return store.SessionState{}, err
+		}
+		if st.HeadSeq, err = contract.NewConversationSeq(h.GetConversationSeq()); err != nil {
 			return store.SessionState{}, err
 		}
 		st.LastActivityMs = h.GetSentAtMs()
@@ -182,4 +188,21 @@ func sessionState(en *qimv1.SessionEntry) (store.SessionState, error) {
 		st.LastActivityMs = max(st.LastActivityMs, int64(act.TimeMs()))
 	}
 	return st, nil
+}
+
+// checkSessionGroup holds a GROUP entry's group_id to its conversation: the two are the same 16
+// bytes (the kind bits aside), and the store lists the conversation id as the group.
+func checkSessionGroup(en *qimv1.SessionEntry, conv contract.ConversationID) error {
+	raw := en.GetGroupId()
+	if len(raw) == 0 {
+		return nil
+	}
+	g, err := contract.U128FromBytes(raw)
+	if err != nil {
+		return err
+	}
+	if c, err := contract.GroupConversationID(g); err != nil || c != conv {
+		return fmt.Errorf("group_id %s is not conversation %s", g, conv)
+	}
+	return nil
 }

@@ -126,7 +126,8 @@ func (e *engine) onBatch(m wire.Message, now time.Time) {
 }
 
 // committed runs after a successful commit: dedup entries, then events (conversations before
-// messages, see Event), then the pending sends the batch resolved.
+// messages, see Event, then the decoded membership changes among them), then the pending sends
+// the batch resolved.
 func (e *engine) committed(a store.Applied, msgs []store.Message, src store.Source, announce bool) {
 	for _, m := range msgs {
 		e.dedup.add(m.ID)
@@ -139,6 +140,9 @@ func (e *engine) committed(a store.Applied, msgs []store.Message, src store.Sour
 	}
 	if announce && len(a.Added) > 0 {
 		e.emit(MessagesAdded{Messages: a.Added, Source: src})
+		for _, ev := range membershipEvents(a.Added) {
+			e.emit(ev)
+		}
 	}
 	for _, r := range a.Resolved {
 		e.emit(Committed{ClientMessageID: r.ClientMessageID, Message: r.Message})
