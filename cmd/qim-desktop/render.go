@@ -26,8 +26,23 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 		}
 	case sdk.MessagesAdded:
 		for _, m := range e.Messages {
-			con.printf("[msg] %s", describe(c, m))
+			switch {
+			case sdk.IsMembership(m):
+				// rendered from the MembershipChanged that follows
+			case m.Conversation.Kind() == contract.KindGroup:
+				con.printf("[group %s] %s", shortID(contract.U128(m.Conversation)), describe(c, m))
+			default:
+				con.printf("[msg] %s", describe(c, m))
+			}
 		}
+	case sdk.MembershipChanged:
+		con.printf("[group %s] %s", shortID(contract.U128(e.Group)), describeMembership(func(u contract.UserID) string {
+			return userName(c, u)
+		}, e))
+	case sdk.GroupCreated:
+		con.printf("[group created] %s (membership version %d)", e.Group, e.MembershipVersion)
+	case sdk.GroupCreateFailed:
+		con.printf("[group failed] %s: %v", shortID(contract.U128(e.Group)), e.Err)
 	case sdk.Committed:
 		con.printf("[delivered] %s as #%d", shortID(contract.U128(e.ClientMessageID)), e.Message.Seq)
 	case sdk.Failed:
@@ -45,11 +60,15 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 	return false
 }
 
-// describe renders a message as "from USER: TEXT".
+// describe renders a message as "from USER: TEXT" (a membership change as "* USER added USER").
 func describe(c *sdk.Client, m sdk.Message) string {
 	who := "from " + strconv.FormatUint(uint64(m.Sender), 10)
 	if m.Sender == c.User() {
 		who = "you"
+	}
+	if mc, ok, err := sdk.DecodeMembership(m); ok {
+		return describeMembership(func(u contract.UserID) string { return userName(c, u) },
+			sdk.MembershipChanged{MembershipChange: mc, Err: err})
 	}
 	switch {
 	case m.Flags&(sdk.FlagRecalled|sdk.FlagDeleted) != 0:

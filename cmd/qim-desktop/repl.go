@@ -81,6 +81,11 @@ func readLines(in io.Reader, lines chan<- string) {
 	close(lines)
 }
 
+// helpText is /help's answer; main.go's Long lists the same commands.
+const helpText = `/login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /quit
+/gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /leave GROUP
+  GROUP: a group's 32-digit id, or the start of one this device knows (the 8 digits printed)`
+
 // handle runs one command line; it reports true when the program must exit.
 func handle(c *sdk.Client, con *console, line string) bool {
 	line = strings.TrimSpace(line)
@@ -94,7 +99,7 @@ func handle(c *sdk.Client, con *console, line string) bool {
 	case "/quit", "/exit":
 		return true
 	case "/help":
-		con.printf("/login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /quit")
+		con.printf("%s", helpText)
 	case "/login":
 		if err := c.Connect(ctx); err != nil {
 			con.printf("error: %v", err)
@@ -113,6 +118,14 @@ func handle(c *sdk.Client, con *console, line string) bool {
 		cmdConvs(ctx, c, con)
 	case "/read":
 		cmdRead(ctx, c, con, rest)
+	case "/gcreate":
+		cmdGCreate(ctx, c, con, rest)
+	case "/gmsg":
+		cmdGMsg(ctx, c, con, rest)
+	case "/members":
+		cmdMembers(ctx, c, con, rest)
+	case "/leave":
+		cmdLeave(ctx, c, con, rest)
 	default:
 		con.printf("unknown command %q (/help)", cmd)
 	}
@@ -184,7 +197,8 @@ func cmdPending(ctx context.Context, c *sdk.Client, con *console) {
 		if p.State == sdk.PendingFailed {
 			state = "failed " + p.ErrorCode.String()
 		}
-		con.printf("  %s to %d [%s]: %s", shortID(contract.U128(p.ClientMessageID)), p.Peer, state, printable(p.Body))
+		con.printf("  %s to %s [%s]: %s", shortID(contract.U128(p.ClientMessageID)), target(p.Conversation, p.Peer), state,
+			printable(p.Body))
 	}
 }
 
@@ -200,7 +214,7 @@ func cmdConvs(ctx context.Context, c *sdk.Client, con *console) {
 		if cv.Incomplete {
 			extra = " (incomplete)"
 		}
-		con.printf("  with %d: latest #%d, unread %d%s", cv.Peer, cv.LatestSeq, cv.Unread, extra)
+		con.printf("  %s: latest #%d, unread %d%s", target(cv.ID, cv.Peer), cv.LatestSeq, cv.Unread, extra)
 	}
 }
 
@@ -216,4 +230,12 @@ func cmdRead(ctx context.Context, c *sdk.Client, con *console, rest string) {
 		return
 	}
 	con.printf("read up to #%d, unread %d", cv.ReadSeq, cv.Unread)
+}
+
+// target names a conversation: "group 2a3f9c01" or "with 1002".
+func target(conv contract.ConversationID, peer contract.UserID) string {
+	if conv.Kind() == contract.KindGroup {
+		return "group " + shortID(contract.U128(conv))
+	}
+	return "with " + strconv.FormatUint(uint64(peer), 10)
 }
