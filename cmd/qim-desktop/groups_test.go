@@ -47,7 +47,7 @@ func TestMatchGroup(t *testing.T) {
 		{"2AAB0000", g2, ""},
 		{"2aa", contract.ConversationID{}, "2 known groups"},
 		{"3", contract.ConversationID{}, "no known group"},
-		{direct.String()[:6], contract.ConversationID{}, "no known group"}, // a direct conversation is no group
+		{direct.String()[:6], contract.ConversationID{}, "no known group"},                         // a direct conversation is no group
 		{"2fff0000000000000000000000000009", mustGroup(t, "2fff0000000000000000000000000009"), ""}, // full ids need not be known
 		{"", contract.ConversationID{}, "no group"},
 	}
