@@ -176,6 +176,12 @@ func typeName(ev Event) string {
 		return "Kicked"
 	case LocalStoreReset:
 		return "LocalStoreReset"
+	case GroupCreated:
+		return "GroupCreated"
+	case GroupCreateFailed:
+		return "GroupCreateFailed(" + ev.(GroupCreateFailed).Code.String() + ")"
+	case MembershipChanged:
+		return "MembershipChanged(" + ev.(MembershipChanged).Op.String() + ")"
 	}
 	return "?"
 }
