@@ -163,7 +163,7 @@ func describeEvents(evs []Event) string {
 }
 
 func typeName(ev Event) string {
-	switch ev.(type) {
+	switch e := ev.(type) {
 	case Online:
 		return "Online"
 	case ConversationsUpdated:
@@ -179,9 +179,9 @@ func typeName(ev Event) string {
 	case GroupCreated:
 		return "GroupCreated"
 	case GroupCreateFailed:
-		return "GroupCreateFailed(" + ev.(GroupCreateFailed).Code.String() + ")"
+		return "GroupCreateFailed(" + e.Code.String() + ")"
 	case MembershipChanged:
-		return "MembershipChanged(" + ev.(MembershipChanged).Op.String() + ")"
+		return "MembershipChanged(" + e.Op.String() + ")"
 	}
 	return "?"
 }
