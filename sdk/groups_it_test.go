@@ -110,7 +110,7 @@ func TestITGroupCreateSendReceive(t *testing.T) {
 		return slices.ContainsFunc(evs, func(ev Event) bool { e, ok := ev.(Committed); return ok && e.ClientMessageID == cmid })
 	})
 	for _, m := range []itGroupMember{bob, carol} {
-		m.r.wait(t, 30*time.Second, "the group message", func([]Event) bool { return len(bodiesFrom(t, m.c, group, alice.user)) == 1 })
+		m.r.wait(t, 30*time.Second, "the group message", func([]Event) bool { return len(textsFrom(t, m.c, group, alice.user)) == 1 })
 		create := waitMembership(t, m, group, 1)[0]
 		want := []contract.UserID{alice.user, bob.user, carol.user}
 		slices.Sort(want)
@@ -165,9 +165,9 @@ func TestITGroupLeaveThenNotMember(t *testing.T) {
 	if _, err := alice.c.SendGroup(bg, group, []byte("after bob left"), SendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	carol.r.wait(t, 30*time.Second, "carol's copy", func([]Event) bool { return len(bodiesFrom(t, carol.c, group, alice.user)) == 1 })
+	carol.r.wait(t, 30*time.Second, "carol's copy", func([]Event) bool { return len(textsFrom(t, carol.c, group, alice.user)) == 1 })
 	time.Sleep(time.Second) // a copy that should not exist would arrive by now
-	if got := bodiesFrom(t, bob.c, group, alice.user); len(got) != 0 {
+	if got := textsFrom(t, bob.c, group, alice.user); len(got) != 0 {
 		t.Fatalf("bob received %q after leaving", got)
 	}
 }
@@ -263,10 +263,26 @@ func TestITGroupCreateOfflineSurvivesRestart(t *testing.T) {
 	connectIT(t, ac, ar)
 	waitCreated(t, ar, g.Group)
 	ar.wait(t, 30*time.Second, "Committed", func(evs []Event) bool { return countEvents[Committed](evs) == 1 })
-	bob.r.wait(t, 30*time.Second, "bob's copy", func([]Event) bool { return len(bodiesFrom(t, bob.c, g.Group, alice)) == 1 })
+	bob.r.wait(t, 30*time.Second, "bob's copy", func([]Event) bool { return len(textsFrom(t, bob.c, g.Group, alice)) == 1 })
 	if q, _ := ac.GroupCreates(bg); len(q) != 0 {
 		t.Fatalf("still queued after GROUP_CREATED: %+v", q)
 	}
+}
+
+// textsFrom is bodiesFrom without the membership CONTROL messages the sender's changes wrote.
+func textsFrom(t *testing.T, c *Client, conv contract.ConversationID, sender contract.UserID) []string {
+	t.Helper()
+	msgs, _, err := c.LocalMessages(bg, conv, 0, Newer, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		if m.Sender == sender && m.Type != contract.MessageControl {
+			out = append(out, string(m.Body))
+		}
+	}
+	return out
 }
 
 func groupBytes(g contract.ConversationID) []byte { return contract.U128(g).AppendBytes(nil) }
