@@ -73,9 +73,13 @@ func writeOutcome(w io.Writer, op adminOp, req *internalv1.AdminGroupRequest, re
 	var err error
 	switch op {
 	case opCreate:
-		_, err = fmt.Fprintf(w, "group %s created: membership version %d, CREATE at seq %d\nrequest id %s "+
-			"(repeat with --request-id %[4]s to retry this create)\n", group, res.GetMembershipVersion(),
-			res.GetConversationSeq(), hexID(req.GetClientRequestId()))
+		at := ""
+		if seq := res.GetConversationSeq(); seq != 0 { // this writer leaves it 0 for a CREATE
+			at = fmt.Sprintf(", CREATE at seq %d", seq)
+		}
+		_, err = fmt.Fprintf(w, "group %s created: membership version %d%s\nrequest id %s "+
+			"(repeat with --request-id %[4]s to retry this create)\n", group, res.GetMembershipVersion(), at,
+			hexID(req.GetClientRequestId()))
 	case opAdd, opRemove:
 		what := map[adminOp]string{opAdd: "added", opRemove: "removed"}[op]
 		if res.GetConversationSeq() == 0 {

@@ -125,6 +125,10 @@ func TestMembershipOutput(t *testing.T) {
 			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 1, ConversationSeq: 1},
 			"group " + testGroup + " created: membership version 1, CREATE at seq 1\n" +
 				"request id 0000000000000000000000000000002a (repeat with --request-id 0000000000000000000000000000002a to retry this create)\n"},
+		{opCreate, &internalv1.AdminGroupRequest{ClientRequestId: contract.U128{Lo: 0x2a}.AppendBytes(nil)},
+			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 1},
+			"group " + testGroup + " created: membership version 1\n" +
+				"request id 0000000000000000000000000000002a (repeat with --request-id 0000000000000000000000000000002a to retry this create)\n"},
 		{opAdd, &internalv1.AdminGroupRequest{UserIds: []uint64{4, 5}},
 			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 3, ConversationSeq: 17},
 			"group " + testGroup + ": added 4,5 at seq 17, membership version 3\n"},
