@@ -269,6 +269,38 @@ func TestITGroupCreateOfflineSurvivesRestart(t *testing.T) {
 	}
 }
 
+// A fresh device whose mailbox no longer holds a group finds it through the session list (a
+// GROUP entry with its group_id) and backfills it from the group's history, CONTROL included.
+func TestITGroupFreshDeviceDiscoversTrimmedGroup(t *testing.T) {
+	set := deployment(t)
+	ms := itMembers(t, set, 2)
+	alice, bob := ms[0], ms[1]
+	group := createIT(t, alice, "trimmed", bob.user)
+	for i := 0; i < 2; i++ {
+		if _, err := alice.c.SendGroup(bg, group, []byte(fmt.Sprintf("old%d", i)), SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitConversation(t, bob.c, bob.r, group, "2 unread on bob's first device", func(c Conversation) bool { return c.Unread == 2 })
+	trimMailbox(t, bob.user)
+
+	fresh, fr := openIT(t, itConfig(t, set, bob.user, "fresh", t.TempDir()))
+	connectIT(t, fresh, fr)
+	c := conversationOf(t, fresh, group)
+	if c.ID != group || c.Incomplete {
+		c = relogin(t, fresh, fr, group, "the trimmed group listed and backfilled", func(c Conversation) bool {
+			return c.ID == group && !c.Incomplete
+		})
+	}
+	if got := textsFrom(t, fresh, group, alice.user); fmt.Sprint(got) != "[old0 old1]" || c.Unread != 2 ||
+		c.Kind != contract.KindGroup || c.Group != group {
+		t.Fatalf("fresh device: %q, %+v; want both messages backfilled, unread 2, a GROUP row", got, c)
+	}
+	if evs := membershipOf(fr, group); len(evs) != 1 || evs[0].Op != contract.MembershipCreate {
+		t.Fatalf("fresh device membership events %+v, want the backfilled CREATE", evs)
+	}
+}
+
 // textsFrom is bodiesFrom without the membership CONTROL messages the sender's changes wrote.
 func textsFrom(t *testing.T, c *Client, conv contract.ConversationID, sender contract.UserID) []string {
 	t.Helper()
