@@ -135,7 +135,7 @@ func (e *engine) answerHistory(cmd *historyCmd, msgs []store.Message, hasMore bo
 }
 
 // onBackfillError leaves the conversation marked incomplete and moves on; the next connection
-// tries it again. (A group conversation, for one, is not served by this server's history yet.)
+// tries it again. (A group the user was never a member of, for one, is refused NOT_MEMBER.)
 func (e *engine) onBackfillError(se *ServerError, now time.Time) {
 	if len(e.backfill.queue) > 0 {
 		e.log.Warn("sdk: history backfill refused; conversation stays incomplete", "code", se.Code.String())
