@@ -55,7 +55,8 @@ func (s *Service) admin(ctx context.Context, in *internalv1.AdminGroupRequest) (
 		if err != nil {
 			return nil, err
 		}
-		return &internalv1.AdminGroupOutcome{GroupId: g.GetGroupId(), MembershipVersion: g.GetMembershipVersion()}, nil
+		// The CREATE control message is the group conversation's first seq.
+		return &internalv1.AdminGroupOutcome{GroupId: g.GetGroupId(), MembershipVersion: g.GetMembershipVersion(), ConversationSeq: 1}, nil
 	}
 	conv, err := groupConv(in.GetGroupId())
 	if err != nil {
