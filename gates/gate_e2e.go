@@ -33,7 +33,8 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 	list := g.scenarios
 	if list == nil {
 		list = func() []e2e.Scenario {
-			return slices.Concat(e2e.Scenarios(), e2e.SessionScenarios(), e2e.SDKScenarios(), e2e.SDKSessionScenarios())
+			return slices.Concat(e2e.Scenarios(), e2e.SessionScenarios(), e2e.GroupScenarios(), e2e.SDKScenarios(),
+				e2e.SDKSessionScenarios())
 		}
 	}
 	passed := 0

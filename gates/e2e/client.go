@@ -97,9 +97,19 @@ func (c *Client) readLoop() {
 // Call sends a request and waits for the frame answering its request id. An ERROR answer is
 // returned as *ServerError; out receives any other answer's payload when its opcode matches.
 func (c *Client) Call(ctx context.Context, op contract.Opcode, req proto.Message, wantOp contract.Opcode, out proto.Message) error {
-	payload, err := proto.Marshal(req)
+	m, err := c.CallRaw(ctx, op, req)
 	if err != nil {
 		return err
+	}
+	return decodeAnswer(m, wantOp, out)
+}
+
+// CallRaw sends a request and returns the frame answering its request id as it arrived, for
+// scenarios that inspect the answer's bytes (an ERROR must carry no content, for instance).
+func (c *Client) CallRaw(ctx context.Context, op contract.Opcode, req proto.Message) (wire.Message, error) {
+	payload, err := proto.Marshal(req)
+	if err != nil {
+		return wire.Message{}, err
 	}
 	id := c.nextID.Add(1)
 	ch := make(chan wire.Message, 1)
@@ -108,15 +118,15 @@ func (c *Client) Call(ctx context.Context, op contract.Opcode, req proto.Message
 	c.mu.Unlock()
 	defer func() { c.mu.Lock(); delete(c.waiting, id); c.mu.Unlock() }()
 	if err := c.w.Send(ctx, wire.Message{Opcode: op, RequestID: id, Payload: payload}); err != nil {
-		return fmt.Errorf("e2e: send %s: %w", op, err)
+		return wire.Message{}, fmt.Errorf("e2e: send %s: %w", op, err)
 	}
 	select {
 	case m := <-ch:
-		return decodeAnswer(m, wantOp, out)
+		return m, nil
 	case <-c.closed:
-		return fmt.Errorf("%w (%v)", ErrClosed, c.readErr)
+		return wire.Message{}, fmt.Errorf("%w (%v)", ErrClosed, c.readErr)
 	case <-ctx.Done():
-		return fmt.Errorf("e2e: waiting for %s answer: %w", wantOp, ctx.Err())
+		return wire.Message{}, fmt.Errorf("e2e: waiting for the answer to %s: %w", op, ctx.Err())
 	}
 }
 

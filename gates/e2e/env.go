@@ -37,6 +37,16 @@ func NewEnv(gateway string, secret []byte, brokers []string, shards int, set *sv
 // User allocates a fresh user id.
 func (e *Env) User() contract.UserID { return contract.UserID(e.base + e.next.Add(1)) }
 
+// WriterAddr is the writer's internal gRPC address, which also serves GroupAdmin (the admin
+// surface has no client opcode, so a scenario that needs an admin ADD or REMOVE dials it); ""
+// when the Env has no service set.
+func (e *Env) WriterAddr() string {
+	if e.Set == nil {
+		return ""
+	}
+	return e.Set.Addrs.Writer
+}
+
 // Token mints a dev token for (user, device), valid for an hour.
 func (e *Env) Token(user contract.UserID, device string) string {
 	tok, err := devtoken.Issue(e.Secret, devtoken.Claims{Tenant: e.Tenant, User: user, Device: device,

@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+)
+
+// scenarioGroupLeaver: a member who leaves keeps what it could read up to and including its own
+// LEAVE, gets nothing after it by mailbox or history, and every group request is refused.
+func scenarioGroupLeaver(ctx context.Context, e *Env) error {
+	d := &devices{e: e}
+	defer d.close()
+	alice, bob, carol := e.User(), e.User(), e.User()
+	ca, err := d.login(ctx, alice, "a1")
+	if err != nil {
+		return err
+	}
+	cb, err := d.login(ctx, bob, "b1")
+	if err != nil {
+		return err
+	}
+	cc, err := d.login(ctx, carol, "c1")
+	if err != nil {
+		return err
+	}
+	g, err := newGroup(ctx, e, ca, alice, "leave", bob, carol)
+	if err != nil {
+		return err
+	}
+	conv := g.GetConversationId()
+	body1, body2 := []byte("before bob left"), []byte("after bob left")
+	m1, err := ca.SendGroup(ctx, g.GetGroupId(), NewCmid(), body1)
+	if err != nil {
+		return err
+	}
+	left, err := cb.LeaveGroup(ctx, g.GetGroupId())
+	if err != nil {
+		return fmt.Errorf("LEAVE_GROUP: %w", err)
+	}
+	at := left.GetLeftAtSeq()
+	if !bytes.Equal(left.GetGroupId(), g.GetGroupId()) || at <= m1.GetConversationSeq() ||
+		left.GetMembershipVersion() != g.GetMembershipVersion()+1 {
+		return fmt.Errorf("LEAVE_GROUP_ACK = %v, want the group, left_at above %d, version %d", left, m1.GetConversationSeq(),
+			g.GetMembershipVersion()+1)
+	}
+	m2, err := ca.SendGroup(ctx, g.GetGroupId(), NewCmid(), body2)
+	if err != nil {
+		return err
+	}
+	if m2.GetConversationSeq() <= at {
+		return fmt.Errorf("a message sent after the leave at %d got seq %d", at, m2.GetConversationSeq())
+	}
+	// Carol, who stayed, gets the later message: it was fanned out while bob's mailbox was
+	// still being filled, so its absence there is meaningful.
+	if _, _, err := PullUntil(ctx, cc, 0, HasMessage(m2.GetMessageId())); err != nil {
+		return fmt.Errorf("carol (stayed): %w", err)
+	}
+	evs, cursor, err := PullUntil(ctx, cb, 0, hasSeq(conv, at))
+	if err != nil {
+		return fmt.Errorf("bob's mailbox never got his LEAVE at %d: %w", at, err)
+	}
+	evs = append(evs, settle(ctx, cb, cursor, time.Second)...)
+	leave := wantChange{op: contract.MembershipLeave, seq: at, actor: bob, sender: bob, users: []contract.UserID{bob},
+		version: left.GetMembershipVersion(), count: 2}
+	if err := readUpTo("mailbox", inConversation(evs, conv), at, m1, body1, leave); err != nil {
+		return err
+	}
+	hist, err := cb.History(ctx, conv)
+	if err != nil {
+		return fmt.Errorf("bob's history after leaving: %w", err)
+	}
+	if err := readUpTo("history", inConversation(hist, conv), at, m1, body1, leave); err != nil {
+		return err
+	}
+	if _, err := cb.SendGroup(ctx, g.GetGroupId(), NewCmid(), []byte("still here?")); !isCode(err, contract.ErrCodeNotMember) {
+		return fmt.Errorf("SEND after leaving: %v, want NOT_MEMBER", err)
+	}
+	if _, err := cb.LeaveGroup(ctx, g.GetGroupId()); !isCode(err, contract.ErrCodeNotMember) {
+		return fmt.Errorf("a second LEAVE_GROUP: %v, want NOT_MEMBER", err)
+	}
+	if _, err := cb.PullMembers(ctx, g.GetGroupId(), nil, 0); !isCode(err, contract.ErrCodeNotMember) {
+		return fmt.Errorf("PULL_MEMBERS after leaving: %v, want NOT_MEMBER", err)
+	}
+	return checkMembers(ctx, cc, g.GetGroupId(), left.GetMembershipVersion(), map[contract.UserID]uint64{alice: 0, carol: 0})
+}
+
+// readUpTo checks a leaver's view of the group: the earlier message, its own LEAVE as the last
+// record at seq at, and nothing above it.
+func readUpTo(what string, got []carried, at uint64, m1 *qimv1.SendAck, body1 []byte, leave wantChange) error {
+	if len(got) == 0 || got[len(got)-1].GetConversationSeq() != at {
+		return fmt.Errorf("bob's %s holds group seqs %v, want the last to be his LEAVE at %d", what, seqs(got), at)
+	}
+	if err := leave.check(got[len(got)-1]); err != nil {
+		return fmt.Errorf("bob's %s: %w", what, err)
+	}
+	for _, m := range got {
+		if bytes.Equal(m.GetMessageId(), m1.GetMessageId()) {
+			return checkText(m, m1, body1)
+		}
+	}
+	return fmt.Errorf("bob's %s lacks the message at %d sent before he left (seqs %v)", what, m1.GetConversationSeq(), seqs(got))
+}
+
+// scenarioGroupOutsider: a user who never was a member is refused SEND, PULL_HISTORY and
+// PULL_MEMBERS with NOT_MEMBER, and no reply (nor its mailbox or session list) carries any of
+// the group's content; its refused SEND commits nothing.
+func scenarioGroupOutsider(ctx context.Context, e *Env) error {
+	d := &devices{e: e}
+	defer d.close()
+	alice, bob, mallory := e.User(), e.User(), e.User()
+	ca, err := d.login(ctx, alice, "a1")
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("private-%d", alice)
+	g, err := newGroup(ctx, e, ca, alice, name, bob)
+	if err != nil {
+		return err
+	}
+	secret := fmt.Appendf(nil, "secret for members only %x", NewCmid())
+	ack, err := ca.SendGroup(ctx, g.GetGroupId(), NewCmid(), secret)
+	if err != nil {
+		return err
+	}
+	cm, err := d.login(ctx, mallory, "m1")
+	if err != nil {
+		return err
+	}
+	leaks := [][]byte{secret, ack.GetMessageId(), []byte(name), []byte(strconv.FormatUint(uint64(alice), 10)),
+		[]byte(strconv.FormatUint(uint64(bob), 10))}
+	m, err := cm.CallRaw(ctx, contract.OpSend, &qimv1.SendRequest{ClientMessageId: NewCmid(),
+		Target: &qimv1.SendRequest_GroupId{GroupId: g.GetGroupId()}, MessageType: uint32(contract.MessageText), Body: []byte("let me in")})
+	if err := refusedWithoutContent("SEND", m, err, leaks...); err != nil {
+		return err
+	}
+	for _, dir := range []historyDirection{historyNewer, historyOlder} {
+		m, err = cm.CallRaw(ctx, contract.OpPullHistory, &qimv1.PullHistory{ConversationId: g.GetConversationId(), Direction: uint32(dir)})
+		if err := refusedWithoutContent(fmt.Sprintf("PULL_HISTORY (direction %d)", dir), m, err, leaks...); err != nil {
+			return err
+		}
+	}
+	m, err = cm.CallRaw(ctx, contract.OpPullMembers, &qimv1.PullMembers{GroupId: g.GetGroupId()})
+	if err := refusedWithoutContent("PULL_MEMBERS", m, err, leaks...); err != nil {
+		return err
+	}
+	return outsiderSawNothing(ctx, e, d, cm, g, bob, ack, secret)
+}
+
+// outsiderSawNothing checks the members' view holds exactly CREATE and the secret (the refused
+// SEND committed nothing) and that the outsider's mailbox and session list stay empty.
+func outsiderSawNothing(ctx context.Context, e *Env, d *devices, cm *Client, g *qimv1.GroupCreated, bob contract.UserID,
+	ack *qimv1.SendAck, secret []byte) error {
+	cb, err := d.login(ctx, bob, "b1")
+	if err != nil {
+		return err
+	}
+	hist, err := cb.History(ctx, g.GetConversationId())
+	if err != nil {
+		return fmt.Errorf("bob's history: %w", err)
+	}
+	got := inConversation(hist, g.GetConversationId())
+	if len(got) != 2 {
+		return fmt.Errorf("the group's history holds seqs %v, want CREATE and the one message at %d", seqs(got), ack.GetConversationSeq())
+	}
+	if err := checkText(got[1], ack, secret); err != nil {
+		return err
+	}
+	if _, _, err := PullUntil(ctx, cb, 0, HasMessage(ack.GetMessageId())); err != nil {
+		return fmt.Errorf("bob's mailbox: %w", err)
+	}
+	if evs := settle(ctx, cm, 0, time.Second); len(evs) != 0 {
+		return fmt.Errorf("the outsider's mailbox got %d events, first %v", len(evs), evs[0])
+	}
+	list, err := cm.SessionList(ctx, 100)
+	if err != nil {
+		return err
+	}
+	if len(list) != 0 {
+		return fmt.Errorf("the outsider's session list has %d rows, first %v", len(list), list[0])
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+)
+
+// scenarioGroupUnread: a group's session row counts exactly the messages of others inside the
+// reader's intervals — never CONTROL messages, never the reader's own, never what was sent
+// before a late member joined — and MARK_READ takes it to 0 for that user only.
+func scenarioGroupUnread(ctx context.Context, e *Env) error {
+	d := &devices{e: e}
+	defer d.close()
+	alice, bob, carol, dave := e.User(), e.User(), e.User(), e.User()
+	ca, err := d.login(ctx, alice, "a1")
+	if err != nil {
+		return err
+	}
+	cb, err := d.login(ctx, bob, "b1")
+	if err != nil {
+		return err
+	}
+	cc, err := d.login(ctx, carol, "c1")
+	if err != nil {
+		return err
+	}
+	g, err := newGroup(ctx, e, ca, alice, "unread", bob, carol)
+	if err != nil {
+		return err
+	}
+	send := func(c *Client, body string) (*qimv1.SendAck, error) {
+		return c.SendGroup(ctx, g.GetGroupId(), NewCmid(), []byte(body))
+	}
+	for _, body := range []string{"alice 1", "alice 2"} {
+		if _, err := send(ca, body); err != nil {
+			return err
+		}
+	}
+	if _, err := e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), dave); err != nil {
+		return err
+	}
+	for _, m := range []struct {
+		c    *Client
+		body string
+	}{{ca, "alice 3"}, {cb, "bob's own"}} {
+		if _, err := send(m.c, m.body); err != nil {
+			return err
+		}
+	}
+	last, err := send(cc, "carol last")
+	if err != nil {
+		return err
+	}
+	// Bob: alice 1-3 and carol's = 4 (CREATE, ADD and his own never count).
+	if err := groupRow(ctx, cb, "bob", g, last, carol, "carol last", 4); err != nil {
+		return err
+	}
+	cd, err := d.login(ctx, dave, "d1")
+	if err != nil {
+		return err
+	}
+	// Dave joined after alice 1 and 2: alice 3, bob's and carol's = 3.
+	if err := groupRow(ctx, cd, "dave", g, last, carol, "carol last", 3); err != nil {
+		return err
+	}
+	read, err := cb.MarkRead(ctx, g.GetConversationId(), last.GetConversationSeq())
+	if err != nil {
+		return err
+	}
+	if read.GetReadConversationSeq() != last.GetConversationSeq() || read.GetUnreadCount() != 0 || !read.GetUnreadExact() {
+		return fmt.Errorf("MARK_READ_ACK = %v, want read %d unread 0 exact", read, last.GetConversationSeq())
+	}
+	row, err := WaitSessionRow(ctx, cb, g.GetConversationId(), 0, nil)
+	if err != nil {
+		return err
+	}
+	if row.GetUnreadCount() != 0 || row.GetReadConversationSeq() != last.GetConversationSeq() {
+		return fmt.Errorf("bob after MARK_READ: unread %d read %d", row.GetUnreadCount(), row.GetReadConversationSeq())
+	}
+	return groupRow(ctx, cd, "dave after bob's MARK_READ", g, last, carol, "carol last", 3)
+}
+
+// groupRow waits until c's row of the group reaches last and checks it: a GROUP row naming the
+// group, headed by last, with exactly unread unread messages.
+func groupRow(ctx context.Context, c *Client, who string, g *qimv1.GroupCreated, last *qimv1.SendAck, sender contract.UserID,
+	body string, unread uint32) error {
+	row, err := WaitSessionRow(ctx, c, g.GetConversationId(), projectionWait, func(s *qimv1.SessionEntry) bool {
+		return s.GetLatestConversationSeq() == last.GetConversationSeq()
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", who, err)
+	}
+	h := row.GetHead()
+	if contract.ConversationKind(row.GetConversationKind()) != contract.KindGroup || !bytes.Equal(row.GetGroupId(), g.GetGroupId()) ||
+		row.GetPeerUserId() != 0 || row.GetUnreadCount() != unread || !row.GetUnreadExact() ||
+		!bytes.Equal(h.GetMessageId(), last.GetMessageId()) || h.GetSenderUserId() != uint64(sender) || string(h.GetBody()) != body {
+		return fmt.Errorf("%s: session row %v, want kind GROUP, group %x, unread %d exact, head %x from %d %q", who, row,
+			g.GetGroupId(), unread, last.GetMessageId(), sender, body)
+	}
+	return nil
+}
+
+// scenarioGroupControlOrder: create, admin add, leave and admin remove each arrive as a CONTROL
+// message with the right op, actor, users, version and count, in conversation_seq order, to a
+// member who stayed (mailbox and history) and, for its own interval, to the removed member.
+func scenarioGroupControlOrder(ctx context.Context, e *Env) error {
+	d := &devices{e: e}
+	defer d.close()
+	alice, bob, carol, dave := e.User(), e.User(), e.User(), e.User()
+	ca, err := d.login(ctx, alice, "a1")
+	if err != nil {
+		return err
+	}
+	cc, err := d.login(ctx, carol, "c1")
+	if err != nil {
+		return err
+	}
+	g, err := newGroup(ctx, e, ca, alice, "order", bob, carol)
+	if err != nil {
+		return err
+	}
+	add, err := e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), dave)
+	if err != nil {
+		return err
+	}
+	left, err := cc.LeaveGroup(ctx, g.GetGroupId())
+	if err != nil {
+		return err
+	}
+	rm, err := e.AdminChange(ctx, contract.MembershipRemove, g.GetGroupId(), dave)
+	if err != nil {
+		return err
+	}
+	v := g.GetMembershipVersion()
+	want := []wantChange{
+		{op: contract.MembershipCreate, actor: alice, sender: alice, users: []contract.UserID{alice, bob, carol}, version: v, count: 3},
+		{op: contract.MembershipAdd, seq: add.GetConversationSeq(), sender: alice, users: []contract.UserID{dave}, version: v + 1, count: 4},
+		{op: contract.MembershipLeave, seq: left.GetLeftAtSeq(), actor: carol, sender: carol, users: []contract.UserID{carol},
+			version: v + 2, count: 3},
+		{op: contract.MembershipRemove, seq: rm.GetConversationSeq(), sender: alice, users: []contract.UserID{dave}, version: v + 3, count: 2},
+	}
+	if add.GetMembershipVersion() != v+1 || left.GetMembershipVersion() != v+2 || rm.GetMembershipVersion() != v+3 {
+		return fmt.Errorf("versions after add, leave, remove = %d, %d, %d; want %d, %d, %d", add.GetMembershipVersion(),
+			left.GetMembershipVersion(), rm.GetMembershipVersion(), v+1, v+2, v+3)
+	}
+	conv := g.GetConversationId()
+	cb, err := d.login(ctx, bob, "b1")
+	if err != nil {
+		return err
+	}
+	evs, _, err := PullUntil(ctx, cb, 0, hasSeq(conv, rm.GetConversationSeq()))
+	if err != nil {
+		return fmt.Errorf("bob's mailbox: %w", err)
+	}
+	if err := mailboxInSeqOrder(evs, conv); err != nil {
+		return fmt.Errorf("bob's mailbox: %w", err)
+	}
+	if err := changesAre("bob's mailbox", inConversation(evs, conv), want); err != nil {
+		return err
+	}
+	hist, err := cb.History(ctx, conv)
+	if err != nil {
+		return err
+	}
+	if err := changesAre("bob's history", inConversation(hist, conv), want); err != nil {
+		return err
+	}
+	cd, err := d.login(ctx, dave, "d1")
+	if err != nil {
+		return err
+	}
+	hist, err = cd.History(ctx, conv)
+	if err != nil {
+		return fmt.Errorf("dave (removed) reading his interval: %w", err)
+	}
+	if err := changesAre("dave's history", inConversation(hist, conv), want[1:]); err != nil {
+		return err
+	}
+	return checkMembers(ctx, cb, g.GetGroupId(), v+3, map[contract.UserID]uint64{alice: 0, bob: 0})
+}
+
+// changesAre checks got is exactly the changes of want, in order.
+func changesAre(what string, got []carried, want []wantChange) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s holds group seqs %v, want %d membership changes", what, seqs(got), len(want))
+	}
+	for i, w := range want {
+		if err := w.check(got[i]); err != nil {
+			return fmt.Errorf("%s, change %d: %w", what, i, err)
+		}
+	}
+	return nil
+}
+
+// mailboxInSeqOrder checks the events of conv arrive (in mailbox order) with strictly increasing
+// conversation_seq.
+func mailboxInSeqOrder(evs []*qimv1.MailboxEvent, conv []byte) error {
+	var prev uint64
+	for _, ev := range evs {
+		if !bytes.Equal(ev.GetConversationId(), conv) {
+			continue
+		}
+		if ev.GetConversationSeq() <= prev {
+			return fmt.Errorf("conversation seq %d arrived after %d", ev.GetConversationSeq(), prev)
+		}
+		prev = ev.GetConversationSeq()
+	}
+	return nil
+}
