@@ -80,20 +80,27 @@ func (p *tamperProxy) pipe(client net.Conn) {
 	}
 }
 
-// brokenServer is one deliberately wrong server behaviour and the scenario that must catch it.
+// brokenServer is one deliberately wrong server behaviour, the scenario that must catch it and
+// a fragment of the failure it must report (so it fails for this reason, not another).
 type brokenServer struct {
 	name     string
-	scenario func(context.Context, *Env) error
+	scenario string
+	want     string
 	rewrite  func(*wire.Message)
 }
 
 func brokenServers() []brokenServer {
 	return []brokenServer{
-		{"sender-copy-without-client-message-id", scenarioGroupFanout, onEvents(func(ev *qimv1.MailboxEvent) { ev.ClientMessageId = nil })},
-		{"history-ignores-joined-at", scenarioGroupLateMember, onHistory(leakBelow)},
-		{"history-ignores-left-at", scenarioGroupLeaver, onHistory(leakAbove)},
-		{"control-counted-as-unread", scenarioGroupUnread, onSessions(func(s *qimv1.SessionEntry) { s.UnreadCount += 2 })},
-		{"leave-reported-as-remove", scenarioGroupControlOrder, onEvents(leaveAsRemove)},
+		{"sender-copy-without-client-message-id", "group-send-reaches-every-member-online-and-offline", "alice's laptop",
+			onEvents(func(ev *qimv1.MailboxEvent) { ev.ClientMessageId = nil })},
+		{"history-ignores-joined-at", "group-late-member-sees-nothing-before-join", "carol's history from seq 0 holds 3",
+			onHistory(leakBelow)},
+		{"history-ignores-left-at", "group-leaver-reads-up-to-leave-and-nothing-after", "bob's history holds group seqs",
+			onHistory(leakAbove)},
+		{"control-counted-as-unread", "group-session-row-exact-unread-without-control", "want kind GROUP, group",
+			onSessions(func(s *qimv1.SessionEntry) { s.UnreadCount += 2 })},
+		{"leave-reported-as-remove", "group-membership-control-messages-in-order", "want LEAVE at seq",
+			onEvents(leaveAsRemove)},
 	}
 }
 
