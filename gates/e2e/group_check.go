@@ -45,7 +45,8 @@ func checkCopy(who string, evs []*qimv1.MailboxEvent, ack *qimv1.SendAck, sender
 	if !bytes.Equal(ev.GetConversationId(), ack.GetConversationId()) || ev.GetConversationSeq() != ack.GetConversationSeq() ||
 		ev.GetSenderUserId() != uint64(sender) || !bytes.Equal(ev.GetBody(), body) ||
 		ev.GetMessageType() != uint32(contract.MessageText) || !bytes.Equal(ev.GetClientMessageId(), cmid) {
-		return fmt.Errorf("%s: event %v, want conv %x seq %d sender %d body %q cmid %x", who, ev, ack.GetConversationId(),
+		return fmt.Errorf("%s: event {%s cmid %x}, want conv %x seq %d sender %d body %q cmid %x", who, fmtMsg(ev),
+			ev.GetClientMessageId(), ack.GetConversationId(),
 			ack.GetConversationSeq(), sender, body, cmid)
 	}
 	return nil
@@ -139,4 +140,10 @@ func refusedWithoutContent(what string, m wire.Message, err error, secrets ...[]
 		}
 	}
 	return nil
+}
+
+// fmtMsg prints a mailbox event or history record, ids in hex.
+func fmtMsg(m carried) string {
+	return fmt.Sprintf("conv %x seq %d id %x from %d type %d %q body %q", m.GetConversationId(), m.GetConversationSeq(),
+		m.GetMessageId(), m.GetSenderUserId(), m.GetMessageType(), m.GetCustomType(), m.GetBody())
 }

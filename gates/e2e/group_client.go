@@ -108,28 +108,50 @@ const (
 	historyNewer historyDirection = 2
 )
 
-// History reads the whole visible history of conv, paging NEWER from seq 0 in small pages (so
-// paging itself is exercised), and checks the records come back strictly ascending.
+// History reads the whole visible history of conv, NEWER from seq 0 in pages of 3.
 func (c *Client) History(ctx context.Context, conv []byte) ([]*qimv1.HistoryMessage, error) {
+	return c.HistoryPaged(ctx, conv, historyNewer, 3)
+}
+
+// HistoryPaged reads the whole visible history of conv in one direction (NEWER from seq 0,
+// OLDER from the newest) in pages of limit, so paging itself is exercised, across the gaps
+// between a member's intervals too. It checks every page stays beyond its anchor and the anchor
+// always moves, and returns the records ascending.
+func (c *Client) HistoryPaged(ctx context.Context, conv []byte, dir historyDirection, limit uint32) ([]*qimv1.HistoryMessage, error) {
 	var all []*qimv1.HistoryMessage
 	var anchor uint64
 	for page := 0; page < 1000; page++ {
-		b, err := c.PullHistory(ctx, conv, anchor, historyNewer, 3)
+		b, err := c.PullHistory(ctx, conv, anchor, dir, limit)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range b.GetRecords() {
-			if r.GetConversationSeq() <= anchor {
-				return nil, fmt.Errorf("e2e: history NEWER after %d returned seq %d", anchor, r.GetConversationSeq())
+		rs := b.GetRecords()
+		for i, r := range rs {
+			seq := r.GetConversationSeq()
+			beyond := seq > anchor
+			if dir == historyOlder {
+				beyond = anchor == 0 || seq < anchor
 			}
-			if !bytes.Equal(r.GetConversationId(), conv) {
-				return nil, fmt.Errorf("e2e: history of %x returned a record of %x", conv, r.GetConversationId())
+			if !beyond || (i > 0 && seq <= rs[i-1].GetConversationSeq()) || !bytes.Equal(r.GetConversationId(), conv) {
+				return nil, fmt.Errorf("e2e: history (direction %d, anchor %d) returned seq %d of %x at position %d", dir, anchor, seq,
+					r.GetConversationId(), i)
 			}
-			anchor = r.GetConversationSeq()
-			all = append(all, r)
 		}
-		if !b.GetHasMore() || len(b.GetRecords()) == 0 {
+		if len(rs) > 0 && dir == historyNewer {
+			all, anchor = append(all, rs...), rs[len(rs)-1].GetConversationSeq()
+		} else if len(rs) > 0 {
+			all, anchor = append(slices.Clone(rs), all...), rs[0].GetConversationSeq()
+		}
+		if !b.GetHasMore() {
 			return all, nil
+		}
+		// A page that skipped records between two of the reader's intervals names where to go on.
+		next := b.GetNextAnchorSeq()
+		switch {
+		case next != 0 && dir == historyNewer && next > anchor, next != 0 && dir == historyOlder && next < anchor:
+			anchor = next
+		case len(rs) == 0:
+			return nil, fmt.Errorf("e2e: history page after %d has more but neither records nor a next anchor", anchor)
 		}
 	}
 	return nil, errors.New("e2e: history paging did not end")

@@ -70,11 +70,11 @@ func scenarioGroupLateMember(ctx context.Context, e *Env) error {
 	if err := joined("history from seq 0", inConversation(hist, g.GetConversationId())); err != nil {
 		return err
 	}
-	older, err := cc.PullHistory(ctx, g.GetConversationId(), 0, historyOlder, 100)
+	older, err := cc.HistoryPaged(ctx, g.GetConversationId(), historyOlder, 1)
 	if err != nil {
 		return err
 	}
-	if err := joined("history OLDER from the newest", inConversation(older.GetRecords(), g.GetConversationId())); err != nil {
+	if err := joined("history OLDER from the newest", inConversation(older, g.GetConversationId())); err != nil {
 		return err
 	}
 	evs, _, err := PullUntil(ctx, cc, 0, HasMessage(after.GetMessageId()))

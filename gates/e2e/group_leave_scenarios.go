@@ -175,14 +175,97 @@ func outsiderSawNothing(ctx context.Context, e *Env, d *devices, cm *Client, g *
 		return fmt.Errorf("bob's mailbox: %w", err)
 	}
 	if evs := settle(ctx, cm, 0, time.Second); len(evs) != 0 {
-		return fmt.Errorf("the outsider's mailbox got %d events, first %v", len(evs), evs[0])
+		return fmt.Errorf("the outsider's mailbox got %d events, first {%s}", len(evs), fmtMsg(evs[0]))
 	}
 	list, err := cm.SessionList(ctx, 100)
 	if err != nil {
 		return err
 	}
 	if len(list) != 0 {
-		return fmt.Errorf("the outsider's session list has %d rows, first %v", len(list), list[0])
+		return fmt.Errorf("the outsider's session list has %d rows, first {%s}", len(list), fmtRow(list[0]))
 	}
 	return nil
+}
+
+// scenarioGroupRejoin: a member who left and was added again has two intervals; it reads both,
+// in either paging direction and through its mailbox, and never what was sent in between.
+func scenarioGroupRejoin(ctx context.Context, e *Env) error {
+	d := &devices{e: e}
+	defer d.close()
+	alice, bob, carol := e.User(), e.User(), e.User()
+	ca, err := d.login(ctx, alice, "a1")
+	if err != nil {
+		return err
+	}
+	cb, err := d.login(ctx, bob, "b1")
+	if err != nil {
+		return err
+	}
+	g, err := newGroup(ctx, e, ca, alice, "rejoin", bob, carol)
+	if err != nil {
+		return err
+	}
+	conv, bodies := g.GetConversationId(), [][]byte{[]byte("first interval"), []byte("while bob was out"), []byte("second interval")}
+	acks := make([]*qimv1.SendAck, 3)
+	var left *qimv1.LeaveGroupAck
+	for i, body := range bodies {
+		if acks[i], err = ca.SendGroup(ctx, g.GetGroupId(), NewCmid(), body); err != nil {
+			return err
+		}
+		if i == 0 {
+			if left, err = cb.LeaveGroup(ctx, g.GetGroupId()); err != nil {
+				return err
+			}
+		}
+		if i == 1 {
+			if _, err = e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), bob); err != nil {
+				return err
+			}
+		}
+	}
+	members, version, err := cb.Members(ctx, g.GetGroupId())
+	if err != nil {
+		return fmt.Errorf("PULL_MEMBERS after the re-add: %w", err)
+	}
+	var rejoined uint64 // bob's second interval opens here (the seq of his ADD - 1)
+	for _, m := range members {
+		if m.GetUserId() == uint64(bob) {
+			rejoined = m.GetJoinedAtSeq()
+		}
+	}
+	leave := wantChange{op: contract.MembershipLeave, seq: left.GetLeftAtSeq(), actor: bob, sender: bob, users: []contract.UserID{bob},
+		version: left.GetMembershipVersion(), count: 2}
+	add := wantChange{op: contract.MembershipAdd, seq: rejoined + 1, sender: alice, users: []contract.UserID{bob}, version: version, count: 3}
+	// (rejoined, ...] must not hold the message sent while bob was out.
+	if rejoined < acks[1].GetConversationSeq() || version != left.GetMembershipVersion()+1 {
+		return fmt.Errorf("bob re-added: joined_at %d version %d, want at least the gap message's %d and version %d", rejoined, version,
+			acks[1].GetConversationSeq(), left.GetMembershipVersion()+1)
+	}
+	both := func(what string, got []carried) error {
+		if len(got) != 5 {
+			return fmt.Errorf("bob's %s holds group seqs %v, want CREATE, %d, his LEAVE %d, his ADD %d, %d (never %d)", what, seqs(got),
+				acks[0].GetConversationSeq(), leave.seq, add.seq, acks[2].GetConversationSeq(), acks[1].GetConversationSeq())
+		}
+		for _, err := range []error{checkText(got[1], acks[0], bodies[0]), leave.check(got[2]), add.check(got[3]),
+			checkText(got[4], acks[2], bodies[2])} {
+			if err != nil {
+				return fmt.Errorf("bob's %s: %w", what, err)
+			}
+		}
+		return nil
+	}
+	for _, dir := range []historyDirection{historyNewer, historyOlder} {
+		hist, err := cb.HistoryPaged(ctx, conv, dir, 2)
+		if err != nil {
+			return fmt.Errorf("bob's history (direction %d): %w", dir, err)
+		}
+		if err := both(fmt.Sprintf("history (direction %d, pages of 2)", dir), inConversation(hist, conv)); err != nil {
+			return err
+		}
+	}
+	evs, _, err := PullUntil(ctx, cb, 0, HasMessage(acks[2].GetMessageId()))
+	if err != nil {
+		return fmt.Errorf("bob's mailbox: %w", err)
+	}
+	return both("mailbox", inConversation(evs, conv))
 }

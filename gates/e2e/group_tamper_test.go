@@ -97,7 +97,7 @@ func brokenServers() []brokenServer {
 			onHistory(leakBelow)},
 		{"history-ignores-left-at", "group-leaver-reads-up-to-leave-and-nothing-after", "bob's history holds group seqs",
 			onHistory(leakAbove)},
-		{"control-counted-as-unread", "group-session-row-exact-unread-without-control", "want kind GROUP, group",
+		{"control-counted-as-unread", "group-session-row-exact-unread-without-control", "want kind 2, group",
 			onSessions(func(s *qimv1.SessionEntry) { s.UnreadCount += 2 })},
 		{"leave-reported-as-remove", "group-membership-control-messages-in-order", "want LEAVE at seq",
 			onEvents(leaveAsRemove)},
