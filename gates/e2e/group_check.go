@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 
@@ -146,4 +147,59 @@ func refusedWithoutContent(what string, m wire.Message, err error, secrets ...[]
 func fmtMsg(m carried) string {
 	return fmt.Sprintf("conv %x seq %d id %x from %d type %d %q body %q", m.GetConversationId(), m.GetConversationSeq(),
 		m.GetMessageId(), m.GetSenderUserId(), m.GetMessageType(), m.GetCustomType(), m.GetBody())
+}
+
+// expect checks one message a reader must see at its position in a conversation: a text
+// (isText), the group's CREATE (isCreate) or a membership change (wantChange.check).
+type expect func(carried) error
+
+func isText(ack *qimv1.SendAck, body []byte) expect {
+	return func(m carried) error { return checkText(m, ack, body) }
+}
+
+func isCreate(m carried) error {
+	ch, err := membershipOf(m)
+	if err != nil || ch == nil || contract.MembershipOp(ch.GetOp()) != contract.MembershipCreate {
+		return fmt.Errorf("seq %d is not the group's CREATE: {%s} (%v)", m.GetConversationSeq(), fmtMsg(m), err)
+	}
+	return nil
+}
+
+// viewIs checks got (one conversation, ascending) holds exactly want.
+func viewIs(what string, got []carried, want ...expect) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s holds seqs %v, want %d messages", what, seqs(got), len(want))
+	}
+	for i, w := range want {
+		if err := w(got[i]); err != nil {
+			return fmt.Errorf("%s, message %d: %w", what, i, err)
+		}
+	}
+	return nil
+}
+
+// readsExactly checks who's history of conv, paged NEWER and OLDER in pages of 2 (so pages
+// cross interval bounds), and its mailbox events (when given) hold exactly want.
+func readsExactly(ctx context.Context, who string, c *Client, conv []byte, mailbox []*qimv1.MailboxEvent, want ...expect) error {
+	for _, dir := range []historyDirection{historyNewer, historyOlder} {
+		hist, err := c.HistoryPaged(ctx, conv, dir, 2)
+		if err != nil {
+			return fmt.Errorf("%s's history (%s): %w", who, dir, err)
+		}
+		if err := viewIs(fmt.Sprintf("%s's history (%s, pages of 2)", who, dir), inConversation(hist, conv), want...); err != nil {
+			return err
+		}
+	}
+	if mailbox == nil {
+		return nil
+	}
+	return viewIs(who+"'s mailbox", inConversation(mailbox, conv), want...)
+}
+
+func seqs(ms []carried) []uint64 {
+	out := make([]uint64, len(ms))
+	for i, m := range ms {
+		out[i] = m.GetConversationSeq()
+	}
+	return out
 }

@@ -108,6 +108,16 @@ const (
 	historyNewer historyDirection = 2
 )
 
+func (d historyDirection) String() string {
+	switch d {
+	case historyOlder:
+		return "OLDER"
+	case historyNewer:
+		return "NEWER"
+	}
+	return fmt.Sprintf("direction %d", uint32(d))
+}
+
 // History reads the whole visible history of conv, NEWER from seq 0 in pages of 3.
 func (c *Client) History(ctx context.Context, conv []byte) ([]*qimv1.HistoryMessage, error) {
 	return c.HistoryPaged(ctx, conv, historyNewer, 3)

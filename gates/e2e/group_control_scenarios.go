@@ -16,14 +16,11 @@ func scenarioGroupControlOrder(ctx context.Context, e *Env) error {
 	d := &devices{e: e}
 	defer d.close()
 	alice, bob, carol, dave := e.User(), e.User(), e.User(), e.User()
-	ca, err := d.login(ctx, alice, "a1")
+	cs, err := d.logins(ctx, alice, carol)
 	if err != nil {
 		return err
 	}
-	cc, err := d.login(ctx, carol, "c1")
-	if err != nil {
-		return err
-	}
+	ca, cc := cs[0], cs[1]
 	g, err := newGroup(ctx, e, ca, alice, "order", bob, carol)
 	if err != nil {
 		return err
@@ -41,64 +38,50 @@ func scenarioGroupControlOrder(ctx context.Context, e *Env) error {
 		return err
 	}
 	v := g.GetMembershipVersion()
-	want := []wantChange{
-		{op: contract.MembershipCreate, actor: alice, sender: alice, users: []contract.UserID{alice, bob, carol}, version: v, count: 3},
-		{op: contract.MembershipAdd, seq: add.GetConversationSeq(), sender: alice, users: []contract.UserID{dave}, version: v + 1, count: 4},
-		{op: contract.MembershipLeave, seq: left.GetLeftAtSeq(), actor: carol, sender: carol, users: []contract.UserID{carol},
-			version: v + 2, count: 3},
-		{op: contract.MembershipRemove, seq: rm.GetConversationSeq(), sender: alice, users: []contract.UserID{dave}, version: v + 3, count: 2},
-	}
 	if add.GetMembershipVersion() != v+1 || left.GetMembershipVersion() != v+2 || rm.GetMembershipVersion() != v+3 {
 		return fmt.Errorf("versions after add, leave, remove = %d, %d, %d; want %d, %d, %d", add.GetMembershipVersion(),
 			left.GetMembershipVersion(), rm.GetMembershipVersion(), v+1, v+2, v+3)
 	}
-	conv := g.GetConversationId()
-	cb, err := d.login(ctx, bob, "b1")
-	if err != nil {
-		return err
+	want := []expect{
+		wantChange{op: contract.MembershipCreate, actor: alice, sender: alice, users: []contract.UserID{alice, bob, carol}, version: v,
+			count: 3}.check,
+		wantChange{op: contract.MembershipAdd, seq: add.GetConversationSeq(), sender: alice, users: []contract.UserID{dave},
+			version: v + 1, count: 4}.check,
+		wantChange{op: contract.MembershipLeave, seq: left.GetLeftAtSeq(), actor: carol, sender: carol, users: []contract.UserID{carol},
+			version: v + 2, count: 3}.check,
+		wantChange{op: contract.MembershipRemove, seq: rm.GetConversationSeq(), sender: alice, users: []contract.UserID{dave},
+			version: v + 3, count: 2}.check,
 	}
-	evs, _, err := PullUntil(ctx, cb, 0, hasSeq(conv, rm.GetConversationSeq()))
-	if err != nil {
-		return fmt.Errorf("bob's mailbox: %w", err)
-	}
-	if err := mailboxInSeqOrder(evs, conv); err != nil {
-		return fmt.Errorf("bob's mailbox: %w", err)
-	}
-	if err := changesAre("bob's mailbox", inConversation(evs, conv), want); err != nil {
-		return err
-	}
-	hist, err := cb.History(ctx, conv)
-	if err != nil {
-		return err
-	}
-	if err := changesAre("bob's history", inConversation(hist, conv), want); err != nil {
-		return err
-	}
-	cd, err := d.login(ctx, dave, "d1")
-	if err != nil {
-		return err
-	}
-	hist, err = cd.History(ctx, conv)
-	if err != nil {
-		return fmt.Errorf("dave (removed) reading his interval: %w", err)
-	}
-	if err := changesAre("dave's history", inConversation(hist, conv), want[1:]); err != nil {
-		return err
-	}
-	return checkMembers(ctx, cb, g.GetGroupId(), v+3, map[contract.UserID]uint64{alice: 0, bob: 0})
-}
-
-// changesAre checks got is exactly the changes of want, in order.
-func changesAre(what string, got []carried, want []wantChange) error {
-	if len(got) != len(want) {
-		return fmt.Errorf("%s holds group seqs %v, want %d membership changes", what, seqs(got), len(want))
-	}
-	for i, w := range want {
-		if err := w.check(got[i]); err != nil {
-			return fmt.Errorf("%s, change %d: %w", what, i, err)
+	// Bob stayed and reads all four; dave, removed, reads his interval: his ADD to his REMOVE.
+	for _, r := range []struct {
+		who  string
+		user contract.UserID
+		want []expect
+	}{{"bob", bob, want}, {"dave", dave, want[1:]}} {
+		if err := readsChanges(ctx, d, r.who, r.user, g, rm.GetConversationSeq(), r.want); err != nil {
+			return err
 		}
 	}
-	return nil
+	return checkMembers(ctx, ca, g.GetGroupId(), v+3, map[contract.UserID]uint64{alice: 0, bob: 0})
+}
+
+// readsChanges logs user in, pulls its mailbox up to the seq last and checks the group arrives
+// in seq order and reads exactly want (mailbox and history).
+func readsChanges(ctx context.Context, d *devices, who string, user contract.UserID, g *qimv1.GroupCreated, last uint64,
+	want []expect) error {
+	c, err := d.login(ctx, user, "main")
+	if err != nil {
+		return err
+	}
+	conv := g.GetConversationId()
+	evs, _, err := PullUntil(ctx, c, 0, hasSeq(conv, last))
+	if err != nil {
+		return fmt.Errorf("%s's mailbox: %w", who, err)
+	}
+	if err := mailboxInSeqOrder(evs, conv); err != nil {
+		return fmt.Errorf("%s's mailbox: %w", who, err)
+	}
+	return readsExactly(ctx, who, c, conv, evs, want...)
 }
 
 // mailboxInSeqOrder checks the events of conv arrive (in mailbox order) with strictly increasing

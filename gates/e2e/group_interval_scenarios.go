@@ -19,7 +19,7 @@ func scenarioGroupLateMember(ctx context.Context, e *Env) error {
 	d := &devices{e: e}
 	defer d.close()
 	alice, bob, carol := e.User(), e.User(), e.User()
-	ca, err := d.login(ctx, alice, "a1")
+	ca, err := d.login(ctx, alice, "main")
 	if err != nil {
 		return err
 	}
@@ -51,37 +51,13 @@ func scenarioGroupLateMember(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	joined := func(what string, got []carried) error {
-		if len(got) != 2 {
-			return fmt.Errorf("carol's %s holds %d group records %v, want her ADD at %d and the message at %d", what, len(got),
-				seqs(got), add.GetConversationSeq(), after.GetConversationSeq())
-		}
-		w := wantChange{op: contract.MembershipAdd, seq: add.GetConversationSeq(), sender: alice, users: []contract.UserID{carol},
-			version: add.GetMembershipVersion(), count: 3}
-		if err := w.check(got[0]); err != nil {
-			return fmt.Errorf("carol's %s: %w", what, err)
-		}
-		return checkText(got[1], after, body)
-	}
-	hist, err := cc.History(ctx, g.GetConversationId())
-	if err != nil {
-		return fmt.Errorf("carol's history: %w", err)
-	}
-	if err := joined("history from seq 0", inConversation(hist, g.GetConversationId())); err != nil {
-		return err
-	}
-	older, err := cc.HistoryPaged(ctx, g.GetConversationId(), historyOlder, 1)
-	if err != nil {
-		return err
-	}
-	if err := joined("history OLDER from the newest", inConversation(older, g.GetConversationId())); err != nil {
-		return err
-	}
 	evs, _, err := PullUntil(ctx, cc, 0, HasMessage(after.GetMessageId()))
 	if err != nil {
 		return fmt.Errorf("carol's mailbox: %w", err)
 	}
-	if err := joined("mailbox", inConversation(evs, g.GetConversationId())); err != nil {
+	w := wantChange{op: contract.MembershipAdd, seq: add.GetConversationSeq(), sender: alice, users: []contract.UserID{carol},
+		version: add.GetMembershipVersion(), count: 3}
+	if err := readsExactly(ctx, "carol", cc, g.GetConversationId(), evs, w.check, isText(after, body)); err != nil {
 		return err
 	}
 	return checkMembers(ctx, cc, g.GetGroupId(), add.GetMembershipVersion(), map[contract.UserID]uint64{
@@ -105,14 +81,6 @@ func checkMembers(ctx context.Context, c *Client, group []byte, version uint64, 
 		return fmt.Errorf("PULL_MEMBERS = %v at version %d, want (user: joined_at) %v ascending at version %d", ms, v, want, version)
 	}
 	return nil
-}
-
-func seqs(ms []carried) []uint64 {
-	out := make([]uint64, len(ms))
-	for i, m := range ms {
-		out[i] = m.GetConversationSeq()
-	}
-	return out
 }
 
 // hasSeq holds once an event of conv at seq was seen.

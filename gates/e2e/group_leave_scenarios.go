@@ -17,18 +17,11 @@ func scenarioGroupLeaver(ctx context.Context, e *Env) error {
 	d := &devices{e: e}
 	defer d.close()
 	alice, bob, carol := e.User(), e.User(), e.User()
-	ca, err := d.login(ctx, alice, "a1")
+	cs, err := d.logins(ctx, alice, bob, carol)
 	if err != nil {
 		return err
 	}
-	cb, err := d.login(ctx, bob, "b1")
-	if err != nil {
-		return err
-	}
-	cc, err := d.login(ctx, carol, "c1")
-	if err != nil {
-		return err
-	}
+	ca, cb, cc := cs[0], cs[1], cs[2]
 	g, err := newGroup(ctx, e, ca, alice, "leave", bob, carol)
 	if err != nil {
 		return err
@@ -68,14 +61,7 @@ func scenarioGroupLeaver(ctx context.Context, e *Env) error {
 	evs = append(evs, settle(ctx, cb, cursor, time.Second)...)
 	leave := wantChange{op: contract.MembershipLeave, seq: at, actor: bob, sender: bob, users: []contract.UserID{bob},
 		version: left.GetMembershipVersion(), count: 2}
-	if err := readUpTo("mailbox", inConversation(evs, conv), at, m1, body1, leave); err != nil {
-		return err
-	}
-	hist, err := cb.History(ctx, conv)
-	if err != nil {
-		return fmt.Errorf("bob's history after leaving: %w", err)
-	}
-	if err := readUpTo("history", inConversation(hist, conv), at, m1, body1, leave); err != nil {
+	if err := readsExactly(ctx, "bob", cb, conv, evs, isCreate, isText(m1, body1), leave.check); err != nil {
 		return err
 	}
 	if _, err := cb.SendGroup(ctx, g.GetGroupId(), NewCmid(), []byte("still here?")); !isCode(err, contract.ErrCodeNotMember) {
@@ -88,23 +74,6 @@ func scenarioGroupLeaver(ctx context.Context, e *Env) error {
 		return fmt.Errorf("PULL_MEMBERS after leaving: %v, want NOT_MEMBER", err)
 	}
 	return checkMembers(ctx, cc, g.GetGroupId(), left.GetMembershipVersion(), map[contract.UserID]uint64{alice: 0, carol: 0})
-}
-
-// readUpTo checks a leaver's view of the group: the earlier message, its own LEAVE as the last
-// record at seq at, and nothing above it.
-func readUpTo(what string, got []carried, at uint64, m1 *qimv1.SendAck, body1 []byte, leave wantChange) error {
-	if len(got) == 0 || got[len(got)-1].GetConversationSeq() != at {
-		return fmt.Errorf("bob's %s holds group seqs %v, want the last to be his LEAVE at %d", what, seqs(got), at)
-	}
-	if err := leave.check(got[len(got)-1]); err != nil {
-		return fmt.Errorf("bob's %s: %w", what, err)
-	}
-	for _, m := range got {
-		if bytes.Equal(m.GetMessageId(), m1.GetMessageId()) {
-			return checkText(m, m1, body1)
-		}
-	}
-	return fmt.Errorf("bob's %s lacks the message at %d sent before he left (seqs %v)", what, m1.GetConversationSeq(), seqs(got))
 }
 
 // scenarioGroupOutsider: a user who never was a member is refused SEND, PULL_HISTORY and
@@ -149,30 +118,23 @@ func scenarioGroupOutsider(ctx context.Context, e *Env) error {
 	if err := refusedWithoutContent("PULL_MEMBERS", m, err, leaks...); err != nil {
 		return err
 	}
-	return outsiderSawNothing(ctx, e, d, cm, g, bob, ack, secret)
+	return outsiderSawNothing(ctx, d, cm, g, bob, ack, secret)
 }
 
 // outsiderSawNothing checks the members' view holds exactly CREATE and the secret (the refused
 // SEND committed nothing) and that the outsider's mailbox and session list stay empty.
-func outsiderSawNothing(ctx context.Context, e *Env, d *devices, cm *Client, g *qimv1.GroupCreated, bob contract.UserID,
+func outsiderSawNothing(ctx context.Context, d *devices, cm *Client, g *qimv1.GroupCreated, bob contract.UserID,
 	ack *qimv1.SendAck, secret []byte) error {
 	cb, err := d.login(ctx, bob, "b1")
 	if err != nil {
 		return err
 	}
-	hist, err := cb.History(ctx, g.GetConversationId())
+	evs, _, err := PullUntil(ctx, cb, 0, HasMessage(ack.GetMessageId()))
 	if err != nil {
-		return fmt.Errorf("bob's history: %w", err)
-	}
-	got := inConversation(hist, g.GetConversationId())
-	if len(got) != 2 {
-		return fmt.Errorf("the group's history holds seqs %v, want CREATE and the one message at %d", seqs(got), ack.GetConversationSeq())
-	}
-	if err := checkText(got[1], ack, secret); err != nil {
-		return err
-	}
-	if _, _, err := PullUntil(ctx, cb, 0, HasMessage(ack.GetMessageId())); err != nil {
 		return fmt.Errorf("bob's mailbox: %w", err)
+	}
+	if err := readsExactly(ctx, "bob", cb, g.GetConversationId(), evs, isCreate, isText(ack, secret)); err != nil {
+		return err
 	}
 	if evs := settle(ctx, cm, 0, time.Second); len(evs) != 0 {
 		return fmt.Errorf("the outsider's mailbox got %d events, first {%s}", len(evs), fmtMsg(evs[0]))
@@ -193,14 +155,11 @@ func scenarioGroupRejoin(ctx context.Context, e *Env) error {
 	d := &devices{e: e}
 	defer d.close()
 	alice, bob, carol := e.User(), e.User(), e.User()
-	ca, err := d.login(ctx, alice, "a1")
+	cs, err := d.logins(ctx, alice, bob)
 	if err != nil {
 		return err
 	}
-	cb, err := d.login(ctx, bob, "b1")
-	if err != nil {
-		return err
-	}
+	ca, cb := cs[0], cs[1]
 	g, err := newGroup(ctx, e, ca, alice, "rejoin", bob, carol)
 	if err != nil {
 		return err
@@ -241,31 +200,10 @@ func scenarioGroupRejoin(ctx context.Context, e *Env) error {
 		return fmt.Errorf("bob re-added: joined_at %d version %d, want at least the gap message's %d and version %d", rejoined, version,
 			acks[1].GetConversationSeq(), left.GetMembershipVersion()+1)
 	}
-	both := func(what string, got []carried) error {
-		if len(got) != 5 {
-			return fmt.Errorf("bob's %s holds group seqs %v, want CREATE, %d, his LEAVE %d, his ADD %d, %d (never %d)", what, seqs(got),
-				acks[0].GetConversationSeq(), leave.seq, add.seq, acks[2].GetConversationSeq(), acks[1].GetConversationSeq())
-		}
-		for _, err := range []error{checkText(got[1], acks[0], bodies[0]), leave.check(got[2]), add.check(got[3]),
-			checkText(got[4], acks[2], bodies[2])} {
-			if err != nil {
-				return fmt.Errorf("bob's %s: %w", what, err)
-			}
-		}
-		return nil
-	}
-	for _, dir := range []historyDirection{historyNewer, historyOlder} {
-		hist, err := cb.HistoryPaged(ctx, conv, dir, 2)
-		if err != nil {
-			return fmt.Errorf("bob's history (direction %d): %w", dir, err)
-		}
-		if err := both(fmt.Sprintf("history (direction %d, pages of 2)", dir), inConversation(hist, conv)); err != nil {
-			return err
-		}
-	}
 	evs, _, err := PullUntil(ctx, cb, 0, HasMessage(acks[2].GetMessageId()))
 	if err != nil {
 		return fmt.Errorf("bob's mailbox: %w", err)
 	}
-	return both("mailbox", inConversation(evs, conv))
+	return readsExactly(ctx, "bob", cb, conv, evs, isCreate, isText(acks[0], bodies[0]), leave.check, add.check,
+		isText(acks[2], bodies[2]))
 }

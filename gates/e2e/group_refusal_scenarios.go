@@ -69,49 +69,13 @@ func onlySentinels(ctx context.Context, d *devices, bob contract.UserID, g *qimv
 		return fmt.Errorf("bob's mailbox: %w", err)
 	}
 	evs = append(evs, settle(ctx, cb, cursor, time.Second)...)
-	for _, v := range []struct {
-		what string
-		conv []byte
-		got  func() ([]carried, error)
-		want []*qimv1.SendAck
-		body []string
-	}{
-		{"mailbox (direct)", dAck.GetConversationId(), func() ([]carried, error) { return inConversation(evs, dAck.GetConversationId()), nil },
-			[]*qimv1.SendAck{dAck}, []string{"direct sentinel"}},
-		{"mailbox (group)", g.GetConversationId(), func() ([]carried, error) { return inConversation(evs, g.GetConversationId()), nil },
-			[]*qimv1.SendAck{nil, gAck}, []string{"", "group sentinel"}},
-		{"history (direct)", dAck.GetConversationId(), historyOf(ctx, cb, dAck.GetConversationId()), []*qimv1.SendAck{dAck},
-			[]string{"direct sentinel"}},
-		{"history (group)", g.GetConversationId(), historyOf(ctx, cb, g.GetConversationId()), []*qimv1.SendAck{nil, gAck},
-			[]string{"", "group sentinel"}},
-	} {
-		got, err := v.got()
-		if err != nil {
-			return fmt.Errorf("bob's %s: %w", v.what, err)
-		}
-		if len(got) != len(v.want) {
-			return fmt.Errorf("bob's %s holds seqs %v, want %d messages", v.what, seqs(got), len(v.want))
-		}
-		for i, ack := range v.want {
-			if ack == nil { // the group's CREATE, the only CONTROL allowed here
-				if ch, err := membershipOf(got[i]); err != nil || ch == nil || contract.MembershipOp(ch.GetOp()) != contract.MembershipCreate {
-					return fmt.Errorf("bob's %s: seq %d is not the group's CREATE (%v, %v)", v.what, got[i].GetConversationSeq(), ch, err)
-				}
-				continue
-			}
-			if err := checkText(got[i], ack, []byte(v.body[i])); err != nil {
-				return fmt.Errorf("bob's %s: %w", v.what, err)
-			}
-		}
+	if err := readsExactly(ctx, "bob", cb, dAck.GetConversationId(), evs, isText(dAck, []byte("direct sentinel"))); err != nil {
+		return fmt.Errorf("direct: %w", err)
+	}
+	if err := readsExactly(ctx, "bob", cb, g.GetConversationId(), evs, isCreate, isText(gAck, []byte("group sentinel"))); err != nil {
+		return fmt.Errorf("group: %w", err)
 	}
 	return nil
-}
-
-func historyOf(ctx context.Context, c *Client, conv []byte) func() ([]carried, error) {
-	return func() ([]carried, error) {
-		h, err := c.History(ctx, conv)
-		return inConversation(h, conv), err
-	}
 }
 
 // scenarioGroupFull: 1,001 members in all is GROUP_FULL and creates nothing; exactly 1,000 is

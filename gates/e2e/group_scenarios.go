@@ -44,6 +44,19 @@ func (d *devices) login(ctx context.Context, user contract.UserID, device string
 	return c, err
 }
 
+// logins logs each user in on one device ("main") and returns the connections in order.
+func (d *devices) logins(ctx context.Context, users ...contract.UserID) ([]*Client, error) {
+	out := make([]*Client, len(users))
+	for i, u := range users {
+		c, err := d.login(ctx, u, "main")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
 func (d *devices) close() {
 	for _, c := range d.open {
 		c.Close()
@@ -75,18 +88,11 @@ func scenarioGroupFanout(ctx context.Context, e *Env) error {
 	d := &devices{e: e}
 	defer d.close()
 	alice, bob, carol, dave := e.User(), e.User(), e.User(), e.User()
-	phone, err := d.login(ctx, alice, "phone")
+	cs, err := d.logins(ctx, alice, bob, carol)
 	if err != nil {
 		return err
 	}
-	cb, err := d.login(ctx, bob, "b1")
-	if err != nil {
-		return err
-	}
-	cc, err := d.login(ctx, carol, "c1")
-	if err != nil {
-		return err
-	}
+	phone, cb, cc := cs[0], cs[1], cs[2]
 	g, err := newGroup(ctx, e, phone, alice, "fanout", bob, carol, dave)
 	if err != nil {
 		return err

@@ -40,20 +40,12 @@ func (u *unreadGroup) unreadFor(reader contract.UserID, iv contract.MemberInterv
 func newUnreadGroup(ctx context.Context, e *Env, d *devices) (*unreadGroup, error) {
 	u := &unreadGroup{alice: e.User(), bob: e.User(), carol: e.User(), dave: e.User(), erin: e.User(),
 		sent: map[uint64]contract.UserID{}}
-	ca, err := d.login(ctx, u.alice, "a1")
+	cs, err := d.logins(ctx, u.alice, u.bob, u.carol, u.erin)
 	if err != nil {
 		return nil, err
 	}
-	if u.bobDevice, err = d.login(ctx, u.bob, "b1"); err != nil {
-		return nil, err
-	}
-	if u.erinDevice, err = d.login(ctx, u.erin, "e1"); err != nil {
-		return nil, err
-	}
-	cc, err := d.login(ctx, u.carol, "c1")
-	if err != nil {
-		return nil, err
-	}
+	ca, cc := cs[0], cs[2]
+	u.bobDevice, u.erinDevice = cs[1], cs[3]
 	if u.g, err = newGroup(ctx, e, ca, u.alice, "unread", u.bob, u.carol, u.erin); err != nil {
 		return nil, err
 	}

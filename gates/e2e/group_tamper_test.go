@@ -93,9 +93,9 @@ func brokenServers() []brokenServer {
 	return []brokenServer{
 		{"sender-copy-without-client-message-id", "group-send-reaches-every-member-online-and-offline", "alice's laptop",
 			onEvents(func(ev *qimv1.MailboxEvent) { ev.ClientMessageId = nil })},
-		{"history-ignores-joined-at", "group-late-member-sees-nothing-before-join", "carol's history from seq 0 holds 3",
+		{"history-ignores-joined-at", "group-late-member-sees-nothing-before-join", "carol's history (NEWER, pages of 2) holds seqs [1 4 5]",
 			onHistory(leakBelow)},
-		{"history-ignores-left-at", "group-leaver-reads-up-to-leave-and-nothing-after", "bob's history holds group seqs",
+		{"history-ignores-left-at", "group-leaver-reads-up-to-leave-and-nothing-after", "bob's history (NEWER, pages of 2), message 2: seq 102",
 			onHistory(leakAbove)},
 		{"control-counted-as-unread", "group-session-row-exact-unread-without-control", "want kind 2, group",
 			onSessions(func(s *qimv1.SessionEntry) { s.UnreadCount += 2 })},
