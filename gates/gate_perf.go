@@ -265,7 +265,7 @@ func (g perfGate) warmUp(ctx context.Context, env *Env, r *Result, base loadgen.
 func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadgen.Config) bool {
 	o := env.Perf.withDefaults()
 	cfg := base
-	cfg.Rate, cfg.Duration, cfg.SDKClientsPercent, cfg.SDKLane, cfg.Progress = min(o.Rate, perfJITWarmMax), perfJITWarm, 0, nil, nil
+	cfg.Rate, cfg.Duration, cfg.SDKClientsPercent, cfg.SDKLane, cfg.Progress = o.jitWarmRate(), perfJITWarm, 0, nil, nil
 	cfg.Label = "warm-up (JIT)"
 	env.Progressf("warm-up (JIT): %s for %s over %d connections", o.what(cfg.Rate), cfg.Duration, cfg.Connections)
 	rep, err := g.run(ctx, cfg)
@@ -277,6 +277,20 @@ func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadg
 	ok := c.Acked > 0 && c.Missing == 0 && c.DuplicatesAfterDedup == 0
 	return r.Check("warm-up (JIT)", ok, "%d sent, %d acked, %d missing, %d dup after dedup; send→ACK p99 %.1f ms (latency not judged while the broker compiles)",
 		c.Sent, c.Acked, c.Missing, c.DuplicatesAfterDedup, rep.Segments["send_ack"].P99Ms)
+}
+
+// jitWarmRate is the JIT warm-up's rate: the run's rate capped at perfJITWarmMax, in mailbox
+// entries per second in group mode (a group message is GroupSize entries, a 1:1 one two), and
+// with FindMax in group mode the ladder's first step — the default rate means 1:1 messages, and
+// 250 messages/s to groups of 1,000 would be a quarter of a million entries a second.
+func (o PerfOptions) jitWarmRate() float64 {
+	if o.Mode != loadgen.ModeGroup {
+		return min(o.Rate, perfJITWarmMax)
+	}
+	if o.FindMax {
+		return o.ladder()[0]
+	}
+	return min(o.Rate, sig3(perfJITWarmMax*2/float64(max(o.GroupSize, 2))))
 }
 
 // quietWait waits for a quiet machine (bounded) and records what it saw as metrics.

@@ -111,3 +111,20 @@ func TestGroupLadderAndNames(t *testing.T) {
 		}
 	}
 }
+
+func TestJITWarmRateScalesToGroups(t *testing.T) {
+	for _, c := range []struct {
+		o    PerfOptions
+		want float64
+	}{
+		{PerfOptions{Rate: 250}, 250},
+		{PerfOptions{Rate: 5000}, perfJITWarmMax},
+		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 1000}, 2},
+		{PerfOptions{Rate: 1, Mode: loadgen.ModeGroup, GroupSize: 1000}, 1},
+		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 100, FindMax: true}, 10},
+	} {
+		if got := c.o.jitWarmRate(); got != c.want {
+			t.Errorf("%+v: warm-up rate %v, want %v", c.o, got, c.want)
+		}
+	}
+}

@@ -98,6 +98,12 @@ func (m *matrix) load(ctx context.Context, c Cell, set *svc.Set, rec *history.Re
 		SDKClientsPercent: m.opts.SDKPercent, SDKLane: sdklane.New(), History: rec, Reconnect: true,
 		Window: time.Second, SettleTimeout: m.opts.Settle, SettleIdle: 20 * time.Second, Label: "chaos " + c.Name,
 	}
+	if c.GroupSize > 0 {
+		// The same mailbox-entry rate as a 1:1 cell (two entries per message there), so the
+		// fault meets the same pressure; the SDK lane drives 1:1 pairs only.
+		cfg.Mode, cfg.GroupSize, cfg.SDKClientsPercent, cfg.SDKLane = loadgen.ModeGroup, c.GroupSize, 0, nil
+		cfg.Rate = m.opts.Rate * 2 / float64(c.GroupSize)
+	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fr := &faultRun{}

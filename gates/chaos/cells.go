@@ -41,6 +41,9 @@ type Cell struct {
 	// GoTest, when set, makes the cell a `go <GoTest...>` run in the repository instead of a
 	// load cell: for faults only a test harness can inject (inside a Lua script).
 	GoTest []string
+	// GroupSize, when set, drives the cell's load to groups of that many members instead of
+	// 1:1 pairs (the checker then expects every recorded member of each group).
+	GroupSize int
 }
 
 // Cells is the whole matrix in run order.
@@ -72,9 +75,22 @@ func Cells() []Cell {
 		{Name: "rolling-restart-broker-down", Title: "graceful rolling restart of every service while the broker is unreachable (SIGSTOP)",
 			Fault: rollingRestartBrokerDown(), Hold: brokerDownDuringRolls, Heal: resumeBrokerAndServices(),
 			Window: 60 * time.Second},
+		groupCell(failpointCell("group-writer-kill-after-outbox", "groups of 10: SIGKILL the writer after OUTBOXED, before COMMITTED",
+			svc.Writer, fpWriterAfterOutbox, false)),
+		groupCell(failpointCell("group-mailbox-kill-mid-materialize", "groups of 10: SIGKILL the MailboxNode after a batch's entries are durable, before its pushes",
+			svc.Mailbox, fpMailboxAfterWrite, true)),
 		luaFaultCell(),
 	}
 	return cells
+}
+
+// chaosGroupSize is the group size of the group cells: every connection a member, several
+// groups, each message a fan-out to ten mailboxes.
+const chaosGroupSize = 10
+
+func groupCell(c Cell) Cell {
+	c.GroupSize = chaosGroupSize
+	return c
 }
 
 func failpointCell(name, title, service, fp string, quick bool) Cell {
