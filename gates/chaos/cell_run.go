@@ -102,7 +102,7 @@ func (m *matrix) load(ctx context.Context, c Cell, set *svc.Set, rec *history.Re
 		// The same mailbox-entry rate as a 1:1 cell (two entries per message there), so the
 		// fault meets the same pressure; the SDK lane drives 1:1 pairs only.
 		cfg.Mode, cfg.GroupSize, cfg.SDKClientsPercent, cfg.SDKLane = loadgen.ModeGroup, c.GroupSize, 0, nil
-		cfg.Rate = m.opts.Rate * 2 / float64(c.GroupSize)
+		cfg.Rate = m.cellRate(c)
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -168,10 +168,19 @@ func (m *matrix) judgeFault(res *CellResult, c Cell, rep *loadgen.Report, fr *fa
 	inWindow := fr.faultAt.Before(rep.StartedAt.Add(window))
 	res.check("fault injected and healed", inWindow, "fault at %.1fs, healed at %.1fs of a %s window",
 		res.FaultS, res.HealS, window)
-	floor := int64(m.opts.Rate * m.opts.FaultAt.Seconds() * floorShare)
+	floor := int64(m.cellRate(c) * m.opts.FaultAt.Seconds() * floorShare)
 	before := acksBefore(rep, fr.faultAt)
 	res.check("load before the fault", before >= floor, "%d sends acknowledged before the fault (floor %d)", before, floor)
 	return inWindow && before >= floor
+}
+
+// cellRate is the offered message rate of cell c: the matrix's rate, or for a group cell the
+// rate that offers the same mailbox entries per second (a 1:1 message makes two entries).
+func (m *matrix) cellRate(c Cell) float64 {
+	if c.GroupSize > 0 {
+		return m.opts.Rate * 2 / float64(c.GroupSize)
+	}
+	return m.opts.Rate
 }
 
 // floorShare is the share of the offered load that must be acknowledged before the fault.
