@@ -16,15 +16,21 @@ func (s *Store) reserveCall(b *reserveBinding, in Intent) call {
 	if b == s.scripts.reserveAndRecord && in.Key.Conversation.Kind() == contract.KindGroup {
 		return s.groupSendCall(in)
 	}
+	a := reserveArgsOf(in)
+	return b.Call(&a)
+}
+
+// reserveArgsOf is the reserve part of every commit script's call for in.
+func reserveArgsOf(in Intent) reserveArgs {
 	tag := tagOf(in.Key.Tenant, in.Key.Conversation)
 	ck := convKeysTagged(in.Key.Tenant, in.Key.Conversation, tag)
 	mid := in.MessageID.Bytes()
 	cid := in.Key.Conversation.Bytes()
-	return b.Call(&reserveArgs{
+	return reserveArgs{
 		Commit: commitKeyTagged(in.Key, tag), Seq: ck.seq, Pending: pendingKey, Owner: ownerKey(in.Key),
 		Identity: in.Identity[:], MessageID: mid[:], ConversationID: cid[:], Record: in.Record, NowMs: in.NowMs,
 		HrecPrefix: ck.hrec, HidxPrefix: ck.hidx, BucketWidth: contract.MessageSeqBucketWidth, MaxRecordBytes: maxRecordBytes,
-	})
+	}
 }
 
 // validateIntent rejects what the scripts would reject, without a round trip. The scripts check

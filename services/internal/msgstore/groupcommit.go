@@ -11,18 +11,9 @@ import (
 // groupSendCall builds the group_send.lua call of a group intent: the fused reserve with the
 // membership check of the sender (Key.Sender) in the same script.
 func (s *Store) groupSendCall(in Intent) call {
-	tag := tagOf(in.Key.Tenant, in.Key.Conversation)
-	ck := convKeysTagged(in.Key.Tenant, in.Key.Conversation, tag)
 	gk := newGroupKeys(in.Key.Tenant, in.Key.Conversation)
-	mid := in.MessageID.Bytes()
-	cid := in.Key.Conversation.Bytes()
-	return s.scripts.groupSend.Call(&groupSendArgs{
-		Commit: commitKeyTagged(in.Key, tag), Seq: ck.seq, Pending: pendingKey, Owner: ownerKey(in.Key),
-		Grp: gk.meta, Grpmem: gk.members,
-		Identity: in.Identity[:], MessageID: mid[:], ConversationID: cid[:], Record: in.Record, NowMs: in.NowMs,
-		HrecPrefix: ck.hrec, HidxPrefix: ck.hidx, BucketWidth: contract.MessageSeqBucketWidth, MaxRecordBytes: maxRecordBytes,
-		Sender: uint64(in.Key.Sender),
-	})
+	return s.scripts.groupSend.Call(&groupSendArgs{reserveArgs: reserveArgsOf(in), Grp: gk.meta, Grpmem: gk.members,
+		Sender: uint64(in.Key.Sender)})
 }
 
 // GroupChange is one membership change, committed as a CONTROL message that takes the group
@@ -54,21 +45,12 @@ func (s *Store) ChangeMembership(ctx context.Context, ch GroupChange) (Commit, e
 	if ch.Key.Conversation.Kind() != contract.KindGroup || len(ch.Users) == 0 {
 		return Commit{}, fmt.Errorf("msgstore: change membership: %w: not a group conversation, or no users", ErrInvalidArgument)
 	}
-	in := ch.Intent
-	tag := tagOf(in.Key.Tenant, in.Key.Conversation)
-	ck := convKeysTagged(in.Key.Tenant, in.Key.Conversation, tag)
-	gk := newGroupKeys(in.Key.Tenant, in.Key.Conversation)
-	mid := in.MessageID.Bytes()
-	cid := in.Key.Conversation.Bytes()
+	gk := newGroupKeys(ch.Key.Tenant, ch.Key.Conversation)
 	users := make([]string, len(ch.Users))
 	for i, u := range ch.Users {
 		users[i] = strconv.FormatUint(uint64(u), 10)
 	}
-	c := s.scripts.groupChange.Call(&groupChangeArgs{
-		Commit: commitKeyTagged(in.Key, tag), Seq: ck.seq, Pending: pendingKey, Owner: ownerKey(in.Key),
-		Grp: gk.meta, Grpmem: gk.members,
-		Identity: in.Identity[:], MessageID: mid[:], ConversationID: cid[:], Record: in.Record, NowMs: in.NowMs,
-		HrecPrefix: ck.hrec, HidxPrefix: ck.hidx, BucketWidth: contract.MessageSeqBucketWidth, MaxRecordBytes: maxRecordBytes,
+	c := s.scripts.groupChange.Call(&groupChangeArgs{reserveArgs: reserveArgsOf(ch.Intent), Grp: gk.meta, Grpmem: gk.members,
 		Op: int64(ch.Op), Expect: ch.Expect, MaxMembers: contract.GroupMaxMembers, GroupOwner: uint64(ch.Owner),
 		Name: ch.Name, Crq: ch.CreateIdent, Users: users,
 	})
@@ -76,5 +58,5 @@ func (s *Store) ChangeMembership(ctx context.Context, ch GroupChange) (Commit, e
 	if err != nil {
 		return Commit{}, fmt.Errorf("msgstore: change membership: %w", err)
 	}
-	return commitResult("change_membership", in.Key, cmds[0])
+	return commitResult("change_membership", ch.Key, cmds[0])
 }

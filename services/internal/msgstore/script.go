@@ -34,50 +34,27 @@ type reserveArgs struct {
 	MaxRecordBytes int64  `arg:"max_record_bytes"`
 }
 
-// groupSendArgs calls group_send.lua: reserveArgs plus the group's keys and the sender.
+// groupSendArgs calls group_send.lua: the reserve call plus the group's keys and the sender.
+// Record carries neither field 4 nor 17: the script appends both.
 type groupSendArgs struct {
-	Commit         string `key:"commit"`
-	Seq            string `key:"seq"`
-	Pending        string `key:"pending"`
-	Owner          string `key:"owner"`
-	Grp            string `key:"grp"`
-	Grpmem         string `key:"grpmem"`
-	Identity       []byte `arg:"identity"`
-	MessageID      []byte `arg:"message_id"`
-	ConversationID []byte `arg:"conversation_id"`
-	Record         []byte `arg:"record"` // without fields 4 and 17: the script appends both
-	NowMs          int64  `arg:"now_ms"`
-	HrecPrefix     string `arg:"hrec_prefix"`
-	HidxPrefix     string `arg:"hidx_prefix"`
-	BucketWidth    int64  `arg:"bucket_width"`
-	MaxRecordBytes int64  `arg:"max_record_bytes"`
-	Sender         uint64 `arg:"sender"`
+	reserveArgs
+	Grp    string `key:"grp"`
+	Grpmem string `key:"grpmem"`
+	Sender uint64 `arg:"sender"`
 }
 
-// groupChangeArgs calls group_change.lua.
+// groupChangeArgs calls group_change.lua: the reserve call of the CONTROL message plus the change.
 type groupChangeArgs struct {
-	Commit         string   `key:"commit"`
-	Seq            string   `key:"seq"`
-	Pending        string   `key:"pending"`
-	Owner          string   `key:"owner"`
-	Grp            string   `key:"grp"`
-	Grpmem         string   `key:"grpmem"`
-	Identity       []byte   `arg:"identity"`
-	MessageID      []byte   `arg:"message_id"`
-	ConversationID []byte   `arg:"conversation_id"`
-	Record         []byte   `arg:"record"`
-	NowMs          int64    `arg:"now_ms"`
-	HrecPrefix     string   `arg:"hrec_prefix"`
-	HidxPrefix     string   `arg:"hidx_prefix"`
-	BucketWidth    int64    `arg:"bucket_width"`
-	MaxRecordBytes int64    `arg:"max_record_bytes"`
-	Op             int64    `arg:"op"`
-	Expect         uint64   `arg:"expect"`
-	MaxMembers     int64    `arg:"max_members"`
-	GroupOwner     uint64   `arg:"owner"`
-	Name           string   `arg:"name"`
-	Crq            string   `arg:"crq"`
-	Users          []string `arg:"users"`
+	reserveArgs
+	Grp        string   `key:"grp"`
+	Grpmem     string   `key:"grpmem"`
+	Op         int64    `arg:"op"`
+	Expect     uint64   `arg:"expect"`
+	MaxMembers int64    `arg:"max_members"`
+	GroupOwner uint64   `arg:"owner"`
+	Name       string   `arg:"name"`
+	Crq        string   `arg:"crq"`
+	Users      []string `arg:"users"`
 }
 
 // recordArgs calls record.lua.
