@@ -114,9 +114,10 @@ func lossVerdict(rep *Report) Verdict {
 	}
 	return Verdict{CheckLost, c.Acked > 0 && g.LostEntries == 0 && c.AckMismatch == 0, fmt.Sprintf(
 		"%d of %d expected entries (%d ACKed messages × %d members) never pulled after %.1f s settle, %d of them own copies; "+
-			"%d delivered (%.1f entries/s in the window); %d delivered under another message_id than ACKed",
+			"%d delivered (%.1f entries/s in the window); %d delivered under another message_id than ACKed; "+
+			"%d body-less entries under a message_id no SEND_ACK named",
 		g.LostEntries, g.ExpectedEntries, c.Acked, g.GroupSize, rep.Settle.WaitedS, g.LostOwnCopies,
-		g.DeliveredEntries, g.EntryRate, c.AckMismatch)}
+		g.DeliveredEntries, g.EntryRate, c.AckMismatch, c.UnmatchedEntries)}
 }
 
 // CPUVerdict judges a run's CPU per ACKed message against budget (ms). Missing or incomplete

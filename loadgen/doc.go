@@ -89,6 +89,8 @@
 //	counts.pushes, push_events, push_duplicates   PUSH_EVENTS frames, events, repeated pushes
 //	counts.pulls, pull_errors, own_copies, cursor_expired, foreign_events
 //	counts.control_events group mode: the groups' CONTROL (membership) entries pulled, skipped
+//	counts.unmatched_entries group mode: body-less entries (the fanout was over the inline body
+//	                     budget) pulled under a message_id no SEND_ACK named; also in foreign_events
 //	counts.pings, ping_timeouts                   PING control group
 //	counts.stored        records read back with PULL_HISTORY after the settle wait (config.history
 //	                     only); stored_errors: PULL_HISTORY requests that failed (ERROR, no

@@ -76,6 +76,7 @@ func (m *groupMember) takePush(k pushKey) (int64, bool) {
 // and each group's sends rotate over its members.
 func (r *runState) formGroups(conns []*lgConn) ([]*lgGroup, []*lgConn) {
 	n := r.cfg.GroupSize
+	r.mids = newMidIndex()
 	groups := make([]*lgGroup, len(conns)/n)
 	for gi := range groups {
 		g := &lgGroup{index: gi, first: conns[gi*n].idx, members: conns[gi*n : gi*n+n]}
@@ -186,6 +187,76 @@ func isControl(ev *qimv1.MailboxEvent) bool {
 	return ev.GetMessageType() == uint32(contract.MessageControl)
 }
 
+// groupEvent accounts one event of c's group mailbox, pushed or pulled (kind), and reports
+// whether another member sent it (a push of one asks for a pull round). An event whose body is
+// absent (nil: not inlined, the fanout was over contract.InlineBodyBudgetBytes) is identified
+// by its message_id through the run's midIndex, and waits there for its SEND_ACK if it came
+// first; an empty non-nil body is a real body and goes through parseBody like any other.
+func (c *lgConn) groupEvent(kind history.Kind, ev *qimv1.MailboxEvent, at time.Time) bool {
+	if isControl(ev) {
+		if kind == history.Deliver {
+			c.r.ctr.controlEvents.Add(1)
+		}
+		return false
+	}
+	own := contract.UserID(ev.GetSenderUserId()) == c.user
+	if own && kind == history.Deliver {
+		c.r.ctr.ownCopies.Add(1)
+	}
+	if ev.Body == nil {
+		if h, ok := c.r.mids.lookup(parkedEntry{c: c, ev: ev, kind: kind, at: at}); ok {
+			return c.groupEntry(kind, ev, h, at)
+		}
+		return !own
+	}
+	h, err := parseBody(ev.GetBody())
+	if err != nil {
+		if !own {
+			c.r.ctr.foreignEvents.Add(1)
+		}
+		return false
+	}
+	return c.groupEntry(kind, ev, h, at)
+}
+
+// groupEntry accounts a group event whose header h is known, from its body or its message_id.
+// It must name a send of this run by a member of c's group: c itself for an own copy (one that
+// does not is skipped uncounted, as the ledger never looks at foreign own copies), another
+// member otherwise (one that does not is a foreign event).
+func (c *lgConn) groupEntry(kind history.Kind, ev *qimv1.MailboxEvent, h bodyHeader, at time.Time) bool {
+	own := contract.UserID(ev.GetSenderUserId()) == c.user
+	from := c.gm.g.member(int(h.sender))
+	if h.run != c.r.runID || from == nil || own != (from == c) {
+		if !own {
+			c.r.ctr.foreignEvents.Add(1)
+		}
+		return false
+	}
+	c.recordMailbox(kind, ev, h, at)
+	atUs := at.UnixMicro()
+	switch {
+	case kind == history.Push && own: // the history's only: own copies are measured when pulled
+	case kind == history.Push:
+		c.groupPushed(from, h, atUs)
+	case own:
+		c.groupOwnCopy(h, ev.GetMessageId(), atUs)
+	default:
+		c.groupPulled(from, h, ev.GetMessageId(), atUs)
+	}
+	return !own
+}
+
+// fileAck files the header of c's acknowledged group send p under the message_id SEND_ACK
+// named, and accounts the body-less entries of it that arrived first, at their arrival times.
+// The sender's clock stamped p.at into the body too (sendOne), so sentUs is the body's.
+func (c *lgConn) fileAck(p *pendingReq, mid []byte) {
+	h := bodyHeader{run: c.r.runID, sentUs: p.at.UnixMicro(), sender: uint32(c.idx), ordinal: p.ord}
+	for _, e := range c.r.mids.file(mid, h) {
+		e.c.groupEntry(e.kind, e.ev, h, e.at)
+	}
+	c.retireIfDone(p.ord) // every member may have pulled it before the ACK
+}
+
 // groupPushed records a push of member from's message h to c.
 func (c *lgConn) groupPushed(from *lgConn, h bodyHeader, nowUs int64) {
 	first, sinceAck, pulled := from.gout.pushed(h.ordinal, c.gm.index, nowUs)
@@ -212,17 +283,23 @@ func (c *lgConn) groupPulled(from *lgConn, h bodyHeader, mid []byte, atUs int64)
 		c.r.rec.Record(SegPushPull, atUs-pushUs)
 	}
 	c.r.countEntry(atUs)
+	from.retireIfDone(h.ordinal)
 }
 
-// groupOwnCopy checks c's own copy of its message: an expected entry like any member's, but
+// groupOwnCopy checks c's own copy of its message h: an expected entry like any member's, but
 // not a latency sample (the sender's copy says nothing about fanout to others).
-func (c *lgConn) groupOwnCopy(ev *qimv1.MailboxEvent, atUs int64) {
-	h, err := parseBody(ev.GetBody())
-	if err != nil || h.run != c.r.runID || int(h.sender) != c.idx {
-		return
-	}
-	if c.gout.pulled(h.ordinal, c.gm.index, ev.GetMessageId()) {
+func (c *lgConn) groupOwnCopy(h bodyHeader, mid []byte, atUs int64) {
+	if c.gout.pulled(h.ordinal, c.gm.index, mid) {
 		c.r.countEntry(atUs)
+		c.retireIfDone(h.ordinal)
+	}
+}
+
+// retireIfDone drops c's send ord from the run's midIndex once every member pulled it: no
+// entry of it is expected any more, which is what bounds the index.
+func (c *lgConn) retireIfDone(ord uint64) {
+	if mid, ok := c.gout.doneMid(ord); ok {
+		c.r.mids.retire(mid)
 	}
 }
 

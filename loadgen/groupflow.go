@@ -148,6 +148,14 @@ func (f *groupFlow) pulled(ord uint64, member int, mid []byte) bool {
 	return true
 }
 
+// doneMid returns the message id SEND_ACK named for ord once every member pulled ord.
+func (f *groupFlow) doneMid(ord uint64) ([16]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := &f.recs[ord]
+	return r.ackMid, r.state == stateAcked && int(r.got) == f.members
+}
+
 // pushed records a PUSH_EVENTS delivery of ord to member and reports whether it is that
 // member's first push of it; sinceAck is the time from ord's SEND_ACK, -1 when the push came
 // first; pulled says the member's pull delivered it already (a push_pull sample is then moot).

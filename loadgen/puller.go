@@ -114,27 +114,20 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 func (c *lgConn) apply(b *qimv1.MailboxBatch, at time.Time) {
 	atUs := at.UnixMicro()
 	for _, ev := range b.GetEntries() {
-		if c.gm != nil && isControl(ev) {
-			c.r.ctr.controlEvents.Add(1)
+		if c.gm != nil {
+			c.groupEvent(history.Deliver, ev, at)
 			continue
 		}
 		if contract.UserID(ev.GetSenderUserId()) == c.user {
 			c.r.ctr.ownCopies.Add(1)
 			c.recordOwnCopy(history.Deliver, ev, at)
-			if c.gm != nil {
-				c.groupOwnCopy(ev, atUs)
-			}
 			continue
 		}
-		h, from, ok := c.fromPeer(ev)
+		h, ok := c.fromPeer(ev)
 		if !ok {
 			continue
 		}
 		c.recordMailbox(history.Deliver, ev, h, at)
-		if c.gm != nil {
-			c.groupPulled(from, h, ev.GetMessageId(), atUs)
-			continue
-		}
 		if first, sincePush := c.in.pulled(h.ordinal, ev.GetMessageId(), atUs); first {
 			c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
 			if sincePush >= 0 {

@@ -70,6 +70,9 @@ func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	c.out.ackedAt(p.ord, now.UnixMicro())
 	c.out.answer(p.ord, stateAcked, ack.GetMessageId())
 	c.recordAck(p.ord, now, &ack)
+	if c.gm != nil {
+		c.fileAck(p, ack.GetMessageId())
+	}
 }
 
 // onError routes an ERROR to the SEND, pull, history read or PING it answers. A SEND error is a
@@ -133,24 +136,21 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	fromPeer := false
 	for _, ev := range p.GetEvents() {
 		c.r.ctr.pushEvents.Add(1)
-		if c.gm != nil && isControl(ev) {
-			continue // counted when pulled
+		if c.gm != nil {
+			fromPeer = c.groupEvent(history.Push, ev, now) || fromPeer
+			continue
 		}
 		if contract.UserID(ev.GetSenderUserId()) == c.user {
 			c.recordOwnCopy(history.Push, ev, now)
 			continue
 		}
-		h, from, ok := c.fromPeer(ev)
+		h, ok := c.fromPeer(ev)
 		if !ok {
 			continue
 		}
 		fromPeer = true
 		c.recordMailbox(history.Push, ev, h, now)
 		nowUs := now.UnixMicro()
-		if c.gm != nil {
-			c.groupPushed(from, h, nowUs)
-			continue
-		}
 		if first, sinceAck := c.in.pushed(h.ordinal, nowUs); first {
 			c.r.rec.Record(SegSendPush, nowUs-h.sentUs)
 			if sinceAck >= 0 {
@@ -163,29 +163,19 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	}
 }
 
-// fromPeer decodes the body of an event the peer (group mode: another member of c's group)
-// sent in this run and returns it with its sender; own copies (the sender's mailbox copy of its
-// own message) and foreign events return false.
-func (c *lgConn) fromPeer(ev *qimv1.MailboxEvent) (bodyHeader, *lgConn, bool) {
+// fromPeer decodes the body of an event the peer sent in this run (direct mode; group events
+// go through groupEvent); own copies (the sender's mailbox copy of its own message) and foreign
+// events return false.
+func (c *lgConn) fromPeer(ev *qimv1.MailboxEvent) (bodyHeader, bool) {
 	if contract.UserID(ev.GetSenderUserId()) == c.user {
-		return bodyHeader{}, nil, false
+		return bodyHeader{}, false
 	}
 	h, err := parseBody(ev.GetBody())
-	var from *lgConn
-	switch {
-	case err != nil || h.run != c.r.runID:
-	case c.gm != nil:
-		if s := c.gm.g.member(int(h.sender)); s != c {
-			from = s
-		}
-	case int(h.sender) == c.peer.idx:
-		from = c.peer
-	}
-	if from == nil {
+	if err != nil || h.run != c.r.runID || int(h.sender) != c.peer.idx {
 		c.r.ctr.foreignEvents.Add(1)
-		return bodyHeader{}, nil, false
+		return bodyHeader{}, false
 	}
-	return h, from, true
+	return h, true
 }
 
 // wantPull asks the pull worker for a round without blocking; requests made while a round is

@@ -89,6 +89,9 @@ type Counts struct {
 	StoredErrors         int64 `json:"stored_errors"`
 	StoredIncomplete     int64 `json:"stored_incomplete"`
 	ControlEvents        int64 `json:"control_events,omitempty"`
+	// UnmatchedEntries are body-less group entries pulled under a message_id no SEND_ACK named
+	// (midIndex); they, and pushes left so, are in ForeignEvents too.
+	UnmatchedEntries int64 `json:"unmatched_entries,omitempty"`
 }
 
 // GroupReport is the delivery side of a group-mode run, in mailbox entries: one entry per
@@ -217,6 +220,7 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 
 func (r *runState) counts(ph *phases, t tally) Counts {
 	c := &r.ctr
+	unPulled, unPushed := r.mids.unmatched()
 	return Counts{
 		Scheduled: ph.sched.Scheduled, Unsent: c.unsent.Load(), Sent: c.sent.Load(), SentInWindow: c.sentInWindow.Load(),
 		Acked: t.acked, AckedInWindow: c.ackedInWindow.Load(), Failed: t.failed, Unknown: t.unknown,
@@ -226,10 +230,10 @@ func (r *runState) counts(ph *phases, t tally) Counts {
 		DuplicatesAfterDedup: t.dupAfterDedup, AckMismatch: t.ackMismatch, FailedVisible: t.failedVisible,
 		Pushes: c.pushes.Load(), PushEvents: c.pushEvents.Load(), PushDuplicates: t.pushDuplicates,
 		Pulls: c.pulls.Load(), PullErrors: c.pullErrors.Load(), OwnCopies: c.ownCopies.Load(),
-		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign,
+		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign + unPulled + unPushed,
 		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(), Reconnects: c.reconnects.Load(),
 		Stored: c.stored.Load(), StoredErrors: c.storedErrors.Load(), StoredIncomplete: c.storedIncomplete.Load(),
-		ControlEvents: c.controlEvents.Load(),
+		ControlEvents: c.controlEvents.Load(), UnmatchedEntries: unPulled,
 	}
 }
 

@@ -24,6 +24,7 @@ type runState struct {
 	rec      *Recorder
 	hist     *history.Recorder // Config.History; nil records nothing
 	groups   []*lgGroup        // group mode
+	mids     *midIndex         // group mode: body-less entries by message_id
 	ctr      counters
 	inflight atomic.Int64 // SENDs awaiting an answer (not timed out)
 	endNs    atomic.Int64 // end of the measured window, Unix ns
