@@ -93,6 +93,8 @@ type fakePush struct {
 
 // storeGroupMessage appends one message to the group conversation and an entry to each member's
 // mailbox (through mangle when the message is a load message), and returns the pushes to make.
+// As the server's dispatch does, entries carry the body only when members × len(body) fits
+// contract.InlineBodyBudgetBytes (absent, not empty, otherwise); history always has it.
 // g.mu is held.
 func (g *fakeGateway) storeGroupMessage(conv contract.ConversationID, sender contract.UserID, members []contract.UserID,
 	typ contract.MessageType, body, cmid []byte, mangled bool) []fakePush {
@@ -106,6 +108,10 @@ func (g *fakeGateway) storeGroupMessage(conv contract.ConversationID, sender con
 	seq := uint64(len(g.convs[conv]) + 1)
 	g.convs[conv] = append(g.convs[conv], &qimv1.HistoryMessage{MessageId: mid, ConversationId: cb[:], ConversationSeq: seq,
 		SenderUserId: uint64(sender), MessageType: uint32(typ), Body: body})
+	inline := body
+	if len(members)*len(body) > contract.InlineBodyBudgetBytes {
+		inline = nil
+	}
 	var pushes []fakePush
 	for _, to := range members {
 		drop, double := false, false
@@ -119,7 +125,7 @@ func (g *fakeGateway) storeGroupMessage(conv contract.ConversationID, sender con
 			continue
 		}
 		ev := &qimv1.MailboxEvent{MailboxSeq: uint64(len(g.mailbox[to]) + 1), EventType: 1, MessageId: mid, ConversationId: cb[:],
-			ConversationSeq: seq, SenderUserId: uint64(sender), MessageType: uint32(typ), Body: body}
+			ConversationSeq: seq, SenderUserId: uint64(sender), MessageType: uint32(typ), Body: inline}
 		if to == sender {
 			ev.ClientMessageId = cmid
 		}
