@@ -42,7 +42,7 @@ func TestLuaFaultRecoveryFinishesMark(t *testing.T) {
 	ctx := t.Context()
 	store := msgstore.New(rdb)
 	out := &ackingProducer{}
-	c := newCommitter(store, out, nil, newMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)), 1, 1)
+	c := newCommitter(store, out, nil, newMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)), contract.MailboxShardsDefault, 1, 1)
 
 	now := time.Now().UnixMilli()
 	c.now = func() time.Time { return time.UnixMilli(now) } // the loop's mark uses the control's committed_at
@@ -112,10 +112,8 @@ func faultIntent(t *testing.T, nowMs int64) msgstore.Intent {
 		v, _ := contract.U128FromBytes(b[:])
 		return v
 	}
-	conv, err := contract.GroupConversationID(u())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tenant := u()
+	conv := contract.DirectConversationID(tenant, 42, 43) // the record names 42 and 43
 	mid, err := contract.NewMessageID(uint64(nowMs), 1, 1, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +123,7 @@ func faultIntent(t *testing.T, nowMs int64) msgstore.Intent {
 		t.Fatal(err)
 	}
 	in := msgstore.Intent{
-		Key:       msgstore.CommitKey{Tenant: u(), Sender: 42, ClientMessageID: contract.ClientMessageID(u()), Conversation: conv},
+		Key:       msgstore.CommitKey{Tenant: tenant, Sender: 42, ClientMessageID: contract.ClientMessageID(u()), Conversation: conv},
 		MessageID: mid, Record: rec, NowMs: nowMs,
 	}
 	copy(in.Identity[:], "QIMD-fault-test")
