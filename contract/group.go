@@ -81,7 +81,7 @@ func MembershipClientMessageID(tenant TenantID, group ConversationID, op Members
 // the conversation_seq values s with Joined < s ≤ Left, or every s > Joined while Left is 0 (a
 // current member). A join by the CONTROL message at seq J opens (J−1, …], so the member sees its
 // own join; a leave or removal at J closes it at Left = J, so the leaver sees its own leave and
-// nothing after; the creator and initial members open at Joined = 0 (ADR-0021 of the seed).
+// nothing after; the creator and initial members open at Joined = 0 (docs/adr/0020-groups-membership-intervals.md).
 type MemberInterval struct {
 	Joined uint64
 	Left   uint64 // 0: open
