@@ -42,7 +42,7 @@ func Plan(env *internalv1.CommittedEnvelope, shards contract.ShardCount, sourceO
 	if err != nil {
 		return nil, fmt.Errorf("%w: tenant: %v", ErrUnplannable, err)
 	}
-	audience, err := Recipients(env, tenant, shards)
+	audience, err := recipients(env)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +56,11 @@ func Plan(env *internalv1.CommittedEnvelope, shards contract.ShardCount, sourceO
 		order = append(order, s)
 	}
 	slices.Sort(order)
+	if g := env.GetAudience().GetGroup(); g != nil && !slices.Equal(order, g.GetTargetShards()) {
+		// Routed with another shard count than this process, or damaged: planning from it would
+		// put entries where no reader looks.
+		return nil, fmt.Errorf("%w: group audience target_shards disagree with this process's %d shards", ErrUnplannable, shards)
+	}
 	inline := len(audience)*len(rec.GetBody()) <= contract.InlineBodyBudgetBytes
 	out := make([]*internalv1.GroupDispatch, 0, len(order))
 	for _, s := range order {
@@ -70,11 +75,10 @@ func Plan(env *internalv1.CommittedEnvelope, shards contract.ShardCount, sourceO
 	return out, nil
 }
 
-// Recipients is the frozen audience of an envelope: a direct message's participants, or a group
-// message's recipients by value. A group audience whose count or target shards disagree with its
-// recipients is refused: it would route with a different shard count than this process, or was
-// damaged, and planning from it would put entries where no reader looks.
-func Recipients(env *internalv1.CommittedEnvelope, tenant contract.TenantID, shards contract.ShardCount) ([]uint64, error) {
+// recipients is the frozen audience of an envelope: a direct message's participants, or a group
+// message's recipients by value, which must be a sorted set of member_count ids (Plan checks its
+// target shards while it routes them).
+func recipients(env *internalv1.CommittedEnvelope) ([]uint64, error) {
 	if d := env.GetAudience().GetDirect(); d != nil {
 		if len(d.GetRecipientUserIds()) == 0 {
 			return nil, fmt.Errorf("%w: empty direct audience", ErrUnplannable)
@@ -89,14 +93,6 @@ func Recipients(env *internalv1.CommittedEnvelope, tenant contract.TenantID, sha
 	if len(recips) == 0 || int(g.GetMemberCount()) != len(recips) || !slices.IsSorted(recips) ||
 		len(slices.Compact(slices.Clone(recips))) != len(recips) {
 		return nil, fmt.Errorf("%w: group audience of %d recipients (member_count %d) is not a sorted set", ErrUnplannable, len(recips), g.GetMemberCount())
-	}
-	want := make([]uint32, len(recips))
-	for i, u := range recips {
-		want[i] = shards.UserShard(tenant, contract.UserID(u))
-	}
-	slices.Sort(want)
-	if !slices.Equal(slices.Compact(want), g.GetTargetShards()) {
-		return nil, fmt.Errorf("%w: group audience target_shards disagree with this process's %d shards", ErrUnplannable, shards)
 	}
 	return recips, nil
 }
