@@ -2,6 +2,7 @@ package writer
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,10 +105,10 @@ func TestGroupIntervalsDecideSendsAndReads(t *testing.T) {
 		reader contract.UserID
 		want   []uint64
 	}{{a, []uint64{1, 2, 3, 4, 5}}, {b, []uint64{1, 2, 3, 4}}, {c, []uint64{3, 4, 5}}} {
-		if got := seqs(w.history(t, tc.reader, gid, 0, 1, 50)); !equal(got, tc.want) {
+		if got := seqs(w.history(t, tc.reader, gid, 0, 1, 50)); !slices.Equal(got, tc.want) {
 			t.Errorf("user %d reads %v (OLDER), want %v", tc.reader, got, tc.want)
 		}
-		if got := seqs(w.history(t, tc.reader, gid, 0, 2, 50)); !equal(got, tc.want) {
+		if got := seqs(w.history(t, tc.reader, gid, 0, 2, 50)); !slices.Equal(got, tc.want) {
 			t.Errorf("user %d reads %v (NEWER), want %v", tc.reader, got, tc.want)
 		}
 	}
@@ -122,7 +123,7 @@ func TestGroupIntervalsDecideSendsAndReads(t *testing.T) {
 	}
 	mustAck(t, w.groupSend(t, a, gid, 1)) // 9
 	for dir := uint32(1); dir <= 2; dir++ {
-		if got, want := seqs(w.history(t, c, gid, 0, dir, 50)), []uint64{3, 4, 5, 6, 8, 9}; !equal(got, want) {
+		if got, want := seqs(w.history(t, c, gid, 0, dir, 50)), []uint64{3, 4, 5, 6, 8, 9}; !slices.Equal(got, want) {
 			t.Errorf("re-added user reads %v (direction %d), want %v", got, dir, want)
 		}
 	}
@@ -134,18 +135,6 @@ func TestGroupIntervalsDecideSendsAndReads(t *testing.T) {
 	if o = w.groupCall(t, b, contract.OpPullMembers, &qimv1.PullMembers{GroupId: gid}); contract.ErrorCode(o.GetErrorCode()) != contract.ErrCodeNotMember {
 		t.Fatalf("PULL_MEMBERS by a leaver: %s", contract.ErrorCode(o.GetErrorCode()))
 	}
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestServerOnlyMessageTypesAreRefused: a client may not send any server-only type, in a direct
