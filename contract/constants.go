@@ -34,6 +34,10 @@ const (
 	WriterInflightPerConnMax     = 8192
 	MailboxShardFIFOCapacity     = 128 // per-shard materialization FIFO; full → pause only that partition
 	MailboxMaterializePermits    = 64  // global concurrent materializations
+	// ArchiverBatchDefault and ArchiverBatchMax bound the Outbox records the HistoryArchiver
+	// writes to CQL before one position commit (seed: history_archive_batch_max).
+	ArchiverBatchDefault = 512
+	ArchiverBatchMax     = 4096
 )
 
 // Wire and payload limits.
@@ -45,7 +49,10 @@ const (
 	EventGroupMaxEntries  = 8        // per (user, mailbox_seq)
 	EventGroupMaxBytes    = 8 << 10  // per (user, mailbox_seq)
 	HistoryPageMaxBytes   = 512 << 10
-	ClientMessageIDBytes  = 16
+	// HistoryMaxEmptyBucketScan is the most consecutive empty history buckets one archive read
+	// scans before it returns and says where to continue (conversation_seq may have holes).
+	HistoryMaxEmptyBucketScan = 64
+	ClientMessageIDBytes      = 16
 )
 
 // Groups, unread and session list.
