@@ -52,6 +52,7 @@ func allCmd() *cobra.Command {
 		Long: `Runs the writer, mailbox, fanout, session and gateway in one process, each configured from the same
 environment as its own subcommand (see qim <service> --help; the gateway needs QIM_WRITER_ADDR,
 QIM_MAILBOX_ADDR and QIM_SESSION_ADDR pointing at the others). Any service stopping stops them all.
+The HistoryArchiver is not included (it needs a CQL node): run qim archiver beside it.
 
 Example:
   eval "$(qim-gate stack up)"; QIM_TOKEN_SECRET=... qim all`,
@@ -62,6 +63,9 @@ Example:
 			}
 			g, ctx := errgroup.WithContext(cmd.Context())
 			for _, p := range programs() {
+				if p.notInAll {
+					continue
+				}
 				g.Go(func() error { return p.run(ctx, newLogger(p.name)) })
 			}
 			return g.Wait()

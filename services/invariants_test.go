@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/mailbox"
@@ -17,11 +18,12 @@ import (
 // checked by gate 8; a listed one no service registers would fail gate 8 on every run.
 func TestInvariantCountersMatchContract(t *testing.T) {
 	registered := map[string][]string{
-		"writer":  writer.InvariantCounters(),
-		"mailbox": mailbox.InvariantCounters(),
-		"fanout":  fanout.InvariantCounters(),
-		"session": session.InvariantCounters(),
-		"gateway": gateway.InvariantCounters(),
+		"writer":   writer.InvariantCounters(),
+		"mailbox":  mailbox.InvariantCounters(),
+		"fanout":   fanout.InvariantCounters(),
+		"session":  session.InvariantCounters(),
+		"gateway":  gateway.InvariantCounters(),
+		"archiver": archiver.InvariantCounters(),
 	}
 	var names []string
 	for _, p := range programs() {

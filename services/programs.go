@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/internal/config"
@@ -21,6 +22,9 @@ type program struct {
 	long   string
 	vars   []config.Var
 	run    func(ctx context.Context, log *slog.Logger) error
+	// notInAll leaves the service out of `qim all` (the archiver needs a CQL node, which a
+	// one-process demo does not have).
+	notInAll bool
 }
 
 // programs lists the services in start order (a backend before its callers).
@@ -29,23 +33,28 @@ func programs() []program {
 		{"writer", "ConversationWriter", "Run the ConversationWriter (durable commit path, Outbox, history reads)",
 			"Commits every SEND in Redis (RESERVED → RECORDED), produces it to the qim.outbox topic (OUTBOXED) and\n" +
 				"answers SEND_ACK only once it is COMMITTED; serves PULL_HISTORY.",
-			describe(writer.DefaultConfig()), runner(writer.FromEnv, writer.New)},
+			describe(writer.DefaultConfig()), runner(writer.FromEnv, writer.New), false},
 		{"mailbox", "MailboxNode", "Run the MailboxNode (materialize dispatches, serve PULL_MAILBOX)",
 			"Materializes the qim.dispatch log into per-user mailboxes in Redis, advances each shard's watermark\n" +
 				"contiguously, pushes to the gateway (best effort) and serves PULL_MAILBOX, the only cursor advance.",
-			describe(mailbox.DefaultConfig()), runner(mailbox.FromEnv, mailbox.New)},
+			describe(mailbox.DefaultConfig()), runner(mailbox.FromEnv, mailbox.New), false},
 		{"fanout", "FanoutCoordinator", "Run the FanoutCoordinator (Outbox → per-shard dispatch log)",
 			"Plans one dispatch per target mailbox shard for every committed Outbox record, produces them to\n" +
 				"qim.dispatch and commits its Outbox position only after every dispatch of the batch is acknowledged.",
-			describe(fanout.DefaultConfig()), runner(fanout.FromEnv, fanout.New)},
+			describe(fanout.DefaultConfig()), runner(fanout.FromEnv, fanout.New), false},
 		{"session", "SessionProjection", "Run the SessionProjection (session lists, unread, MARK_READ)",
 			"Projects the dispatch log into per-user conversation sets and serves PULL_SESSION_LIST (exact unread,\n" +
 				"computed on read) and MARK_READ.",
-			describe(session.DefaultConfig()), runner(session.FromEnv, session.New)},
+			describe(session.DefaultConfig()), runner(session.FromEnv, session.New), false},
 		{"gateway", "ConnectionNode", "Run the ConnectionNode (client TCP/TLS and WebSocket listeners, push)",
 			"Accepts client connections (TCP or TLS, and WebSocket at /ws; the same binary frames), authenticates\n" +
 				"them, routes requests to the backends and pushes mailbox events to sockets.",
-			describe(gateway.DefaultConfig()), runner(gateway.FromEnv, gateway.New)},
+			describe(gateway.DefaultConfig()), runner(gateway.FromEnv, gateway.New), false},
+		{"archiver", "HistoryArchiver", "Run the HistoryArchiver (Outbox → CQL history archive)",
+			"Copies every committed message from the qim.outbox log into the CQL archive (message_record, then\n" +
+				"history_index, at LOCAL_QUORUM), commits its Outbox position only after that, and publishes the archive\n" +
+				"watermark. The keyspace must be migrated first: qimctl cql migrate.",
+			describe(archiver.DefaultConfig()), runner(archiver.FromEnv, archiver.New), true},
 	}
 }
 

@@ -3,6 +3,7 @@ package services
 import (
 	"fmt"
 
+	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/msgstore"
@@ -52,7 +53,7 @@ func (r RedisKeyFamily) Match(key string) bool { return r.f.Match(key) }
 func RedisKeyFamilies() []RedisKeyFamily {
 	var all []keyfamily.Family
 	for _, fams := range [][]keyfamily.Family{msgstore.KeyFamilies(), identity.KeyFamilies(), gateway.KeyFamilies(),
-		session.KeyFamilies(), mailboxstore.KeyFamilies()} {
+		session.KeyFamilies(), archiver.KeyFamilies(), mailboxstore.KeyFamilies()} {
 		all = append(all, fams...)
 	}
 	out := make([]RedisKeyFamily, len(all))

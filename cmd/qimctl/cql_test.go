@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCQLMigrateNeedsAContactPoint(t *testing.T) {
+	var out bytes.Buffer
+	err := runCQLMigrate(context.Background(), &cqlMigrateOptions{rf: 1, timeout: time.Second},
+		func(string) string { return "" }, &out)
+	if err == nil || !strings.Contains(err.Error(), "--hosts") || !strings.Contains(err.Error(), "QIM_CQL_HOSTS") {
+		t.Fatalf("migrate without hosts = %v, want an error naming --hosts and QIM_CQL_HOSTS", err)
+	}
+}
+
+func TestCQLMigrateFlagsFallBackToTheArchiverEnvironment(t *testing.T) {
+	cmd := newCQLMigrateCmd(&cqlMigrateOptions{})
+	for _, name := range []string{"hosts", "keyspace", "replication-factor", "datacenter", "no-peer-discovery", "timeout"} {
+		if cmd.Flags().Lookup(name) == nil {
+			t.Errorf("flag --%s missing", name)
+		}
+	}
+	// An unreachable contact point from the environment fails within the timeout, naming it.
+	env := map[string]string{"QIM_CQL_HOSTS": "127.0.0.1:1"}
+	err := runCQLMigrate(context.Background(), &cqlMigrateOptions{rf: 1, timeout: 5 * time.Second},
+		func(k string) string { return env[k] }, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("migrate against 127.0.0.1:1 = %v, want an error naming it", err)
+	}
+}

@@ -1,0 +1,30 @@
+package archiver
+
+import (
+	"context"
+
+	"github.com/qim-dev/qim/services/internal/cqlstore"
+)
+
+// MigrateConfig says which archive to migrate and how to create it (`qimctl cql migrate`).
+type MigrateConfig struct {
+	Hosts           []string
+	Keyspace        string // "" = DefaultKeyspace
+	NoPeerDiscovery bool
+	// ReplicationFactor and Datacenter apply only to a keyspace that does not exist yet.
+	ReplicationFactor int
+	Datacenter        string
+}
+
+// DefaultKeyspace is the archive keyspace when none is configured.
+const DefaultKeyspace = cqlstore.DefaultKeyspace
+
+// SchemaVersion is the archive schema version this binary reads and writes.
+func SchemaVersion() int { return cqlstore.SchemaVersion() }
+
+// Migrate brings the archive keyspace to SchemaVersion and returns the versions it applied (see
+// cqlstore.Migrate: idempotent, refuses a newer schema).
+func Migrate(ctx context.Context, c MigrateConfig) ([]int, error) {
+	return cqlstore.Migrate(ctx, cqlstore.Config{Hosts: c.Hosts, Keyspace: c.Keyspace, NoPeerDiscovery: c.NoPeerDiscovery},
+		cqlstore.MigrateOptions{ReplicationFactor: c.ReplicationFactor, Datacenter: c.Datacenter})
+}
