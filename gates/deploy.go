@@ -45,7 +45,11 @@ func (l *lazyDeployment) get(ctx context.Context) (*svc.Set, error) {
 		return nil, err
 	}
 	start := time.Now()
-	for _, name := range svc.Order {
+	if err := set.MigrateArchive(ctx); err != nil {
+		l.err = err
+		return nil, err
+	}
+	for _, name := range set.Services() {
 		t := time.Now()
 		if err := set.Start(ctx, name); err != nil {
 			_ = set.StopAll()

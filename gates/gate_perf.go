@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/gates/svc"
 	"github.com/qim-dev/qim/loadgen"
 )
 
@@ -213,7 +212,7 @@ func perfTarget(ctx context.Context, env *Env) (loadgen.Config, []loadgen.Proc, 
 	}
 	cfg := loadgen.Config{Gateway: set.Addrs.GatewayTCP, TokenSecret: []byte(set.Addrs.TokenSecret)}
 	var procs []loadgen.Proc
-	for _, name := range svc.Order {
+	for _, name := range set.Services() {
 		if pid := set.Pid(name); pid > 0 {
 			procs = append(procs, loadgen.Proc{Name: name, Pid: pid})
 		}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/qim-dev/qim/gates/svc"
 )
 
 // servicesGate is gate 3: build qim and start every service on a fresh qim-it-* stack; each must
@@ -25,7 +23,7 @@ func (servicesGate) Run(ctx context.Context, env *Env, r *Result) {
 		return
 	}
 	r.Metric("deploy_seconds", time.Since(start).Seconds())
-	for _, name := range svc.Order {
+	for _, name := range set.Services() {
 		code, body := healthz(ctx, set.Addrs.Metrics[name])
 		r.Check(name+" healthy", set.Running(name) && code == http.StatusOK, "pid running=%v, /healthz %d %s",
 			set.Running(name), code, body)

@@ -58,7 +58,7 @@ Examples:
 	f.BoolVar(&o.full, "full", false, "run every gate in release order")
 	f.StringVar(&o.reportDir, "report-dir", "", "report directory (default out/gates/<UTC timestamp>)")
 	f.StringVar(&o.root, "root", ".", "repository root")
-	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack")
+	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack, and the HistoryArchiver in its deployment (the keyspace migrated first)")
 	f.IntVar(&o.shards, "dispatch-shards", contract.MailboxShardsDefault,
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")

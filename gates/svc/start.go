@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/qim-dev/qim/services/archiver"
 )
 
 // startTimeout bounds Start's wait for /healthz.
@@ -131,9 +133,13 @@ func (s *Set) ExitErr(name string) error {
 	return p.err
 }
 
-// StartAll starts every service in Order.
+// StartAll starts every service of the deployment (Services), migrating the archive first when
+// the stack has a CQL node.
 func (s *Set) StartAll(ctx context.Context) error {
-	for _, n := range Order {
+	if err := s.MigrateArchive(ctx); err != nil {
+		return err
+	}
+	for _, n := range s.Services() {
 		if err := s.Start(ctx, n); err != nil {
 			return err
 		}
@@ -187,3 +193,17 @@ func (s *Set) LogTail(name string, n int) string {
 
 // LogPath is the file a service's stdout and stderr are appended to (every start of it).
 func (s *Set) LogPath(name string) string { return filepath.Join(s.dir, name+".log") }
+
+// MigrateArchive brings the stack's CQL keyspace to the archiver's schema (replication factor 1:
+// one node), as `qimctl cql migrate` would; a stack without a CQL node has nothing to migrate.
+func (s *Set) MigrateArchive(ctx context.Context) error {
+	if s.ep.CQL == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if _, err := archiver.Migrate(ctx, archiver.MigrateConfig{Hosts: []string{s.ep.CQL}, ReplicationFactor: 1}); err != nil {
+		return fmt.Errorf("svc: migrate the archive keyspace at %s: %w", s.ep.CQL, err)
+	}
+	return nil
+}

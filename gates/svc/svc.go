@@ -25,10 +25,21 @@ const (
 	Fanout  = "fanout"
 	Session = "session"
 	Gateway = "gateway"
+	// Archiver is started only on a stack with a CQL node (Set.Services).
+	Archiver = "archiver"
 )
 
-// Order is the start order of a full deployment.
+// Order is the start order of a full deployment on a stack without a CQL node.
 var Order = []string{Writer, Mailbox, Fanout, Session, Gateway}
+
+// Services is the start order of this Set's deployment: Order, then the HistoryArchiver when the
+// stack has a CQL node (its keyspace must be migrated first: MigrateArchive).
+func (s *Set) Services() []string {
+	if s.ep.CQL == "" {
+		return Order
+	}
+	return append(append([]string(nil), Order...), Archiver)
+}
 
 // Addrs are the loopback addresses the services of one Set listen on.
 type Addrs struct {
@@ -87,14 +98,14 @@ func New(bin string, ep stack.Endpoints, extraEnv ...string) (*Set, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
-	ports, err := freePorts(11)
+	ports, err := freePorts(12)
 	if err != nil {
 		return nil, err
 	}
 	a := Addrs{GatewayTCP: ports[0], GatewayWS: ports[1], GatewayPush: ports[2], Writer: ports[3], Mailbox: ports[4],
 		Session: ports[9],
 		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
-			Session: ports[10]},
+			Session: ports[10], Archiver: ports[11]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
 	return &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv}, nil
 }
@@ -134,6 +145,9 @@ func (s *Set) Env(name string) []string {
 		"QIM_WRITER_METRICS=" + a.Metrics[Writer], "QIM_MAILBOX_METRICS=" + a.Metrics[Mailbox],
 		"QIM_FANOUT_METRICS=" + a.Metrics[Fanout], "QIM_GATEWAY_METRICS=" + a.Metrics[Gateway],
 		"QIM_SESSION_METRICS=" + a.Metrics[Session],
+	}
+	if s.ep.CQL != "" {
+		env = append(env, "QIM_CQL_HOSTS="+s.ep.CQL, "QIM_ARCHIVER_METRICS="+a.Metrics[Archiver])
 	}
 	return append(env, s.extra...)
 }
