@@ -57,18 +57,15 @@ type loop struct {
 	m     *metrics
 	now   func() time.Time
 
-	next     atomic.Int64 // committed position: offset of the next record to archive
-	high     atomic.Int64 // last known Outbox high watermark
-	failures atomic.Int64 // consecutive failed attempts of the batch or commit being retried
-	lastErr  atomic.Pointer[string]
-
-	retryDelay *backoff.Backoff // run goroutine only
+	next  atomic.Int64     // committed position: offset of the next record to archive
+	high  atomic.Int64     // last known Outbox high watermark
+	retry *backoff.Retrier // attempts of the batch or commit being retried, and their failures
 }
 
 func newLoop(cfg Config, log *slog.Logger, src outboxSource, store rowStore, pos positionStore, m *metrics,
 	start, high int64) *loop {
 	l := &loop{cfg: cfg, log: log, src: src, store: store, pos: pos, m: m, now: time.Now,
-		retryDelay: backoff.New(cfg.RetryBackoffMin, cfg.RetryBackoffMax)}
+		retry: backoff.NewRetrier(cfg.RetryBackoffMin, cfg.RetryBackoffMax)}
 	l.next.Store(start)
 	l.high.Store(max(high, start))
 	m.position.Set(float64(start))
@@ -102,7 +99,7 @@ func (l *loop) run(ctx context.Context) error {
 // archive writes one batch, retrying until every row is acknowledged (true) or ctx ends.
 func (l *loop) archive(ctx context.Context, b *batch) bool {
 	var res cqlstore.PutResult
-	ok := l.retry(ctx, func() error {
+	ok := l.retry.Do(ctx, func() error {
 		t := time.Now()
 		var err error
 		res, err = l.store.Put(ctx, b.rows, l.now())
@@ -112,7 +109,7 @@ func (l *loop) archive(ctx context.Context, b *batch) bool {
 			return fmt.Errorf("archiver: write %d rows of %s [%d, %d]: %w", len(b.rows), l.cfg.OutboxTopic, b.first, b.last, err)
 		}
 		return nil
-	}, "write")
+	}, l.logFail("write"))
 	if ok {
 		l.m.batches.Inc()
 		l.m.perBatch.Observe(float64(b.last - b.first + 1))
@@ -125,7 +122,7 @@ func (l *loop) archive(ctx context.Context, b *batch) bool {
 
 // commit stores next, retrying only the commit: the rows below it are already durable.
 func (l *loop) commit(ctx context.Context, next int64) bool {
-	ok := l.retry(ctx, func() error {
+	ok := l.retry.Do(ctx, func() error {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 		defer cancel()
 		t := time.Now()
@@ -136,7 +133,7 @@ func (l *loop) commit(ctx context.Context, next int64) bool {
 			return fmt.Errorf("archiver: commit %s position %d: %w", l.cfg.OutboxTopic, next, err)
 		}
 		return nil
-	}, "commit")
+	}, l.logFail("commit"))
 	if ok {
 		l.next.Store(next)
 		if l.high.Load() < next {
@@ -147,38 +144,19 @@ func (l *loop) commit(ctx context.Context, next int64) bool {
 	return ok
 }
 
-// retry runs op until it succeeds (true) or ctx ends (false), backing off between attempts.
-func (l *loop) retry(ctx context.Context, op func() error, stage string) bool {
-	l.retryDelay.Reset()
-	for attempt := 1; ; attempt++ {
-		err := op()
-		if err == nil {
-			l.failures.Store(0)
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		msg := err.Error()
-		l.lastErr.Store(&msg)
-		l.failures.Add(1)
+// logFail logs one failed attempt of stage that is about to be retried.
+func (l *loop) logFail(stage string) func(int, error) {
+	return func(attempt int, err error) {
 		l.log.Warn("archiver: attempt failed; position unchanged, retrying", "stage", stage,
 			"position", l.next.Load(), "attempt", attempt, "err", err)
-		if !l.retryDelay.Wait(ctx) {
-			return false
-		}
 	}
 }
 
 // ready: not ready after UnreadyAfter consecutive failed attempts, until one succeeds.
 func (l *loop) ready() error {
-	n := l.failures.Load()
+	n, last := l.retry.Failing()
 	if n < int64(l.cfg.UnreadyAfter) {
 		return nil
-	}
-	last := ""
-	if p := l.lastErr.Load(); p != nil {
-		last = *p
 	}
 	return fmt.Errorf("archiver: %d consecutive failed attempts at %s offset %d: %s", n, l.cfg.OutboxTopic, l.next.Load(), last)
 }

@@ -2,7 +2,6 @@ package archiver
 
 import (
 	"context"
-	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -44,23 +43,11 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	s.proc.OnClose("kafka admin", func() error { admin.Close(); return nil })
-	if c.bounds, err = s.outboxBounds(ctx, admin); err != nil {
-		return nil, err
-	}
-	if c.offsets, err = commitlog.NewOffsetStore(admin, s.cfg.Group, s.cfg.OutboxTopic); err != nil {
-		return nil, err
-	}
-	committed, found, err := c.offsets.Fetch(ctx, outboxPartition)
+	st, err := commitlog.ResolveOutboxStart(ctx, admin, s.cfg.Group, s.cfg.OutboxTopic)
 	if err != nil {
 		return nil, &StartError{What: s.cfg.OutboxTopic, Err: err}
 	}
-	if c.start, err = commitlog.ValidateStart(committed, found, c.bounds); err != nil {
-		var oor *commitlog.OffsetOutOfRangeError
-		if errors.As(err, &oor) {
-			oor.Topic, oor.Partition = s.cfg.OutboxTopic, outboxPartition
-		}
-		return nil, &StartError{What: s.cfg.OutboxTopic, Err: err}
-	}
+	c.bounds, c.start, c.offsets = st.Bounds, st.Start, st.Offsets
 	c.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.OutboxTopic,
 		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID))
 	if err != nil {
@@ -68,17 +55,4 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	}
 	s.proc.OnClose("outbox consumer", func() error { c.consumer.Close(); return nil })
 	return c, nil
-}
-
-func (s *Service) outboxBounds(ctx context.Context, admin *commitlog.Admin) (commitlog.Bounds, error) {
-	wm, err := admin.Watermarks(ctx, s.cfg.OutboxTopic)
-	if err != nil {
-		return commitlog.Bounds{}, &StartError{What: s.cfg.OutboxTopic, Err: err}
-	}
-	b, ok := wm[outboxPartition]
-	if len(wm) != 1 || !ok {
-		return commitlog.Bounds{}, &StartError{What: s.cfg.OutboxTopic,
-			Err: &commitlog.PartitionCountError{Topic: s.cfg.OutboxTopic, Want: 1, Got: len(wm)}}
-	}
-	return b, nil
 }

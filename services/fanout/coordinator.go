@@ -54,22 +54,20 @@ type coordinator struct {
 	planner *planner
 	m       *metrics
 
-	next     atomic.Int64 // committed position (the offset of the next record to dispatch after a restart)
-	high     atomic.Int64 // last known Outbox high watermark
-	failures atomic.Int64 // consecutive failed attempts of the current batch or commit
-	lastErr  atomic.Pointer[string]
+	next  atomic.Int64     // committed position (the offset of the next record to dispatch after a restart)
+	high  atomic.Int64     // last known Outbox high watermark
+	retry *backoff.Retrier // attempts of the batch or commit being retried, and their failures
 
 	// Owned by the run goroutine.
-	acked      int64            // acknowledged position: last+1 of the newest batch whose dispatches are all acked
-	lastCommit time.Time        // when the position was last stored (zero: never by this run)
-	retryDelay *backoff.Backoff // wait between attempts of the batch or commit being retried
+	acked      int64     // acknowledged position: last+1 of the newest batch whose dispatches are all acked
+	lastCommit time.Time // when the position was last stored (zero: never by this run)
 }
 
 func newCoordinator(cfg Config, log *slog.Logger, src outboxSource, sink dispatchSink, pos positionStore,
 	m *metrics, start, high int64) *coordinator {
 	c := &coordinator{cfg: cfg, log: log, src: src, sink: sink, pos: pos, m: m,
 		planner: newPlanner(cfg.OutboxTopic, cfg.shards()), acked: start,
-		retryDelay: backoff.New(cfg.RetryBackoffMin, cfg.RetryBackoffMax)}
+		retry: backoff.NewRetrier(cfg.RetryBackoffMin, cfg.RetryBackoffMax)}
 	c.next.Store(start)
 	c.high.Store(max(high, start))
 	m.position.Set(float64(start))
@@ -110,7 +108,7 @@ func (c *coordinator) run(ctx context.Context) error {
 // deliver makes one batch durable, retrying until every dispatch is acknowledged (true) or ctx
 // ends (false).
 func (c *coordinator) deliver(ctx context.Context, b *batch) bool {
-	ok := c.retry(ctx, func() error {
+	ok := c.retry.Do(ctx, func() error {
 		t := time.Now()
 		err := c.sink.ProduceBatch(ctx, b.records)
 		c.m.ackWait.Observe(time.Since(t).Seconds())
@@ -138,44 +136,12 @@ func (c *coordinator) deliver(ctx context.Context, b *batch) bool {
 	return ok
 }
 
-// retry runs op until it succeeds (true) or ctx ends (false), backing off between attempts
-// (RetryBackoffMin doubling to RetryBackoffMax, from Min again for every op) and counting
-// consecutive failures for readiness.
-func (c *coordinator) retry(ctx context.Context, op func() error, logFail func(attempt int, err error)) bool {
-	c.retryDelay.Reset()
-	for attempt := 1; ; attempt++ {
-		err := op()
-		if err == nil {
-			c.failures.Store(0)
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		c.failed(err)
-		logFail(attempt, err)
-		if !c.retryDelay.Wait(ctx) {
-			return false
-		}
-	}
-}
-
-func (c *coordinator) failed(err error) {
-	msg := err.Error()
-	c.lastErr.Store(&msg)
-	c.failures.Add(1)
-}
-
 // ready reports the loop's health: not ready after UnreadyAfter consecutive failed attempts,
 // until a batch succeeds again.
 func (c *coordinator) ready() error {
-	n := c.failures.Load()
+	n, last := c.retry.Failing()
 	if n < int64(c.cfg.UnreadyAfter) {
 		return nil
-	}
-	last := ""
-	if p := c.lastErr.Load(); p != nil {
-		last = *p
 	}
 	return fmt.Errorf("fanout: %d consecutive failed attempts at %s offset %d: %s",
 		n, c.cfg.OutboxTopic, c.next.Load(), last)

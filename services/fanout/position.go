@@ -48,7 +48,7 @@ func (c *coordinator) poll(ctx context.Context) ([]commitlog.Record, error) {
 // (false). Only the commit is retried: the dispatches below the position are already durable.
 func (c *coordinator) commit(ctx context.Context) bool {
 	next := c.acked
-	ok := c.retry(ctx, func() error { return c.commitOnce(ctx, next) }, func(attempt int, err error) {
+	ok := c.retry.Do(ctx, func() error { return c.commitOnce(ctx, next) }, func(attempt int, err error) {
 		c.log.Warn("fanout: position commit failed; dispatches are acknowledged, retrying the commit",
 			"topic", c.cfg.OutboxTopic, "position", next, "attempt", attempt, "err", err)
 	})
@@ -86,7 +86,7 @@ func (c *coordinator) flush(ctx context.Context) {
 		return
 	}
 	if err := c.commitWithin(ctx, c.acked, flushTimeout); err != nil {
-		c.failed(err)
+		c.retry.Failed(err)
 		c.log.Warn("fanout: final position commit failed; the next start replays from the stored position",
 			"position", c.next.Load(), "acknowledged", c.acked, "err", err)
 		return
