@@ -44,8 +44,9 @@ type (
 // How: poll what is there (at most BatchSize, never waiting to fill), decode it all or nothing,
 // Put the rows (records first, then the index), then commit last+1 synchronously.
 //
-// Rejected: reading history from Redis instead of the Outbox (Redis is not a replay source: an
-// everysec mailbox instance can lose a second, and a scan needs a walk over every key), and
+// Rejected: reading history from Redis instead of the Outbox (finding what to copy needs a walk
+// over every key and a position of its own, and the hot tier is what the archive exists to let
+// us trim; the Outbox is ordered, replicated and carries every record whole), and
 // committing before the CQL writes are acknowledged (a crash in between would leave a hole that
 // the watermark then declares archived, and the hot-tier trim would delete its only copy).
 type loop struct {
