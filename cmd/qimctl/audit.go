@@ -41,7 +41,7 @@ func newAuditCmd() *cobra.Command {
 		Use:   "audit",
 		Short: "Independent checks of what the durable logs and stores hold",
 	}
-	cmd.AddCommand(newAuditDispatchCmd(&auditDispatchOptions{}))
+	cmd.AddCommand(newAuditDispatchCmd(&auditDispatchOptions{}), newAuditArchiveCmd(&auditArchiveOptions{}))
 	return cmd
 }
 

@@ -32,3 +32,19 @@ func TestCQLMigrateFlagsFallBackToTheArchiverEnvironment(t *testing.T) {
 		t.Fatalf("migrate against 127.0.0.1:1 = %v, want an error naming it", err)
 	}
 }
+
+func TestAuditArchiveNamesWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, "QIM_KAFKA_BROKERS"},
+		{map[string]string{"QIM_KAFKA_BROKERS": "127.0.0.1:1"}, "QIM_CQL_HOSTS"},
+	} {
+		err := runAuditArchive(context.Background(), &auditArchiveOptions{from: -1, to: -1, timeout: time.Second},
+			func(k string) string { return tc.env[k] }, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("audit archive with %v = %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
