@@ -11,11 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/services/internal/keyfamily"
+	"github.com/qim-dev/qim/services/internal/msgstore"
 )
 
-// watermarkKey is the sorted set of archive watermarks in the core Redis: member = archiver
-// group, score = T in Unix ms. One key per deployment; a group's member only ever rises.
-const watermarkKey = "qim:archive:watermark"
+// watermarkKey is where T is published; the writer's hot-tier trim reads it (msgstore owns the name).
+const watermarkKey = msgstore.ArchiveWatermarkKey
 
 // KeyFamilies declares the key this package writes, for the redis-artifacts gate.
 func KeyFamilies() []keyfamily.Family {

@@ -15,6 +15,7 @@ type Archived struct {
 	Seq    uint64
 	Sender contract.UserID
 	Record *internalv1.MessageRecord
+	Raw    []byte // the record's bytes as stored
 }
 
 // Range returns the archived messages of one conversation with after < seq ≤ upTo, ascending,
@@ -35,7 +36,7 @@ func (st *Store) Range(ctx context.Context, tenant contract.TenantID, conv contr
 	t, c := tenant.Bytes(), conv.Bytes()
 	scannedTo, empty := after, 0
 	for b := (after + 1) / w; b <= upTo/w; b++ {
-		got, err := st.bucket(ctx, t[:], c[:], int64(b), after, upTo, limit-len(page))
+		got, err := st.bucket(ctx, t[:], c[:], int64(b), after, upTo, limit-len(page), false)
 		if err != nil {
 			return nil, after, err
 		}
@@ -61,10 +62,18 @@ type indexRow struct {
 	sender int64
 }
 
-func (st *Store) bucket(ctx context.Context, t, c []byte, b int64, after, upTo uint64, limit int) ([]Archived, error) {
-	it := st.s.Query(`SELECT conversation_seq, message_id, sender_user_id FROM history_index
+// bucket reads one bucket's index rows in (after, upTo] (ascending, or descending when desc),
+// then their records.
+func (st *Store) bucket(ctx context.Context, t, c []byte, b int64, after, upTo uint64, limit int, desc bool) ([]Archived, error) {
+	q := `SELECT conversation_seq, message_id, sender_user_id FROM history_index
 		WHERE tenant_id = ? AND conversation_id = ? AND seq_bucket = ? AND conversation_seq > ? AND conversation_seq <= ?
-		LIMIT ?`, t, c, b, int64(after), int64(upTo), limit).WithContext(ctx).Iter()
+		LIMIT ?`
+	if desc {
+		q = `SELECT conversation_seq, message_id, sender_user_id FROM history_index
+		WHERE tenant_id = ? AND conversation_id = ? AND seq_bucket = ? AND conversation_seq > ? AND conversation_seq <= ?
+		ORDER BY conversation_seq DESC LIMIT ?`
+	}
+	it := st.s.Query(q, t, c, b, int64(after), int64(upTo), limit).WithContext(ctx).Iter()
 	var idx []indexRow
 	var r indexRow
 	for it.Scan(&r.seq, &r.mid, &r.sender) {
@@ -77,7 +86,11 @@ func (st *Store) bucket(ctx context.Context, t, c []byte, b int64, after, upTo u
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	recs, err := st.records(ctx, t, c, b, idx[0].seq, idx[len(idx)-1].seq)
+	lo, hi := idx[0].seq, idx[len(idx)-1].seq
+	if desc {
+		lo, hi = hi, lo
+	}
+	recs, err := st.records(ctx, t, c, b, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +107,7 @@ func (st *Store) bucket(ctx context.Context, t, c []byte, b int64, after, upTo u
 		if rec.GetConversationSeq() != uint64(ir.seq) || string(rec.GetMessageId()) != string(ir.mid) {
 			return nil, fmt.Errorf("%w: message_record at seq %d names seq %d or another message", ErrCorrupt, ir.seq, rec.GetConversationSeq())
 		}
-		out = append(out, Archived{Seq: uint64(ir.seq), Sender: contract.UserID(ir.sender), Record: &rec})
+		out = append(out, Archived{Seq: uint64(ir.seq), Sender: contract.UserID(ir.sender), Record: &rec, Raw: raw})
 	}
 	return out, nil
 }

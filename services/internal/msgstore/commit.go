@@ -138,9 +138,11 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
 			continue
 		}
-		ck := commitKey(r.Key)
+		tag := tagOf(r.Key.Tenant, r.Key.Conversation)
+		ck, cv := commitKeyTagged(r.Key, tag), convKeysTagged(r.Key.Tenant, r.Key.Conversation, tag)
 		calls = append(calls, s.scripts.markCommitted.Call(&markArgs{Commit: ck, Pending: pendingKey,
-			Owner: ownerKey(r.Key), Shrunk: shrunkKey(ck), CommittedAtMs: r.CommittedAtMs, WindowMs: window}))
+			Owner: ownerKey(r.Key), Shrunk: shrunkKey(ck), Htrim: cv.htrim, CommittedAtMs: r.CommittedAtMs,
+			WindowMs: window, TrimConv: cv.conv}))
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {

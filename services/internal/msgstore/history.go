@@ -64,6 +64,19 @@ func (s *Store) latest(ctx context.Context, key string, tenant contract.TenantID
 	return n, nil
 }
 
+// counterValue reads a conversation_seq counter from an MGET reply (nil: none allocated).
+func counterValue(v any, tenant contract.TenantID, conv contract.ConversationID) (uint64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	sv, ok := v.(string)
+	n, err := strconv.ParseUint(sv, 10, 64)
+	if !ok || err != nil {
+		return 0, &CorruptError{Tenant: tenant, Conversation: conv, Reason: "sequence counter is not a decimal integer"}
+	}
+	return n, nil
+}
+
 func (q HistoryQuery) normalize() (HistoryQuery, error) {
 	if q.Direction != Older && q.Direction != Newer {
 		return q, fmt.Errorf("msgstore: history: %w: direction %d", ErrInvalidArgument, q.Direction)
@@ -84,29 +97,108 @@ func (q HistoryQuery) normalize() (HistoryQuery, error) {
 	return q, nil
 }
 
-// HistoryPage reads one page. A missing record for an indexed seq, bytes that do not decode as a
-// MessageRecord, or a record whose conversation or seq disagrees with the index fail the whole
-// page with a *CorruptError: a client must never mistake a silently shortened page for history.
-// The first record is returned even when it alone exceeds MaxBytes, so the anchor always moves.
+// HistoryPage reads one page across both tiers (tiered.go): seqs above the conversation's hot
+// floor from Redis, seqs at or below it from the Archive, merged in seq order. A missing record
+// for an indexed seq, bytes that do not decode as a MessageRecord, or a record whose conversation
+// or seq disagrees with the index fail the whole page with a *CorruptError, in either tier: a
+// client must never mistake a silently shortened page for history. The first record is returned
+// even when it alone exceeds MaxBytes, so the anchor always moves.
 func (s *Store) HistoryPage(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
 	q, err := q.normalize()
 	if err != nil {
 		return HistoryPage{}, err
 	}
+	return retryOnFloorMove(func() (HistoryPage, bool, error) { return s.historyOnce(ctx, q) })
+}
+
+// historyOnce reads one page; moved reports a trim under the read (the page is then discarded).
+func (s *Store) historyOnce(ctx context.Context, q HistoryQuery) (p HistoryPage, moved bool, err error) {
 	ck := newConvKeys(q.Tenant, q.Conversation)
-	latest, err := s.latest(ctx, ck.seq, q.Tenant, q.Conversation)
+	vals, err := s.rdb.MGet(ctx, ck.seq, ck.floor).Result()
 	if err != nil {
-		return HistoryPage{}, err
+		return HistoryPage{}, false, fmt.Errorf("msgstore: history: read counter and floor: %w", err)
 	}
-	w := walk{q: q, keys: ck, latest: latest, maxEmpty: s.maxEmptyScan}
-	if err := w.collect(ctx, s.rdb); err != nil {
-		return HistoryPage{}, err
-	}
-	recs, err := s.loadRecords(ctx, q, ck, w.seqs)
+	latest, err := counterValue(vals[0], q.Tenant, q.Conversation)
 	if err != nil {
-		return HistoryPage{}, err
+		return HistoryPage{}, false, err
 	}
-	return w.page(recs), nil
+	floor, err := floorValue(vals[1], q.Tenant, q.Conversation)
+	if err != nil {
+		return HistoryPage{}, false, err
+	}
+	w := walk{q: q, keys: ck, latest: latest, floor: floor, maxEmpty: s.maxEmptyScan}
+	var cold [][]byte // archive records, in walk order
+	if q.Direction == Newer && q.Anchor < floor {
+		if cold, err = s.coldNewer(ctx, &w); err != nil {
+			return HistoryPage{}, false, err
+		}
+	}
+	if !w.more && !w.stopped {
+		if err := w.collect(ctx, s.rdb); err != nil {
+			return HistoryPage{}, false, err
+		}
+	}
+	hot, now, err := s.loadRecords(ctx, q, ck, w.seqs[len(cold):])
+	if now != floor {
+		return HistoryPage{}, true, nil
+	}
+	if err != nil {
+		return HistoryPage{}, false, err
+	}
+	recs := append(cold, hot...)
+	if q.Direction == Older && floor > 0 && !w.more && !w.stopped {
+		if recs, err = s.coldOlder(ctx, &w, recs); err != nil {
+			return HistoryPage{}, false, err
+		}
+	}
+	return w.page(recs), false, nil
+}
+
+// coldNewer reads the archive part of a NEWER page, (anchor, floor], and leaves the walk set to
+// continue in Redis above the floor when the archive part did not end the page.
+func (s *Store) coldNewer(ctx context.Context, w *walk) ([][]byte, error) {
+	arch, scanned, err := s.ascending(ctx, w.q, w.q.Anchor, w.floor, w.q.Limit+1)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([][]byte, 0, len(arch))
+	for _, a := range arch {
+		w.seqs, recs = append(w.seqs, a.Seq), append(recs, a.Raw)
+	}
+	switch {
+	case len(w.seqs) > w.q.Limit:
+		w.seqs, recs, w.more = w.seqs[:w.q.Limit], recs[:w.q.Limit], true
+	case scanned < w.floor:
+		w.stopped, w.more, w.boundary = true, true, scanned
+	default:
+		w.q.Anchor = w.floor
+	}
+	return recs, nil
+}
+
+// coldOlder continues an OLDER page below the floor once Redis has nothing more above it.
+func (s *Store) coldOlder(ctx context.Context, w *walk, recs [][]byte) ([][]byte, error) {
+	upTo := w.floor
+	if a := w.q.Anchor; a != 0 && a-1 < upTo {
+		upTo = a - 1
+	}
+	if upTo == 0 {
+		return recs, nil
+	}
+	arch, scanned, err := s.descending(ctx, w.q.Tenant, w.q.Conversation, 0, upTo, w.q.Limit+1-len(w.seqs))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range arch {
+		w.seqs, recs = append(w.seqs, a.Seq), append(recs, a.Raw)
+	}
+	switch {
+	case len(w.seqs) > w.q.Limit:
+		w.seqs, recs, w.more = w.seqs[:w.q.Limit], recs[:w.q.Limit], true
+	case scanned > 0:
+		w.stopped, w.more, w.boundary = true, true, scanned+1
+	}
+	return recs, nil
 }
 
 // page applies the byte budget to records (in walk order, nearest the anchor first) and returns

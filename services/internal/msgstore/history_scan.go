@@ -28,6 +28,7 @@ type walk struct {
 	q        HistoryQuery
 	keys     convKeys
 	latest   uint64
+	floor    uint64 // the hot floor F: only seqs above it are read from Redis
 	maxEmpty int
 
 	seqs     []uint64 // walk order: descending for Older, ascending for Newer
@@ -47,7 +48,7 @@ func (w *walk) start() (bucket, bound uint64, ok bool) {
 		if a != 0 && a-1 < hi {
 			hi = a - 1
 		}
-		return hi / bucketWidth, hi, hi > 0
+		return hi / bucketWidth, hi, hi > w.floor
 	}
 	if a >= w.latest {
 		return 0, 0, false
@@ -65,7 +66,7 @@ func (w *walk) collect(ctx context.Context, rdb *redis.Client) error {
 	for {
 		n := bucketsPerRoundTrip
 		if w.q.Direction == Older {
-			n = int(min(uint64(n), b+1))
+			n = int(min(uint64(n), b-w.floor/bucketWidth+1))
 		} else {
 			n = int(min(uint64(n), last-b+1))
 		}
@@ -137,6 +138,9 @@ func (w *walk) absorb(b uint64, c *redis.StringSliceCmd, empty *int) (bool, erro
 			return true, &CorruptError{Tenant: w.q.Tenant, Conversation: w.q.Conversation, Seq: seq,
 				Reason: "history index member outside its bucket or out of order"}
 		}
+		if seq <= w.floor {
+			continue // committed late, not trimmed yet: the archive is its tier (Older reads it next)
+		}
 		w.seqs = append(w.seqs, seq)
 		if len(w.seqs) > w.q.Limit {
 			w.seqs, w.more = w.seqs[:w.q.Limit], true
@@ -144,7 +148,7 @@ func (w *walk) absorb(b uint64, c *redis.StringSliceCmd, empty *int) (bool, erro
 		}
 	}
 	switch {
-	case w.q.Direction == Older && b == 0, w.q.Direction == Newer && b == w.latest/bucketWidth:
+	case w.q.Direction == Older && b == w.floor/bucketWidth, w.q.Direction == Newer && b == w.latest/bucketWidth:
 		return true, nil // nothing beyond; more stays false
 	case *empty >= w.maxEmpty:
 		w.stopped, w.more = true, true
@@ -169,40 +173,42 @@ func (w *walk) inOrder(seq uint64) bool {
 	return seq > prev
 }
 
-// loadRecords fetches the records of seqs with one MGET and verifies each one against the index.
-func (s *Store) loadRecords(ctx context.Context, q HistoryQuery, ck convKeys, seqs []uint64) ([][]byte, error) {
-	if len(seqs) == 0 {
-		return nil, nil
-	}
-	keys := make([]string, len(seqs))
+// loadRecords fetches the records of seqs and the hot floor with one MGET and verifies each record
+// against the index. The floor comes back so the caller can tell whether a trim ran under the walk.
+func (s *Store) loadRecords(ctx context.Context, q HistoryQuery, ck convKeys, seqs []uint64) ([][]byte, uint64, error) {
+	keys := make([]string, len(seqs), len(seqs)+1)
 	var buf []byte
 	for i, seq := range seqs {
 		buf = appendNumKey(buf[:0], ck.hrec, seq)
 		keys[i] = string(buf)
 	}
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	vals, err := s.rdb.MGet(ctx, append(keys, ck.floor)...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("msgstore: history: read records: %w", err)
+		return nil, 0, fmt.Errorf("msgstore: history: read records: %w", err)
+	}
+	floor, err := floorValue(vals[len(seqs)], q.Tenant, q.Conversation)
+	if err != nil {
+		return nil, 0, err
 	}
 	cid := q.Conversation.Bytes()
 	out := make([][]byte, len(seqs))
 	var rec internalv1.MessageRecord
-	for i, v := range vals {
+	for i, v := range vals[:len(seqs)] {
 		corrupt := func(reason string) error {
 			return &CorruptError{Tenant: q.Tenant, Conversation: q.Conversation, Seq: seqs[i], Reason: reason}
 		}
 		sv, ok := v.(string)
 		if !ok {
-			return nil, corrupt("indexed history record is missing")
+			return nil, floor, corrupt("indexed history record is missing")
 		}
 		b := []byte(sv)
 		if err := proto.Unmarshal(b, &rec); err != nil {
-			return nil, corrupt("history record does not decode as MessageRecord")
+			return nil, floor, corrupt("history record does not decode as MessageRecord")
 		}
 		if rec.GetConversationSeq() != seqs[i] || !bytes.Equal(rec.GetConversationId(), cid[:]) {
-			return nil, corrupt("history record's conversation or seq disagrees with its index")
+			return nil, floor, corrupt("history record's conversation or seq disagrees with its index")
 		}
 		out[i] = b
 	}
-	return out, nil
+	return out, floor, nil
 }

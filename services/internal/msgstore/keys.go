@@ -19,6 +19,8 @@ const (
 	hidxPrefix    = "qim:hidx:"
 	hrecPrefix    = "qim:hrec:"
 	pendingKey    = "qim:cmtpending"
+	htrimPrefix   = "qim:htrim:"
+	hfloorPrefix  = "qim:hfloor:"
 	ownerPrefix   = "qim:cmidown:"
 	hexIDLen      = 32 // 16 bytes as lowercase hex
 	maxKeyScratch = 128
@@ -71,9 +73,12 @@ func shrunkKey(commitKey string) string { return shrunkPrefix + commitKey[len(co
 // convKeys are the per-conversation key names a script or a history read needs. The record and
 // index keys end in ':' and get the seq or bucket appended (in Lua or by appendSeqKey).
 type convKeys struct {
-	seq  string // qim:cseq:{tag}:<tenant>:<cid>
-	hrec string // qim:hrec:{tag}:<tenant>:<cid>:
-	hidx string // qim:hidx:{tag}:<tenant>:<cid>:
+	seq   string // qim:cseq:{tag}:<tenant>:<cid>
+	hrec  string // qim:hrec:{tag}:<tenant>:<cid>:
+	hidx  string // qim:hidx:{tag}:<tenant>:<cid>:
+	floor string // qim:hfloor:{tag}:<tenant>:<cid>
+	htrim string // qim:htrim:{tag}, the commit bucket's trim candidates
+	conv  string // <tenant>:<cid>, the conversation part of a trim candidate
 }
 
 func newConvKeys(tenant contract.TenantID, conv contract.ConversationID) convKeys {
@@ -90,9 +95,12 @@ func convKeysTagged(tenant contract.TenantID, conv contract.ConversationID, tag 
 	b = appendHex16(b, contract.U128(conv))
 	suffix := string(b)
 	return convKeys{
-		seq:  seqPrefix + suffix,
-		hrec: hrecPrefix + suffix + ":",
-		hidx: hidxPrefix + suffix + ":",
+		seq:   seqPrefix + suffix,
+		hrec:  hrecPrefix + suffix + ":",
+		hidx:  hidxPrefix + suffix + ":",
+		floor: hfloorPrefix + suffix,
+		htrim: htrimPrefix + tag,
+		conv:  suffix[len(tag)+1:],
 	}
 }
 
@@ -158,9 +166,10 @@ const (
 	numPattern = `[0-9]+`
 )
 
-// hotHistoryBound is what will bound the hot history, which today has neither a TTL nor a trim.
-const hotHistoryBound = "no TTL and no trim until tiered history: the HistoryArchiver and the hot-tier trim " +
-	"below the archive watermark (docs/architecture.md, invariants 12 and 13)"
+// hotHistoryBound is what bounds the hot history: the writer's trim below the archive watermark,
+// which runs only with the tiered backend (a CQL archive configured).
+const hotHistoryBound = "no TTL; trimmed by the writer below the archive watermark only with the tiered backend " +
+	"(QIM_MESSAGE_STORE_BACKEND=tiered, ADR-0022); the redis backend keeps history forever"
 
 // KeyFamilies declares every key this package writes (all in the core Redis), for the
 // redis-artifacts gate (services.RedisKeyFamilies). A commit hash and its owner key get their
@@ -188,6 +197,11 @@ func KeyFamilies() []keyfamily.Family {
 			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).Expiring().KnownUnbounded(hotHistoryBound),
 		keyfamily.New("msgstore.history_record", core, "qim:hrec:{tag}:<tenant>:<cid>:<seq>", hrecPrefix,
 			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).Expiring().KnownUnbounded(hotHistoryBound),
+		keyfamily.New("msgstore.trim_candidates", core, "qim:htrim:{tag}", htrimPrefix, t).WithExample(ck.htrim).
+			Permanent("one per commit bucket, the hot history's trim candidates by committed_at; it is as bounded as the hot history it trims"),
+		keyfamily.New("msgstore.hot_floor", core, "qim:hfloor:{tag}:<tenant>:<cid>", hfloorPrefix, t+":"+h+":"+h).
+			WithExample(ck.floor).
+			Permanent("the conversation's hot floor F: expired, reads of trimmed seqs would go to Redis and find silent holes"),
 		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
 			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),
 	)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,7 +128,9 @@ func TestLayoutRecordAndMark(t *testing.T) {
 	}
 
 	cat, window := time.Now().UnixMilli(), int64(86_400_000)
-	mark := &markArgs{Commit: k.commit, Pending: k.pending, Owner: k.owner, Shrunk: k.shrunk, CommittedAtMs: cat, WindowMs: window}
+	htrim := k.pending + ":htrim" // the test's keys share one prefix, not a hash tag
+	mark := &markArgs{Commit: k.commit, Pending: k.pending, Owner: k.owner, Shrunk: k.shrunk, Htrim: htrim,
+		CommittedAtMs: cat, WindowMs: window, TrimConv: "ab:cd"}
 	wantMark := markReply{St: "C", CommittedAtMs: strconv.FormatInt(cat, 10)}
 	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); got != wantMark {
 		t.Errorf("mark_committed: reply %+v, want %+v", got, wantMark)
@@ -147,9 +150,26 @@ func TestLayoutRecordAndMark(t *testing.T) {
 	if rdb.Exists(ctx, k.shrunk).Val() != 0 {
 		t.Error("the shrunk hash outlived the mark")
 	}
+	// The trim candidate is trim_conv:seq scored by committed_at, on the first mark and after a
+	// retry that brings another committed_at.
+	checkCandidate := func(step string) {
+		if z := rdb.ZRangeWithScores(ctx, htrim, 0, -1).Val(); len(z) != 1 || z[0].Member != "ab:cd:5" || int64(z[0].Score) != cat {
+			t.Errorf("%s: trim candidates %v, want ab:cd:5 at %d", step, z, cat)
+		}
+	}
+	checkCandidate("mark_committed")
 	// A retry with another committed_at answers the original one.
 	mark.CommittedAtMs = cat + 999
 	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); got != wantMark {
 		t.Errorf("mark_committed retry: reply %+v, want %+v", got, wantMark)
+	}
+	checkCandidate("mark_committed retry")
+	mark.TrimConv = "ab:cd:5"
+	cmds, err := runCalls(ctx, rdb, []call{scripts.markCommitted.Call(mark)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmds[0].Err(); err == nil || !strings.Contains(err.Error(), "QIMINVAL") {
+		t.Errorf("mark_committed with a malformed trim_conv = %v, want QIMINVAL", err)
 	}
 }

@@ -73,8 +73,27 @@ type markArgs struct {
 	Pending       string `key:"pending"`
 	Owner         string `key:"owner"`
 	Shrunk        string `key:"shrunk"`
+	Htrim         string `key:"htrim"`
 	CommittedAtMs int64  `arg:"committed_at_ms"`
 	WindowMs      int64  `arg:"window_ms"`
+	TrimConv      string `arg:"trim_conv"`
+}
+
+// trimArgs calls trim.lua.
+type trimArgs struct {
+	Htrim        string `key:"htrim"`
+	CutoffMs     int64  `arg:"cutoff_ms"`
+	Limit        int64  `arg:"limit"`
+	HrecPrefix   string `arg:"hrec_prefix"`
+	HidxPrefix   string `arg:"hidx_prefix"`
+	HfloorPrefix string `arg:"hfloor_prefix"`
+	BucketWidth  int64  `arg:"bucket_width"`
+}
+
+// trimReply is the reply of trim.lua.
+type trimReply struct {
+	Trimmed int64  `reply:"trimmed"`
+	More    string `reply:"more"`
 }
 
 // storedCommit is a commit hash as strings, empty when absent: the reply of the commit scripts
@@ -109,6 +128,7 @@ type (
 	reserveBinding     = luascript.Binding[reserveArgs, commitReply]
 	recordBinding      = luascript.Binding[recordArgs, commitReply]
 	markBinding        = luascript.Binding[markArgs, markReply]
+	trimBinding        = luascript.Binding[trimArgs, trimReply]
 )
 
 // scripts are shared by every Store: the SHA is computed once per process, never per call.
@@ -120,6 +140,7 @@ var scripts = func() scriptSet {
 		markCommitted:    luascript.MustBind[markArgs, markReply](luaFS, "prelude.lua", "mark_committed.lua"),
 		groupSend:        luascript.MustBind[groupSendArgs, commitReply](luaFS, "prelude.lua", "group_send.lua"),
 		groupChange:      luascript.MustBind[groupChangeArgs, commitReply](luaFS, "prelude.lua", "group_change.lua"),
+		trim:             luascript.MustBind[trimArgs, trimReply](luaFS, "prelude.lua", "trim.lua"),
 	}
 	// commitResult decodes the replies of all three commit scripts with one binding; that is
 	// sound only while their reply lines are the same.
@@ -138,6 +159,7 @@ type scriptSet struct {
 	markCommitted             *markBinding
 	groupSend                 *groupSendBinding
 	groupChange               *groupChangeBinding
+	trim                      *trimBinding
 }
 
 // call is one queued script invocation of a pipeline.

@@ -46,6 +46,7 @@ type Store struct {
 	rdb          *redis.Client
 	maxEmptyScan int
 	scripts      scriptSet
+	archive      Archive // nil: no archive tier (reads below a hot floor fail with ErrNoArchive)
 }
 
 // Option configures a Store.

@@ -80,14 +80,25 @@ func (s *Store) LatestSeqs(ctx context.Context, tenant contract.TenantID, convs 
 // with a *CorruptError: a session-list page built from a silently shortened tail would show wrong
 // unread counts.
 func (s *Store) Tails(ctx context.Context, tenant contract.TenantID, qs []TailQuery) ([]Tail, error) {
-	walks := make([]*tailWalk, len(qs))
-	for i, q := range qs {
+	for _, q := range qs {
 		if err := q.validate(); err != nil {
 			return nil, err
 		}
-		w := &tailWalk{q: q, keys: newConvKeys(tenant, q.Conversation), tenant: tenant, next: q.Latest / bucketWidth}
-		w.done = q.Latest == 0 || (q.After >= q.Latest && q.Min == 0)
-		walks[i] = w
+	}
+	return retryOnFloorMove(func() ([]Tail, bool, error) { return s.tailsOnce(ctx, tenant, qs) })
+}
+
+// tailsOnce reads every tail once across both tiers; moved reports a trim under the read.
+func (s *Store) tailsOnce(ctx context.Context, tenant contract.TenantID, qs []TailQuery) ([]Tail, bool, error) {
+	walks := make([]*tailWalk, len(qs))
+	for i, q := range qs {
+		walks[i] = &tailWalk{q: q, keys: newConvKeys(tenant, q.Conversation), tenant: tenant, next: q.Latest / bucketWidth}
+	}
+	if err := s.tailFloors(ctx, walks); err != nil {
+		return nil, false, err
+	}
+	for _, w := range walks {
+		w.done = w.q.Latest <= w.floor || (w.q.After >= w.q.Latest && w.q.Min == 0)
 	}
 	for first := true; ; first = false {
 		active := walks[:0:0]
@@ -104,10 +115,21 @@ func (s *Store) Tails(ctx context.Context, tenant contract.TenantID, qs []TailQu
 			n = tailFirstBuckets
 		}
 		if err := s.tailRound(ctx, active, n, first, s.maxEmptyScan); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return s.tailRecords(ctx, tenant, walks)
+	out, moved, err := s.tailRecords(ctx, tenant, walks)
+	if moved || err != nil {
+		return nil, moved, err
+	}
+	for i, w := range walks {
+		if w.floor > 0 {
+			if out[i].Records, err = s.coldTail(ctx, w, out[i].Records); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	return out, false, nil
 }
 
 func (q TailQuery) validate() error {
@@ -133,6 +155,7 @@ type tailWalk struct {
 	keys   convKeys
 	tenant contract.TenantID
 	next   uint64 // next bucket to read
+	floor  uint64 // the hot floor F: only seqs above it are read from Redis
 	empty  int
 	seqs   []uint64
 	done   bool
@@ -148,7 +171,7 @@ func (s *Store) tailRound(ctx context.Context, active []*tailWalk, n int, first 
 			if w.q.After < w.q.Latest {
 				count += int64(w.q.Latest - w.q.After)
 			}
-			for j := 0; j < n && uint64(j) <= w.next; j++ {
+			for j := 0; j < n && uint64(j) <= w.next-w.floor/bucketWidth; j++ {
 				key = appendNumKey(key[:0], w.keys.hidx, w.next-uint64(j))
 				args := redis.ZRangeArgs{Key: string(key), ByScore: true, Rev: true, Start: "+inf", Stop: "-inf", Count: count}
 				if first && j == 0 {
@@ -194,6 +217,9 @@ func (w *tailWalk) absorb(c *redis.StringSliceCmd, maxEmpty int) error {
 			return &CorruptError{Tenant: w.tenant, Conversation: w.q.Conversation, Seq: seq,
 				Reason: "history index member outside its bucket or out of order"}
 		}
+		if seq <= w.floor {
+			continue // committed late, not trimmed yet: the archive is its tier
+		}
 		if seq <= w.q.After && len(w.seqs) >= w.q.Min {
 			w.done = true
 			return nil
@@ -204,7 +230,7 @@ func (w *tailWalk) absorb(c *redis.StringSliceCmd, maxEmpty int) error {
 	// in the first two buckets); only then may the empty-bucket bound end the head search.
 	spanDone := w.q.After >= w.q.Latest || b*bucketWidth <= w.q.After+1
 	switch {
-	case b == 0, spanDone && (len(w.seqs) >= w.q.Min || w.empty >= maxEmpty):
+	case b == w.floor/bucketWidth, spanDone && (len(w.seqs) >= w.q.Min || w.empty >= maxEmpty):
 		w.done = true
 	default:
 		w.next = b - 1
@@ -212,8 +238,9 @@ func (w *tailWalk) absorb(c *redis.StringSliceCmd, maxEmpty int) error {
 	return nil
 }
 
-// tailRecords fetches the records of every walk with one MGET and verifies them.
-func (s *Store) tailRecords(ctx context.Context, tenant contract.TenantID, walks []*tailWalk) ([]Tail, error) {
+// tailRecords fetches the records of every walk and every walk's hot floor with one MGET and
+// verifies the records; moved reports a floor that is not the one the walk started from.
+func (s *Store) tailRecords(ctx context.Context, tenant contract.TenantID, walks []*tailWalk) ([]Tail, bool, error) {
 	var keys []string
 	var buf []byte
 	for _, w := range walks {
@@ -222,13 +249,22 @@ func (s *Store) tailRecords(ctx context.Context, tenant contract.TenantID, walks
 			keys = append(keys, string(buf))
 		}
 	}
+	nrec := len(keys)
+	for _, w := range walks {
+		keys = append(keys, w.keys.floor)
+	}
 	out := make([]Tail, len(walks))
 	if len(keys) == 0 {
-		return out, nil
+		return out, false, nil
 	}
 	vals, err := s.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("msgstore: tail: read records: %w", err)
+		return nil, false, fmt.Errorf("msgstore: tail: read records: %w", err)
+	}
+	for i, w := range walks {
+		if f, err := floorValue(vals[nrec+i], tenant, w.q.Conversation); err != nil || f != w.floor {
+			return nil, err == nil, err
+		}
 	}
 	var rec internalv1.MessageRecord
 	k := 0
@@ -242,17 +278,17 @@ func (s *Store) tailRecords(ctx context.Context, tenant contract.TenantID, walks
 				return &CorruptError{Tenant: tenant, Conversation: w.q.Conversation, Seq: seq, Reason: reason}
 			}
 			if !ok {
-				return nil, corrupt("indexed history record is missing")
+				return nil, false, corrupt("indexed history record is missing")
 			}
 			b := []byte(sv)
 			if err := proto.Unmarshal(b, &rec); err != nil {
-				return nil, corrupt("history record does not decode as MessageRecord")
+				return nil, false, corrupt("history record does not decode as MessageRecord")
 			}
 			if rec.GetConversationSeq() != seq || !bytes.Equal(rec.GetConversationId(), cid[:]) {
-				return nil, corrupt("history record's conversation or seq disagrees with its index")
+				return nil, false, corrupt("history record's conversation or seq disagrees with its index")
 			}
 			out[i].Records[j] = b
 		}
 	}
-	return out, nil
+	return out, false, nil
 }

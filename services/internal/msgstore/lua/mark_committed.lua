@@ -1,10 +1,12 @@
---! keys: commit pending owner shrunk
---! argv: committed_at_ms window_ms
+--! keys: commit pending owner shrunk htrim
+--! argv: committed_at_ms window_ms trim_conv
 --! reply: st committed_at_ms
 -- mark_committed.lua: RECORDED → COMMITTED, after the Outbox produce was acknowledged.
 --   commit the commit hash, pending the recovery index (qim:cmtpending), owner the
 --   client_message_id owner key, shrunk the scratch key the COMMITTED hash is built under;
---   window_ms the idempotency window
+--   window_ms the idempotency window; htrim the commit bucket's hot-tier trim candidates and
+--   trim_conv the conversation's '<tenant>:<cid>' (the candidate is trim_conv:seq, scored by
+--   committed_at, so trim.lua finds what to trim oldest first without a key walk)
 -- On D: build a hash with only what an ACK replay needs (st idn mid seq cid cat) under shrunk and
 -- RENAME it over the commit, then expire the commit at committed_at + window, give the owner the
 -- same expiry and leave the recovery index. A new hash rather than HDEL, because a hash never
@@ -19,11 +21,15 @@
 -- The expiry is absolute from the caller's committed_at: a commit marked with a committed_at
 -- older than the window is forgotten at once, exactly as if the window had passed.
 -- Reply: st 'C' and the committed_at_ms that holds.
-if not ARITY then return fail('QIMINVAL', 'want 2 arguments') end
+if not ARITY then return fail('QIMINVAL', 'want 3 arguments') end
 local cat, win = posint(A.committed_at_ms), posint(A.window_ms)
 if not cat or not win then return fail('QIMINVAL', 'committed_at_ms and window_ms must be positive integers') end
+if not string.match(A.trim_conv, '^[0-9a-f]+:[0-9a-f]+$') then return fail('QIMINVAL', 'trim_conv must be <tenant>:<cid>') end
 -- The writes after the RENAME, from the committed_at that holds.
-local function settle(at)
+-- The trim candidate is re-added with the same score on a retry (ZADD of an equal member is a
+-- no-op); one re-added after its trim only re-trims a deleted record, which is harmless.
+local function settle(at, seq)
+  redis.call('ZADD', K.htrim, dec(at), A.trim_conv .. ':' .. seq)
   redis.call('PEXPIREAT', K.commit, dec(at + win))
   redis.call('SET', K.owner, K.commit, 'PXAT', dec(at + win))
   redis.call('ZREM', K.pending, K.commit)
@@ -32,8 +38,8 @@ local h = redis.call('HMGET', K.commit, 'st', 'idn', 'mid', 'seq', 'cid', 'cat')
 if not h[1] then return fail('QIMNOTFOUND', 'no commit under this key') end
 if h[1] == 'C' then
   local held = posint(h[6])
-  if not held then return fail('QIMCORRUPT', 'committed commit lacks committed_at') end
-  settle(held)
+  if not held or not posint(h[4]) then return fail('QIMCORRUPT', 'committed commit lacks committed_at or seq') end
+  settle(held, h[4])
   return reply{st = 'C', committed_at_ms = h[6]}
 end
 if h[1] == 'R' then return fail('QIMNOTREC', 'commit is reserved but not recorded') end
@@ -44,5 +50,5 @@ end
 -- mark that died is overwritten whole.
 redis.call('HSET', K.shrunk, 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', A.committed_at_ms)
 redis.call('RENAME', K.shrunk, K.commit)
-settle(cat)
+settle(cat, h[4])
 return reply{st = 'C', committed_at_ms = A.committed_at_ms}
