@@ -100,6 +100,9 @@ const (
 const (
 	TopicOutbox   = "qim.outbox"   // one partition; key = message_id; value = CommittedEnvelope
 	TopicDispatch = "qim.dispatch" // partition = mailbox shard; value = GroupDispatch
+	// GroupArchiver is the HistoryArchiver's default consumer group, and so the member of the
+	// archive watermark the writer's hot-tier trim reads unless configured otherwise.
+	GroupArchiver = "qim-archiver"
 )
 
 // Domain-separation prefixes of the deterministic hashes. Each ends in NUL so no prefix is a

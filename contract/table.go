@@ -71,6 +71,7 @@ func Constants() []Constant {
 		{"slo_session_first_p99", SLOSessionFirstP99, false, "T-HEAVY first screen"},
 		{"topic_outbox", TopicOutbox, true, "1 partition, key = message_id"},
 		{"topic_dispatch", TopicDispatch, true, "partition = mailbox shard"},
+		{"group_archiver", GroupArchiver, false, "HistoryArchiver consumer group; archive watermark member"},
 		{"domain_group_dispatch", DomainGroupDispatch, true, "dispatch_id hash prefix"},
 		{"domain_endpoint_scope", DomainEndpointScope, true, "client store path segment"},
 		{"domain_direct_conversation", DomainDirectConversation, true, ""},

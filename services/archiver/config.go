@@ -62,7 +62,7 @@ func DefaultConfig() Config {
 		CQLKeyspace:     cqlstore.DefaultKeyspace,
 		CQLConcurrency:  cqlstore.DefaultConcurrency,
 		BatchSize:       contract.ArchiverBatchDefault,
-		Group:           "qim-archiver",
+		Group:           contract.GroupArchiver,
 		MetricsAddr:     "127.0.0.1:9107",
 		OutboxTopic:     contract.TopicOutbox,
 		RetryBackoffMin: 100 * time.Millisecond,

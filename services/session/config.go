@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"net"
 
 	"github.com/qim-dev/qim/contract"
@@ -59,6 +60,9 @@ type Config struct {
 	// client fetches it with PULL_HISTORY). At most contract.InlineBodyBudgetBytes; it bounds a
 	// page to ~100 KiB.
 	HeadBodyMax int `env:"QIM_SESSION_HEAD_BODY_MAX" unit:"bytes" doc:"largest body a session head carries; larger ones are left out (at most the inline body budget)"`
+	// History is where history lives. Tiered, tails (heads and exact unread) below a
+	// conversation's hot floor are read from the CQL archive, the tier the writer trimmed them to.
+	History cqlstore.BackendConfig
 }
 
 // DefaultConfig is the configuration with every default set and the required fields empty.
@@ -112,6 +116,9 @@ func (c *Config) Validate() error {
 		if b.v < 1 || b.v > b.max {
 			return fmt.Errorf("%w: %s=%d not in [1, %d]", ErrConfig, b.name, b.v, b.max)
 		}
+	}
+	if err := c.History.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 )
 
@@ -58,7 +59,11 @@ func (s *Service) start(ctx context.Context) error {
 		return fmt.Errorf("session: dispatch consumer: %w", err)
 	}
 	s.proc.OnClose("dispatch consumer", func() error { s.consumer.Close(); return nil })
-	s.build(live.topicID, cps, starts, bounds)
+	hist, err := s.openHistory(ctx)
+	if err != nil {
+		return err
+	}
+	s.build(live.topicID, cps, starts, bounds, hist)
 	s.log.Info("session: checkpoints bound", "topic", s.cfg.Topic, "topic_id", live.topicID, "cluster", live.cluster,
 		"partitions", live.partitions, "fresh_binding", fresh)
 	s.register()
@@ -79,7 +84,7 @@ func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error
 }
 
 // build wires the projector and the read side.
-func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bounds map[int32]commitlog.Bounds) {
+func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bounds map[int32]commitlog.Bounds, hist *msgstore.Store) {
 	n := len(cps)
 	p := &projector{c: s.consumer, st: s.st, topicID: topicID, pollMax: s.cfg.PollMax,
 		prev: make([]string, n), next: make([]int64, n), target: make([]int64, n), m: s.m}
@@ -90,10 +95,25 @@ func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bou
 		p.next[i] = starts[int32(i)]
 		p.target[i] = bounds[int32(i)].High
 	}
-	s.src = redisSource{st: s.st, hist: msgstore.New(s.rdb), headBodyMax: s.cfg.HeadBodyMax, missing: s.m.groupIntervalMissing}
+	s.src = redisSource{st: s.st, hist: hist, headBodyMax: s.cfg.HeadBodyMax, missing: s.m.groupIntervalMissing}
 	s.cache = newCache(s.src, s.cfg.SnapshotUsers, s.m.rebuilt, s.m.refreshed, s.m.evicted)
 	p.mark = s.cache.mark
 	s.proj = p
 	s.reg.GaugeFunc("qim_session_snapshot_users", "Users whose session-list snapshot is cached.",
 		func() float64 { return float64(s.cache.users()) })
+}
+
+// openHistory is the writer's history as this service reads it: the hot tier, merged with the
+// CQL archive below each conversation's hot floor when the backend is tiered.
+func (s *Service) openHistory(ctx context.Context) (*msgstore.Store, error) {
+	if !s.cfg.History.Tiered() {
+		s.log.Warn("session: QIM_MESSAGE_STORE_BACKEND=redis: DEVELOPMENT ONLY — no archive tier; history trimmed by a tiered writer would fail every row that needs it")
+		return msgstore.New(s.rdb), nil
+	}
+	st, err := s.cfg.History.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session: refusing to start: %w", err)
+	}
+	s.proc.OnClose("history archive", func() error { st.Close(); return nil })
+	return msgstore.New(s.rdb, msgstore.WithArchive(cqlstore.HistoryTier(st))), nil
 }

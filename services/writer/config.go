@@ -8,6 +8,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/cqlstore"
 )
 
 // Config is the ConversationWriter's configuration: one field per QIM_* variable (the tags give
@@ -52,6 +53,20 @@ type Config struct {
 	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shard count (power of two; the same on writer, fanout and mailbox): group target shards are frozen with it"`
 	// MaxBodyBytes is the largest body accepted; larger sends get PAYLOAD_TOO_LARGE.
 	MaxBodyBytes int `env:"QIM_WRITER_MAX_BODY" unit:"bytes" doc:"largest message body accepted (at most the frame payload limit)"`
+	// History is where history lives. Tiered, PULL_HISTORY reads below each conversation's hot
+	// floor from the CQL archive and the writer trims the hot tier below the archive watermark.
+	History cqlstore.BackendConfig
+	// HotWindow is how long history stays in Redis at least (tiered). It is a capacity knob:
+	// Redis holds the window × the write rate; reads older than it cost CQL reads.
+	HotWindow time.Duration `env:"QIM_HISTORY_HOT_WINDOW" doc:"history younger than this always stays in Redis (tiered backend); older history is trimmed once archived"`
+	// TrimInterval is how often the hot-tier trim runs (tiered).
+	TrimInterval time.Duration `env:"QIM_HISTORY_TRIM_INTERVAL" doc:"how often the hot-tier trim runs (tiered backend)"`
+	// TrimMargin keeps the trim this far behind the archive watermark and the oldest unfinished
+	// commit: the watermark is stamped by the archiver's clock, and skew between the two hosts
+	// must not let the trim run ahead of what is archived (ADR-0022).
+	TrimMargin time.Duration `env:"QIM_HISTORY_TRIM_MARGIN" doc:"how far the trim stays behind the archive watermark and the oldest unfinished commit (covers clock skew)"`
+	// ArchiverGroup names the HistoryArchiver whose watermark bounds the trim.
+	ArchiverGroup string `env:"QIM_ARCHIVER_GROUP" doc:"the HistoryArchiver group whose archive watermark bounds the trim (tiered backend)"`
 }
 
 // DefaultConfig is the configuration with every default set and the required fields empty.
@@ -65,6 +80,10 @@ func DefaultConfig() Config {
 		RecoveryGrace:    5 * time.Second,
 		MaxBodyBytes:     contract.MaxFramePayload,
 		ShardCount:       contract.MailboxShardsDefault,
+		HotWindow:        contract.HistoryHotWindow,
+		TrimInterval:     5 * time.Second,
+		TrimMargin:       time.Minute,
+		ArchiverGroup:    contract.GroupArchiver,
 	}
 }
 
@@ -101,6 +120,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
 		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %w", ErrConfig, c.ShardCount, err)
+	}
+	if c.HotWindow < 0 || c.TrimMargin < 0 || c.TrimInterval <= 0 {
+		return fmt.Errorf("%w: QIM_HISTORY_HOT_WINDOW and QIM_HISTORY_TRIM_MARGIN must not be negative, QIM_HISTORY_TRIM_INTERVAL must be positive", ErrConfig)
+	}
+	if err := c.History.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }

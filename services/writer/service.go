@@ -37,6 +37,7 @@ type Service struct {
 	lease     *identity.Lease
 	ids       *identity.Issuer
 	committer *committer
+	trim      *hotTrim      // nil with the redis backend
 	done      chan struct{} // closed when the pipeline stops answering sends (see halt)
 	halted    sync.Once
 	stop      atomic.Bool // no new send is accepted (lease lost or stopping)
@@ -113,7 +114,9 @@ func (s *Service) start(ctx context.Context) error {
 	if err := s.out.Ready(ctx); err != nil {
 		return fmt.Errorf("writer: outbox not ready: %w", err)
 	}
-	s.store = msgstore.New(s.rdb)
+	if s.store, err = s.openStore(ctx); err != nil {
+		return err
+	}
 	s.committer = newCommitter(s.store, s.out, s.ids, s.m, s.log, s.cfg.shards(), s.cfg.BatchMax, 2*contract.WriterInflightPerConnMax)
 	s.register()
 	return nil
@@ -126,6 +129,9 @@ func (s *Service) register() {
 	s.proc.Go("recovery", func(ctx context.Context) error {
 		return s.committer.runRecovery(ctx, s.cfg.RecoveryInterval, s.cfg.RecoveryGrace)
 	})
+	if s.trim != nil {
+		s.proc.Go("hot trim", s.trim.run)
+	}
 	s.proc.Go("writer_id lease", s.lease.Run)
 	s.proc.Go("hlc windows", s.ids.Run)
 	s.proc.Go("lease watch", func(ctx context.Context) error {

@@ -11,9 +11,10 @@ import (
 
 // Trimmed history reads exactly as it did before the trim, across the hot floor, in both
 // directions, under limit and byte cuts, over a hole wider than both tiers' empty-bucket scan
-// bounds and with a lower seq committed late (still in Redis below the floor, read once, from
-// the archive). Session tails below and across the floor are unchanged too. A store without an
-// archive, and an archive missing one record, fail the read instead of shortening it.
+// bounds. A seq committed late holds the floor below it (later candidates wait), and a record
+// back in Redis below the floor is read once, from the archive. Session tails below and across
+// the floor are unchanged too. A store without an archive, and an archive missing one record,
+// fail the read instead of shortening it.
 func TestTrimmedHistoryReadsSeamlesslyAcrossTiers(t *testing.T) {
 	ctx := testCtx(t)
 	f := newTierFixture(t)
@@ -61,20 +62,40 @@ func TestTrimmedHistoryReadsSeamlesslyAcrossTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if n := f.trim(t, ctx, base+2000); n != 2000 { // messages 0..2000 but the late one
-		t.Fatalf("trimmed %d records, want 2000", n)
+	// Messages 0..2000 are due, but the late one (1500, still hot) holds 1501..2000.
+	if n, held := f.trim(t, ctx, base+2000); n != 1500 || held != 100 {
+		t.Fatalf("trimmed %d records, %d held in the last call; want 1500 and 100 (of the 500 behind the late one)", n, held)
 	}
-	if fl, err := f.hot.HotFloor(ctx, f.tenant, f.conv); err != nil || fl != want[2000] {
-		t.Fatalf("hot floor = %d, %v; want %d", fl, err, want[2000])
+	floorIs := func(step string, want uint64) {
+		if fl, err := f.hot.HotFloor(ctx, f.tenant, f.conv); err != nil || fl != want {
+			t.Fatalf("%s: hot floor = %d, %v; want %d", step, fl, err, want)
+		}
 	}
-	check("after the trim", f.tiered)
-	after, err := f.tiered.Tails(ctx, f.tenant, tails)
-	if err != nil {
-		t.Fatal(err)
+	floorIs("first trim", want[1499])
+	for _, i := range []int{100, 1495} { // one far below F, one in F's own bucket
+		if i == 1495 && want[i]/1024 != want[1499]/1024 {
+			t.Fatalf("seq %d is not in the floor's bucket", want[i])
+		}
+		f.rehot(t, ctx, want[i], f.raws[i])
 	}
-	if b, a := tailSeqs(t, before), tailSeqs(t, after); !slices.EqualFunc(b, a, slices.Equal) {
-		t.Fatalf("tails changed by the trim:\nbefore %v\nafter  %v", b, a)
+	tailsSame := func(step string) {
+		after, err := f.tiered.Tails(ctx, f.tenant, tails)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if b, a := tailSeqs(t, before), tailSeqs(t, after); !slices.EqualFunc(b, a, slices.Equal) {
+			t.Fatalf("%s: tails changed by the trim:\nbefore %v\nafter  %v", step, b, a)
+		}
 	}
+	check("after the first trim", f.tiered)
+	tailsSame("after the first trim")
+	// Once the late one is due, everything goes: the whole history is read from the archive.
+	if n, held := f.trim(t, ctx, base+10_000); n != len(want)-1500 || held != 0 {
+		t.Fatalf("second trim: %d records, %d held; want %d, 0", n, held, len(want)-1500)
+	}
+	floorIs("second trim", want[len(want)-1])
+	check("after the second trim", f.tiered)
+	tailsSame("after the second trim")
 	// Without the archive tier the store refuses what lies below the floor.
 	if _, err := f.readAll(t, ctx, f.hot, msgstore.Older, 50, 0); !errors.Is(err, msgstore.ErrNoArchive) {
 		t.Fatalf("read below the floor without an archive = %v, want ErrNoArchive", err)

@@ -28,6 +28,7 @@ type tierFixture struct {
 	tiered *msgstore.Store
 	st     *Store
 	seqs   []uint64 // committed, in commit order (ascending)
+	raws   [][]byte // their complete records
 }
 
 func randID(t testing.TB) contract.U128 {
@@ -100,7 +101,7 @@ func (f *tierFixture) commit(t *testing.T, ctx context.Context, n int, gaps map[
 			t.Fatal(err)
 		}
 		rows = append(rows, row)
-		f.seqs = append(f.seqs, uint64(cs[0].Seq))
+		f.seqs, f.raws = append(f.seqs, uint64(cs[0].Seq)), append(f.raws, cs[0].Record)
 	}
 	for len(rows) > 0 {
 		k := min(len(rows), 500)
@@ -147,17 +148,32 @@ func (f *tierFixture) readAll(t *testing.T, ctx context.Context, s *msgstore.Sto
 	return nil, nil
 }
 
-func (f *tierFixture) trim(t *testing.T, ctx context.Context, cutoff int64) int {
-	total := 0
+// trim runs TrimHot until it stops making progress and returns the records trimmed and the
+// candidates the last call held.
+func (f *tierFixture) trim(t *testing.T, ctx context.Context, cutoff int64) (trimmed, held int) {
 	for {
 		r, err := f.hot.TrimHot(ctx, cutoff, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
-		total += r.Trimmed
-		if !r.More {
-			return total
+		trimmed += r.Trimmed
+		if !r.More || r.Trimmed == 0 {
+			return trimmed, r.Held
 		}
+	}
+}
+
+// rehot writes committed record i back into the hot tier under its seq, as a commit reserved
+// before a trim and recorded after it would (the documented layout, msgstore/doc.go).
+func (f *tierFixture) rehot(t *testing.T, ctx context.Context, seq uint64, raw []byte) {
+	tag := contract.ConversationCommitBucket(f.tenant, f.conv).KeyTag()
+	tb, cb := f.tenant.Bytes(), f.conv.Bytes()
+	p := fmt.Sprintf("%s:%x:%x:", tag, tb[:], cb[:])
+	if err := f.rdb.Set(ctx, fmt.Sprintf("qim:hrec:%s%d", p, seq), raw, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rdb.ZAdd(ctx, fmt.Sprintf("qim:hidx:%s%d", p, seq/1024), redis.Z{Score: float64(seq), Member: seq}).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 

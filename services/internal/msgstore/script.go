@@ -93,6 +93,7 @@ type trimArgs struct {
 // trimReply is the reply of trim.lua.
 type trimReply struct {
 	Trimmed int64  `reply:"trimmed"`
+	Held    int64  `reply:"held"`
 	More    string `reply:"more"`
 }
 

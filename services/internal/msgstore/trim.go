@@ -19,6 +19,7 @@ const ArchiveWatermarkKey = "qim:archive:watermark"
 // TrimResult is what one TrimHot pass did.
 type TrimResult struct {
 	Trimmed int  // hot records removed (their candidates, index members and records)
+	Held    int  // candidates kept because a lower seq of their conversation is still hot (trim.lua)
 	More    bool // some bucket stopped at its per-call limit: candidates at or below the cutoff remain
 }
 
@@ -28,9 +29,10 @@ type TrimResult struct {
 // CommitBucketCount × perCall records, far above any write rate, so the trim never falls behind
 // the way a fixed trickle would.
 //
-// The cutoff is the caller's decision and the only safety rule: every record committed at or
-// before it, and every lower seq of its conversation, must already be in the archive, because
-// reads of seq ≤ F go to the archive only (see the writer's trimmer and ADR-0022).
+// The cutoff is the caller's decision: every record committed at or before it must already be in
+// the archive, and no commit reserved before it may still be unfinished, because reads of seq ≤ F
+// go to the archive only (see the writer's trimmer and ADR-0022). The script adds the rest: F
+// never rises over a lower seq still in the hot index (a later-committed one, maybe unarchived).
 func (s *Store) TrimHot(ctx context.Context, cutoffMs int64, perCall int) (TrimResult, error) {
 	if cutoffMs < 0 || perCall < 1 {
 		return TrimResult{}, fmt.Errorf("msgstore: trim: %w: cutoff %d, per call %d", ErrInvalidArgument, cutoffMs, perCall)
@@ -54,6 +56,7 @@ func (s *Store) TrimHot(ctx context.Context, cutoffMs int64, perCall int) (TrimR
 			continue
 		}
 		res.Trimmed += int(r.Trimmed)
+		res.Held += int(r.Held)
 		res.More = res.More || r.More == "1"
 	}
 	return res, errors.Join(errs...)
