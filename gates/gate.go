@@ -15,6 +15,9 @@ type Check struct {
 	Name   string `json:"name"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
+	// Skipped: the check could not run here (Detail says why). It is not a pass, and it does not
+	// fail the gate; the reports show it as SKIPPED.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // Result is what <report-dir>/<gate>.json holds. Passed is computed by Finish, never set by a gate.
@@ -40,6 +43,11 @@ func (r *Result) Check(name string, ok bool, format string, args ...any) bool {
 	return ok
 }
 
+// Skip records a check that could not run on this stack, with the reason.
+func (r *Result) Skip(name, format string, args ...any) {
+	r.Checks = append(r.Checks, Check{Name: name, Skipped: true, Detail: "SKIPPED: " + fmt.Sprintf(format, args...)})
+}
+
 // Metric records a numeric measurement.
 func (r *Result) Metric(name string, v float64) {
 	if r.Metrics == nil {
@@ -59,10 +67,15 @@ func (r *Result) Fail(err error) {
 // failure, never a pass.
 func (r *Result) finish(start time.Time) {
 	r.DurationS = time.Since(start).Seconds()
-	r.Passed = r.Error == "" && len(r.Checks) > 0
+	ran := 0
+	r.Passed = r.Error == ""
 	for _, c := range r.Checks {
-		r.Passed = r.Passed && c.Passed
+		if !c.Skipped {
+			r.Passed = r.Passed && c.Passed
+			ran++
+		}
 	}
+	r.Passed = r.Passed && ran > 0
 	if r.Metrics == nil {
 		r.Metrics = map[string]float64{}
 	}

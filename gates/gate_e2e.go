@@ -2,6 +2,7 @@ package gates
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -30,20 +31,27 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	ep := st.Endpoints()
 	e := e2e.NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
+	e.CQL, e.RedisCore = ep.CQL, ep.RedisCore
 	list := g.scenarios
 	if list == nil {
 		list = func() []e2e.Scenario {
 			return slices.Concat(e2e.Scenarios(), e2e.SessionScenarios(), e2e.GroupScenarios(), e2e.SDKScenarios(),
-				e2e.SDKSessionScenarios())
+				e2e.SDKSessionScenarios(), e2e.TieredScenarios())
 		}
 	}
-	passed := 0
+	passed, skipped := 0, 0
 	for _, sc := range list() {
 		sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 		t := time.Now()
 		err := sc.Run(sctx, e)
 		cancel()
 		took := time.Since(t).Round(time.Millisecond)
+		if errors.Is(err, e2e.ErrSkipped) {
+			skipped++
+			r.Skip(sc.Name, "%v", err)
+			env.Progressf("SKIPPED %s: %v", sc.Name, err)
+			continue
+		}
 		if err != nil {
 			r.Check(sc.Name, false, "failed after %s: %v", took, err)
 			env.Progressf("FAIL %s (%s): %v", sc.Name, took, err)
@@ -54,5 +62,6 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 		env.Progressf("pass %s (%s)", sc.Name, took)
 	}
 	r.Metric("scenarios_passed", float64(passed))
+	r.Metric("scenarios_skipped", float64(skipped))
 	r.Metric("scenarios_total", float64(len(list())))
 }

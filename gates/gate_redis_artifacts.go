@@ -19,7 +19,7 @@ import (
 // (INFO used_memory − used_memory_startup − mem_clients_normal) divided by what the load stored.
 // Where the numbers come from is in redisArtifactsGate's comment and docs/perf.md.
 const (
-	redisCoreBytesPerMessage  = 2112 // core Redis bytes per committed message
+	redisCoreBytesPerMessage  = 2432 // core Redis bytes per committed message
 	redisMailboxBytesPerEntry = 1152 // mailbox Redis bytes per mailbox entry
 )
 
@@ -35,26 +35,31 @@ const (
 // in qim.outbox), not from Redis, so a leak cannot shrink its own denominator. Keys are found
 // with SCAN (gates/keyspace); bytes per family are sampled and extrapolated, and say so.
 //
-// Today the hot history (msgstore.history_record and msgstore.history_index) has neither a TTL
-// nor a trim: the families are declared expiring and known unbounded, so this gate fails naming
-// them until tiered history bounds them (docs/architecture.md, invariants 12 and 13). They are
-// deliberately not allowlisted: an allowance would turn the gap green.
+// The hot history (msgstore.history_record and msgstore.history_index) has no TTL: it is bounded
+// by the writer's hot-tier trim (ADR-0022). Its families are declared trimmed, so every position
+// they hold must be registered for the trim, and the trim must be running with an archive
+// watermark (gate_trim.go): with the redis backend (no CQL node) nothing is ever trimmed, and the
+// gate fails saying so. That is deliberately not allowlisted: an allowance would turn it green.
 //
 // Budgets: measured on the project's 2-core VM (Redis 7.0.15, jemalloc) with `qim-gate run
-// services e2e theavy redis-artifacts invariants`, four runs: core 2,011, 2,023, 2,023 and 2,024 B
-// per committed message (5,153 messages; ~2,200 B before the clients' buffers are taken out),
-// mailbox 1,083, 1,090, 1,095 and 1,098 B per entry (10,306 entries). That workload is the worst
-// case per message: T-HEAVY's 5,000 one-message conversations give every message its own
-// conversation_seq counter, history index, session-list rows, read watermark and session_epoch.
-// After a 60 s perf run (45,453 messages, 64-byte bodies, many per conversation) the same
-// figures were 1,253 B per message and 581 B per entry. Each budget is the worst measured value
-// plus at least 50 B (over three times the run-to-run spread of 13–15 B), rounded up to a
-// multiple of 64: 2,112 and 1,152, 88 and 54 B of headroom. That stays below what one more key
-// per message costs (the smallest string keys here, session_epoch and conversation_seq, take
-// 120–136 B by MEMORY USAGE), so such a leak fails, while the startup baseline and the
-// services' connection buffers, which do not grow with the data, are not counted. More messages
-// per conversation only lower the figures; bodies larger than the load generator's 64 bytes
-// raise them and need their own measurement.
+// services e2e theavy redis-artifacts invariants`. Core, with the hot-tier trim candidates
+// (ADR-0022) and `--with-cql`, three runs: 2,337, 2,339 and 2,350 B per committed message (5,197
+// messages); before the candidates, four runs gave 2,011–2,024 B. The candidates cost ~209 B
+// per message here: T-HEAVY's one-message conversations spread ~20 candidates over each of the
+// 256 commit buckets' sorted sets, and a 72-byte member is above zset-max-listpack-value (64),
+// so every one is a skiplist node. Mailbox, four runs: 1,083, 1,090, 1,095 and 1,098 B per entry
+// (10,306 entries). That workload is the worst case per message: T-HEAVY's 5,000 one-message
+// conversations give every message its own conversation_seq counter, history index, trim
+// candidate, session-list rows, read watermark and session_epoch. After a 60 s perf run (45,453
+// messages, 64-byte bodies, many per conversation) the figures were 1,253 B per message and 581
+// B per entry (before the candidates). Each budget is the worst measured value plus at least 50 B
+// (over three times the run-to-run spread of 13–15 B), rounded up to a multiple of 64: 2,432 and
+// 1,152, 82 and 54 B of headroom. That stays below what one more key per message costs (the
+// smallest string keys here, session_epoch and conversation_seq, take 120–136 B by MEMORY
+// USAGE), so such a leak fails, while the startup baseline and the services' connection
+// buffers, which do not grow with the data, are not counted. More messages per conversation
+// only lower the figures; bodies larger than the load generator's 64 bytes raise them and need
+// their own measurement.
 type redisArtifactsGate struct {
 	sample int // keys per family whose MEMORY USAGE is read; 0 = keyspace.DefaultSample
 }
@@ -87,6 +92,7 @@ func (g redisArtifactsGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	messages, err := outboxRecords(ctx, ep.KafkaBrokers)
 	judgeArtifacts(r, invs, messages, err)
+	judgeTrimLive(ctx, r, env, invs)
 }
 
 // outboxRecords counts the records in qim.outbox (end − start offset of every partition): the
@@ -181,7 +187,12 @@ func judgeFamily(r *Result, f *keyspace.Family) {
 	r.Metric(pre+"bytes", float64(f.Bytes()))
 	r.Metric(pre+"without_ttl", float64(f.WithoutTTL()))
 	rule, ok := "must expire", f.WithoutTTL() == 0
-	if !f.Expires {
+	switch {
+	case f.Trimmed != "":
+		rule, ok = fmt.Sprintf("trimmed by %s: %d positions, %d not registered for the trim", f.Trimmed, f.Positions, f.Untracked),
+			f.WithTTL == 0 && f.Untracked == 0
+		r.Metric(pre+"untracked", float64(f.Untracked))
+	case !f.Expires:
 		rule, ok = "lives forever: "+f.Forever, f.WithTTL == 0
 	}
 	if f.Unbounded != "" {

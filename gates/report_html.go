@@ -39,7 +39,7 @@ h2{margin-top:1.5em}
 {{if .Error}}<p class="fail">{{.Error}}</p>{{end}}
 {{if .Metrics}}<table><tr><th>metric</th><th>value</th></tr>{{$m := .Metrics}}{{range metricKeys $m}}<tr><td>{{.}}</td><td>{{index $m .}}</td></tr>{{end}}</table>{{end}}
 {{if .Checks}}<table><tr><th>check</th><th>result</th><th>detail</th></tr>
-{{range .Checks}}<tr><td>{{.Name}}</td><td class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}pass{{else}}FAIL{{end}}</td><td><pre>{{.Detail}}</pre></td></tr>
+{{range .Checks}}<tr><td>{{.Name}}</td>{{if .Skipped}}<td class="skip">SKIPPED</td>{{else}}<td class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}pass{{else}}FAIL{{end}}</td>{{end}}<td><pre>{{.Detail}}</pre></td></tr>
 {{end}}</table>{{end}}
 {{end}}</body></html>
 `))

@@ -41,8 +41,22 @@ type RedisKeyFamily struct {
 	Unbounded string
 	// MailboxEntries: every member of a key is one mailbox entry.
 	MailboxEntries bool
+	// Trimmed, on a family without a TTL, names the trim that removes its keys; every position
+	// they hold must be registered for it (TrimCandidates). With TrimMembers the positions are
+	// the members of each key's sorted set.
+	Trimmed     string
+	TrimMembers bool
 
 	f keyfamily.Family
+}
+
+// TrimCandidates returns the (sorted set, member) registrations the positions of key (with its
+// members, for a TrimMembers family) need; nil for a family that is not trimmed.
+func (r RedisKeyFamily) TrimCandidates(key string, members []string) []keyfamily.Candidate {
+	if r.f.Candidates == nil {
+		return nil
+	}
+	return r.f.Candidates(key, members)
 }
 
 // Match reports whether key belongs to the family.
@@ -63,7 +77,7 @@ func RedisKeyFamilies() []RedisKeyFamily {
 		}
 		out[i] = RedisKeyFamily{Name: f.Name, Instance: RedisInstance(f.Instance), Layout: f.Layout,
 			Pattern: f.Pattern.String(), Example: f.Example, Expires: f.Expires, Forever: f.Forever,
-			Unbounded: f.Unbounded, MailboxEntries: f.MailboxEntries, f: f}
+			Unbounded: f.Unbounded, MailboxEntries: f.MailboxEntries, Trimmed: f.Trimmed, TrimMembers: f.TrimMembers, f: f}
 	}
 	return out
 }

@@ -22,8 +22,11 @@ type Env struct {
 	Brokers []string // for scenarios that inspect the dispatch log
 	Shards  int
 	Set     *svc.Set // for scenarios that kill and restart services; nil disables them
-	base    uint64
-	next    atomic.Uint64
+	CQL     string   // the stack's CQL node (host:port), "" without one
+	// RedisCore is the core Redis, for scenarios that watch the hot tier (the hot floor).
+	RedisCore string
+	base      uint64
+	next      atomic.Uint64
 }
 
 // NewEnv prepares an Env whose user ids do not collide with earlier runs on the same stack.
@@ -32,6 +35,17 @@ func NewEnv(gateway string, secret []byte, brokers []string, shards int, set *sv
 	_, _ = rand.Read(b[:])
 	return &Env{Gateway: gateway, Secret: secret, Brokers: brokers, Shards: shards, Set: set,
 		base: uint64(binary.BigEndian.Uint32(b[:]))<<20 | 1}
+}
+
+// Has reports whether the Env offers what a Scenario.Needs names.
+func (e *Env) Has(need string) bool {
+	switch need {
+	case "":
+		return true
+	case NeedsCQL:
+		return e.CQL != "" && e.Set != nil
+	}
+	return false
 }
 
 // User allocates a fresh user id.

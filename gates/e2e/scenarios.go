@@ -15,6 +15,23 @@ type Scenario struct {
 	Run  func(ctx context.Context, e *Env) error
 }
 
+// ErrSkipped is returned (wrapped, with the reason) by a scenario that cannot run on this stack;
+// the gate reports it SKIPPED, never passed.
+var ErrSkipped = errors.New("e2e: scenario skipped")
+
+// NeedsCQL: the scenario needs the CQL archive (a stack started with --with-cql).
+const NeedsCQL = "a CQL node"
+
+// needs wraps run so it is skipped, with the reason, on an Env without what it needs.
+func needs(what string, run func(context.Context, *Env) error) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		if !e.Has(what) {
+			return fmt.Errorf("%w: needs %s (run with --with-cql)", ErrSkipped, what)
+		}
+		return run(ctx, e)
+	}
+}
+
 // Scenarios returns the functional scenarios in run order.
 func Scenarios() []Scenario {
 	return []Scenario{

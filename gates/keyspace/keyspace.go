@@ -47,8 +47,11 @@ type Family struct {
 	Members        int64         // ZCARD sum, for families whose members are mailbox entries
 	Sampled        int64         // keys whose MEMORY USAGE was read
 	SampledBytes   int64
+	// Positions and Untracked, for a trimmed family: the positions its keys hold, and those not
+	// registered for the trim (never to be removed).
+	Positions, Untracked int64
 	// Breaking are up to three keys that break the family's rule: without a TTL in an expiring
-	// family, with one in a permanent family.
+	// family, with one in a permanent or trimmed family, holding an untracked position.
 	Breaking []string
 
 	reservoir []string
@@ -149,10 +152,11 @@ type scan struct {
 // in one pipeline.
 func (s *scan) batch(ctx context.Context, keys []string) error {
 	type item struct {
-		f     *Family
-		key   string
-		ttl   *redis.DurationCmd
-		zcard *redis.IntCmd
+		f       *Family
+		key     string
+		ttl     *redis.DurationCmd
+		zcard   *redis.IntCmd
+		members *redis.StringSliceCmd
 	}
 	items := make([]item, 0, len(keys))
 	for _, k := range keys {
@@ -179,16 +183,31 @@ func (s *scan) batch(ctx context.Context, keys []string) error {
 			if items[i].f.MailboxEntries {
 				items[i].zcard = p.ZCard(ctx, items[i].key)
 			}
+			if items[i].f.TrimMembers {
+				items[i].members = p.ZRange(ctx, items[i].key, 0, -1)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("keyspace: PTTL %s: %w", s.inv.Instance, err)
 	}
+	var trimmed []trimItem
 	for _, it := range items {
 		ttl := it.ttl.Val()
 		if ttl == -2 { // expired between SCAN and PTTL: not a key any more
 			continue
+		}
+		if it.f.Trimmed != "" {
+			var members []string
+			if it.members != nil {
+				members = it.members.Val()
+			}
+			ti := trimItem{f: it.f, key: it.key, members: members}
+			for _, c := range it.f.TrimCandidates(it.key, members) {
+				ti.cands = append(ti.cands, registration{c.Set, c.Member})
+			}
+			trimmed = append(trimmed, ti)
 		}
 		f := it.f
 		f.Keys++
@@ -211,7 +230,7 @@ func (s *scan) batch(ctx context.Context, keys []string) error {
 			f.Breaking = keep(f.Breaking, it.key)
 		}
 	}
-	return nil
+	return s.checkTrimmed(ctx, trimmed)
 }
 
 // Classify returns the family of instance in that key belongs to: a key of another instance's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +36,13 @@ func client(t *testing.T, addr string, db int) *redis.Client {
 func write(t *testing.T, ctx context.Context, rdb *redis.Client, f services.RedisKeyFamily, key string, entries int, ttl time.Duration) {
 	t.Helper()
 	var err error
-	if f.MailboxEntries {
+	if f.MailboxEntries || f.TrimMembers {
 		for i := range entries {
-			err = rdb.ZAdd(ctx, key, redis.Z{Member: strings.Repeat("e", 40) + string(rune('a'+i))}).Err()
+			m := strings.Repeat("e", 40) + string(rune('a'+i))
+			if f.TrimMembers {
+				m = strconv.Itoa(i + 1) // the positions: seqs
+			}
+			err = rdb.ZAdd(ctx, key, redis.Z{Member: m}).Err()
 		}
 		if ttl > 0 && err == nil {
 			err = rdb.PExpire(ctx, key, ttl).Err()
@@ -115,12 +120,21 @@ func TestTake(t *testing.T) {
 		if f.Expires {
 			ttl = time.Hour
 		}
-		write(t, ctx, rdb, f, f.Example, 3, ttl)
+		if f.Name != "msgstore.trim_candidates" { // a sorted set: the history_record case below makes it
+			write(t, ctx, rdb, f, f.Example, 3, ttl)
+		}
 		if f.Name == "mailboxstore.cursor" { // breaks its rule: no TTL in an expiring family
 			write(t, ctx, rdb, f, f.Example+"2", 0, 0)
 		}
 		if f.Name == "identity.hlc" { // breaks its rule: a TTL on a key that must live forever
 			write(t, ctx, rdb, f, strings.Replace(f.Example, ":2", ":3", 1), 0, time.Minute)
+		}
+		if f.Name == "msgstore.history_record" { // seq 1, registered for the trim; the index's seqs 2 and 3 are not
+			for _, c := range f.TrimCandidates(f.Example, nil) {
+				if err := rdb.ZAdd(ctx, c.Set, redis.Z{Member: c.Member}).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	}
 	fams0 := fams[0]
@@ -161,8 +175,19 @@ func TestTake(t *testing.T) {
 		t.Errorf("core unknown keys %d %q", inv.Unknown, inv.UnknownKeys)
 	}
 	for _, f := range inv.Families {
-		if (f.Name == "identity.hlc") != (len(f.Breaking) == 1) || (f.Name == "identity.hlc" && f.WithTTL != 1) {
+		breaks := f.Name == "identity.hlc" || f.Name == "msgstore.history_index"
+		if breaks != (len(f.Breaking) == 1) || (f.Name == "identity.hlc" && f.WithTTL != 1) {
 			t.Errorf("%s: breaking %q, with TTL %d", f.Name, f.Breaking, f.WithTTL)
+		}
+		switch f.Name {
+		case "msgstore.history_index":
+			if f.Positions != 3 || f.Untracked != 2 {
+				t.Errorf("%s: %d positions, %d untracked; want 3, 2", f.Name, f.Positions, f.Untracked)
+			}
+		case "msgstore.history_record":
+			if f.Positions != 1 || f.Untracked != 0 {
+				t.Errorf("%s: %d positions, %d untracked; want 1, 0", f.Name, f.Positions, f.Untracked)
+			}
 		}
 	}
 }

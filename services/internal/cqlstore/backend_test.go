@@ -2,8 +2,12 @@ package cqlstore
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 func TestBackendConfigResolvesAndRefuses(t *testing.T) {
@@ -26,5 +30,13 @@ func TestBackendConfigResolvesAndRefuses(t *testing.T) {
 		case tc.err != "" && (err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%+v: Validate = %v, want ErrConfig naming %q", tc.in, err, tc.err)
 		}
+	}
+}
+
+// A corrupt archive answers INTERNAL through every service (rpc.CodeOf), not UNAVAILABLE:
+// retrying cannot make a damaged record readable.
+func TestArchiveCorruptionIsInternal(t *testing.T) {
+	if got := rpc.CodeOf(fmt.Errorf("writer: history page: %w", ErrCorrupt)); got != contract.ErrCodeInternal {
+		t.Fatalf("rpc.CodeOf(ErrCorrupt) = %v, want INTERNAL", got)
 	}
 }

@@ -3,6 +3,8 @@ package cqlstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // Sentinels callers branch on.
@@ -13,7 +15,9 @@ var (
 	ErrInvalid = errors.New("cqlstore: invalid input")
 	// ErrCorrupt: the archive holds something a reader must not serve (an index row without its
 	// record, a record that does not decode or names another position). The whole read fails.
-	ErrCorrupt = errors.New("cqlstore: archive corrupt")
+	// It wraps rpc.ErrCorrupt, so a service answers it INTERNAL (a retry cannot help), never
+	// UNAVAILABLE.
+	ErrCorrupt = fmt.Errorf("cqlstore: archive corrupt: %w", rpc.ErrCorrupt)
 )
 
 // SchemaError: the keyspace's schema is not the one this binary speaks. Want is the version the

@@ -51,7 +51,16 @@ type Family struct {
 	Unbounded string
 	// MailboxEntries: every member of a key is one mailbox entry (the gate's per-entry memory).
 	MailboxEntries bool
+	// Trimmed, on a family without a TTL, says what trims it: each position its keys hold must
+	// be registered for that trim, and Candidates names where (the gate checks every one). With
+	// TrimMembers the positions are a sorted set's members; otherwise the key is one position.
+	Trimmed     string
+	TrimMembers bool
+	Candidates  func(key string, members []string) []Candidate
 }
+
+// Candidate is one registration a trimmed position needs: Member in the sorted set Set.
+type Candidate struct{ Set, Member string }
 
 // Match reports whether key belongs to f.
 func (f Family) Match(key string) bool {
@@ -79,6 +88,14 @@ func (f Family) Permanent(reason string) Family { f.Expires, f.Forever = false, 
 // and no trim, and until names what will bound them.
 func (f Family) KnownUnbounded(until string) Family { f.Unbounded = until; return f }
 
+// TrimmedBy returns f with keys that carry no TTL and are removed by a trim (by says which):
+// cands maps a key (and, with members, its sorted set's members) to the trim registrations its
+// positions need. A position without one would never be trimmed.
+func (f Family) TrimmedBy(by string, members bool, cands func(key string, members []string) []Candidate) Family {
+	f.Expires, f.Forever, f.Trimmed, f.TrimMembers, f.Candidates = false, "", by, members, cands
+	return f
+}
+
 // Entries returns f with every member of its keys counted as one mailbox entry.
 func (f Family) Entries() Family { f.MailboxEntries = true; return f }
 
@@ -93,7 +110,9 @@ func (f Family) Validate() error {
 		return fmt.Errorf("keyfamily: %s: unknown instance %q", f.Name, f.Instance)
 	case f.Expires && f.Forever != "":
 		return fmt.Errorf("keyfamily: %s: an expiring family has no reason to live forever", f.Name)
-	case !f.Expires && f.Forever == "":
+	case f.Trimmed != "" && (f.Expires || f.Forever != "" || f.Candidates == nil):
+		return fmt.Errorf("keyfamily: %s: a trimmed family has no TTL, no reason to live forever and names its candidates", f.Name)
+	case !f.Expires && f.Forever == "" && f.Trimmed == "":
 		return fmt.Errorf("keyfamily: %s: keys without a TTL need the reason they may live forever", f.Name)
 	case !f.Expires && f.Unbounded != "":
 		return fmt.Errorf("keyfamily: %s: only an expiring family can be known unbounded", f.Name)

@@ -168,8 +168,33 @@ const (
 
 // hotHistoryBound is what bounds the hot history: the writer's trim below the archive watermark,
 // which runs only with the tiered backend (a CQL archive configured).
-const hotHistoryBound = "no TTL; trimmed by the writer below the archive watermark only with the tiered backend " +
-	"(QIM_MESSAGE_STORE_BACKEND=tiered, ADR-0022); the redis backend keeps history forever"
+const hotHistoryBound = "the writer's hot-tier trim below the archive watermark (tiered backend, ADR-0022; " +
+	"the redis backend never trims)"
+
+// recordCandidates is the trim registration of a hot record key: qim:hrec:{tag}:<tenant>:<cid>:<seq>
+// needs <tenant>:<cid>:<seq> in qim:htrim:{tag} (written by mark_committed.lua).
+func recordCandidates(key string, _ []string) []keyfamily.Candidate {
+	tag, rest, ok := strings.Cut(strings.TrimPrefix(key, hrecPrefix), ":")
+	if !ok {
+		return nil
+	}
+	return []keyfamily.Candidate{{Set: htrimPrefix + tag, Member: rest}}
+}
+
+// indexCandidates is the trim registration of every seq in a hot index bucket
+// qim:hidx:{tag}:<tenant>:<cid>:<bucket>.
+func indexCandidates(key string, members []string) []keyfamily.Candidate {
+	tag, rest, ok := strings.Cut(strings.TrimPrefix(key, hidxPrefix), ":")
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i < 0 {
+		return nil
+	}
+	out := make([]keyfamily.Candidate, len(members))
+	for j, m := range members {
+		out[j] = keyfamily.Candidate{Set: htrimPrefix + tag, Member: rest[:i+1] + m}
+	}
+	return out
+}
 
 // KeyFamilies declares every key this package writes (all in the core Redis), for the
 // redis-artifacts gate (services.RedisKeyFamilies). A commit hash and its owner key get their
@@ -194,9 +219,9 @@ func KeyFamilies() []keyfamily.Family {
 			WithExample(ck.seq).
 			Permanent("the conversation_seq counter: expired, it would restart and hand out used seqs again (invariant 3)"),
 		keyfamily.New("msgstore.history_index", core, "qim:hidx:{tag}:<tenant>:<cid>:<bucket>", hidxPrefix,
-			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).Expiring().KnownUnbounded(hotHistoryBound),
+			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).TrimmedBy(hotHistoryBound, true, indexCandidates),
 		keyfamily.New("msgstore.history_record", core, "qim:hrec:{tag}:<tenant>:<cid>:<seq>", hrecPrefix,
-			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).Expiring().KnownUnbounded(hotHistoryBound),
+			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).TrimmedBy(hotHistoryBound, false, recordCandidates),
 		keyfamily.New("msgstore.trim_candidates", core, "qim:htrim:{tag}", htrimPrefix, t).WithExample(ck.htrim).
 			Permanent("one per commit bucket, the hot history's trim candidates by committed_at; it is as bounded as the hot history it trims"),
 		keyfamily.New("msgstore.hot_floor", core, "qim:hfloor:{tag}:<tenant>:<cid>", hfloorPrefix, t+":"+h+":"+h).
