@@ -48,3 +48,19 @@ func TestAuditArchiveNamesWhatIsMissing(t *testing.T) {
 		}
 	}
 }
+
+func TestHistoryBackfillNamesWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, "QIM_REDIS_ADDR"},
+		{map[string]string{"QIM_REDIS_ADDR": "127.0.0.1:1"}, "QIM_CQL_HOSTS"},
+	} {
+		err := runHistoryBackfill(context.Background(), &historyBackfillOptions{scan: 10, timeout: time.Second},
+			func(k string) string { return tc.env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("backfill with %v = %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
