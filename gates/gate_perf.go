@@ -146,11 +146,14 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	cfg.Thresholds.CPUMsPerMessage = o.CPUBudget
 	env.Progressf("load: %s for %s over %d connections", o.what(o.Rate), o.Duration, o.Connections)
 	waitProfiles := g.startProfiles(ctx, env, o)
+	probe := startArchiveProbe(ctx, env)
 	rep, err := g.run(ctx, cfg)
 	if err != nil {
+		probe.halt()
 		r.Fail(err)
 		return
 	}
+	probe.finish(ctx, env, r)
 	writeLoadArtifacts(env, r, "perf-loadgen", rep)
 	if waitProfiles != nil {
 		paths, err := waitProfiles()
