@@ -24,14 +24,16 @@ const faultDB = 11
 // converges to the fault-free keyspace and reply). Covered, one row per code path:
 // reserve_and_record.lua (fresh; existing commit reserved, recorded or committed; identity
 // conflict; client_message_id owned by another conversation), reserve.lua (fresh), record.lua
-// (reserved; already recorded), mark_committed.lua (recorded; already committed). There are no
+// (reserved; already recorded), mark_committed.lua (recorded; already committed), trim.lua (one
+// due candidate). There are no
 // read-only scripts here (history pages and LoadCommit are plain reads).
 //
 // The writes, in order: reserve_and_record.lua fresh 1 HSET commit (R), 2 INCR seq, 3 SET owner,
 // 4 ZADD recovery index, 5 SET history record, 6 ZADD history index, 7 HSET st = D (reserve.lua:
 // 1-4); record.lua and the fused path on a reserved commit 5-7; mark_committed.lua on a recorded
-// commit 1 HSET shrunk hash, 2 RENAME it over the commit, 3 PEXPIREAT commit, 4 SET owner PXAT,
-// 5 ZREM recovery index (on a committed one 3-5).
+// commit 1 HSET shrunk hash, 2 RENAME it over the commit, 3 ZADD trim candidate, 4 PEXPIREAT
+// commit, 5 SET owner PXAT, 6 ZREM recovery index (on a committed one 3-6); trim.lua on one due
+// candidate 1 SET hot floor, 2 DEL record, 3 ZREM index member, 4 ZREM candidate.
 //
 // Run: go test -tags failpoints -run TestLuaFault ./services/...
 func TestLuaFaultCommitPath(t *testing.T) {
@@ -71,6 +73,11 @@ func TestLuaFaultCommitPath(t *testing.T) {
 	}
 	reserveR := func(ctx context.Context) (any, error) { return s.Reserve(ctx, in) }
 	record := func(ctx context.Context) (any, error) { return s.Record(ctx, in.Key) }
+	// One bucket's call: the matrix faults the script's first invocation, and TrimHot's first
+	// is bucket 000's, which holds nothing here.
+	trim := func(ctx context.Context) (any, error) {
+		return s.trimTags(ctx, committedAt, 100, []string{tagOf(f.tenant, f.conv)})
+	}
 
 	for _, c := range []luascripttest.Case{
 		{Name: "reserve_and_record fresh", Script: "reserve_and_record.lua", Writes: 7, Op: reserve(in)},
@@ -87,9 +94,10 @@ func TestLuaFaultCommitPath(t *testing.T) {
 		{Name: "reserve fresh", Script: "reserve.lua", Writes: 4, Op: reserveR},
 		{Name: "record reserved", Script: "record.lua", Writes: 3, Setup: steps(reserveR), Op: record},
 		{Name: "record already recorded", Script: "record.lua", Writes: 0, Setup: steps(reserveR, record), Op: record},
-		{Name: "mark_committed recorded", Script: "mark_committed.lua", Writes: 5, Setup: steps(reserve(in)), Op: mark},
-		{Name: "mark_committed already committed", Script: "mark_committed.lua", Writes: 3,
+		{Name: "mark_committed recorded", Script: "mark_committed.lua", Writes: 6, Setup: steps(reserve(in)), Op: mark},
+		{Name: "mark_committed already committed", Script: "mark_committed.lua", Writes: 4,
 			Setup: steps(reserve(in), mark), Op: mark},
+		{Name: "trim a due candidate", Script: "trim.lua", Writes: 4, Setup: steps(reserve(in), mark), Op: trim},
 	} {
 		t.Run(c.Name, func(t *testing.T) { m.Check(t, ctx, c) })
 	}

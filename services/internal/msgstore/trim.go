@@ -34,11 +34,16 @@ type TrimResult struct {
 // go to the archive only (see the writer's trimmer and ADR-0022). The script adds the rest: F
 // never rises over a lower seq still in the hot index (a later-committed one, maybe unarchived).
 func (s *Store) TrimHot(ctx context.Context, cutoffMs int64, perCall int) (TrimResult, error) {
+	return s.trimTags(ctx, cutoffMs, perCall, keyTags[:])
+}
+
+// trimTags is TrimHot over the commit buckets of tags.
+func (s *Store) trimTags(ctx context.Context, cutoffMs int64, perCall int, tags []string) (TrimResult, error) {
 	if cutoffMs < 0 || perCall < 1 {
 		return TrimResult{}, fmt.Errorf("msgstore: trim: %w: cutoff %d, per call %d", ErrInvalidArgument, cutoffMs, perCall)
 	}
-	calls := make([]call, contract.CommitBucketCount)
-	for i, tag := range keyTags {
+	calls := make([]call, len(tags))
+	for i, tag := range tags {
 		calls[i] = s.scripts.trim.Call(&trimArgs{Htrim: htrimPrefix + tag, CutoffMs: cutoffMs, Limit: int64(perCall),
 			HrecPrefix: hrecPrefix + tag + ":", HidxPrefix: hidxPrefix + tag + ":", HfloorPrefix: hfloorPrefix + tag + ":",
 			BucketWidth: int64(bucketWidth)})
@@ -52,7 +57,7 @@ func (s *Store) TrimHot(ctx context.Context, cutoffMs int64, perCall int) (TrimR
 	for i, c := range cmds {
 		r, err := s.scripts.trim.Decode(c)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("msgstore: trim bucket %s: %w", keyTags[i], err))
+			errs = append(errs, fmt.Errorf("msgstore: trim bucket %s: %w", tags[i], err))
 			continue
 		}
 		res.Trimmed += int(r.Trimmed)
