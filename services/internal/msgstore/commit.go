@@ -141,8 +141,8 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 		tag := tagOf(r.Key.Tenant, r.Key.Conversation)
 		ck, cv := commitKeyTagged(r.Key, tag), convKeysTagged(r.Key.Tenant, r.Key.Conversation, tag)
 		calls = append(calls, s.scripts.markCommitted.Call(&markArgs{Commit: ck, Pending: pendingKey,
-			Owner: ownerKey(r.Key), Shrunk: shrunkKey(ck), Htrim: cv.htrim, CommittedAtMs: r.CommittedAtMs,
-			WindowMs: window, TrimConv: cv.conv}))
+			Owner: ownerKey(r.Key), Shrunk: shrunkKey(ck), Htrim: cv.htrim(), CommittedAtMs: r.CommittedAtMs,
+			WindowMs: window, TrimConv: cv.trimConv()}))
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {

@@ -57,11 +57,7 @@ func (s *Store) latest(ctx context.Context, key string, tenant contract.TenantID
 	if err != nil {
 		return 0, fmt.Errorf("msgstore: latest seq: %w", err)
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, &CorruptError{Tenant: tenant, Conversation: conv, Reason: "sequence counter is not a decimal integer"}
-	}
-	return n, nil
+	return counterValue(v, tenant, conv)
 }
 
 // counterValue reads a conversation_seq counter from an MGET reply (nil: none allocated).
@@ -114,7 +110,7 @@ func (s *Store) HistoryPage(ctx context.Context, q HistoryQuery) (HistoryPage, e
 // historyOnce reads one page; moved reports a trim under the read (the page is then discarded).
 func (s *Store) historyOnce(ctx context.Context, q HistoryQuery) (p HistoryPage, moved bool, err error) {
 	ck := newConvKeys(q.Tenant, q.Conversation)
-	vals, err := s.rdb.MGet(ctx, ck.seq, ck.floor).Result()
+	vals, err := s.rdb.MGet(ctx, ck.seq, ck.floor()).Result()
 	if err != nil {
 		return HistoryPage{}, false, fmt.Errorf("msgstore: history: read counter and floor: %w", err)
 	}

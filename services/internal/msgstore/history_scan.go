@@ -182,7 +182,7 @@ func (s *Store) loadRecords(ctx context.Context, q HistoryQuery, ck convKeys, se
 		buf = appendNumKey(buf[:0], ck.hrec, seq)
 		keys[i] = string(buf)
 	}
-	vals, err := s.rdb.MGet(ctx, append(keys, ck.floor)...).Result()
+	vals, err := s.rdb.MGet(ctx, append(keys, ck.floor())...).Result()
 	if err != nil {
 		return nil, 0, fmt.Errorf("msgstore: history: read records: %w", err)
 	}

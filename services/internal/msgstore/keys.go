@@ -73,13 +73,20 @@ func shrunkKey(commitKey string) string { return shrunkPrefix + commitKey[len(co
 // convKeys are the per-conversation key names a script or a history read needs. The record and
 // index keys end in ':' and get the seq or bucket appended (in Lua or by appendSeqKey).
 type convKeys struct {
-	seq   string // qim:cseq:{tag}:<tenant>:<cid>
-	hrec  string // qim:hrec:{tag}:<tenant>:<cid>:
-	hidx  string // qim:hidx:{tag}:<tenant>:<cid>:
-	floor string // qim:hfloor:{tag}:<tenant>:<cid>
-	htrim string // qim:htrim:{tag}, the commit bucket's trim candidates
-	conv  string // <tenant>:<cid>, the conversation part of a trim candidate
+	seq    string // qim:cseq:{tag}:<tenant>:<cid>
+	hrec   string // qim:hrec:{tag}:<tenant>:<cid>:
+	hidx   string // qim:hidx:{tag}:<tenant>:<cid>:
+	suffix string // {tag}:<tenant>:<cid>, for the keys only some callers need (built on demand)
 }
+
+// floor is the conversation's hot floor key qim:hfloor:{tag}:<tenant>:<cid>.
+func (k convKeys) floor() string { return hfloorPrefix + k.suffix }
+
+// htrim is the commit bucket's trim candidates key qim:htrim:{tag}.
+func (k convKeys) htrim() string { return htrimPrefix + k.suffix[:strings.IndexByte(k.suffix, ':')] }
+
+// trimConv is <tenant>:<cid>, the conversation part of a trim candidate.
+func (k convKeys) trimConv() string { return k.suffix[strings.IndexByte(k.suffix, ':')+1:] }
 
 func newConvKeys(tenant contract.TenantID, conv contract.ConversationID) convKeys {
 	return convKeysTagged(tenant, conv, tagOf(tenant, conv))
@@ -95,12 +102,10 @@ func convKeysTagged(tenant contract.TenantID, conv contract.ConversationID, tag 
 	b = appendHex16(b, contract.U128(conv))
 	suffix := string(b)
 	return convKeys{
-		seq:   seqPrefix + suffix,
-		hrec:  hrecPrefix + suffix + ":",
-		hidx:  hidxPrefix + suffix + ":",
-		floor: hfloorPrefix + suffix,
-		htrim: htrimPrefix + tag,
-		conv:  suffix[len(tag)+1:],
+		seq:    seqPrefix + suffix,
+		hrec:   hrecPrefix + suffix + ":",
+		hidx:   hidxPrefix + suffix + ":",
+		suffix: suffix,
 	}
 }
 
@@ -222,10 +227,10 @@ func KeyFamilies() []keyfamily.Family {
 			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).TrimmedBy(hotHistoryBound, true, indexCandidates),
 		keyfamily.New("msgstore.history_record", core, "qim:hrec:{tag}:<tenant>:<cid>:<seq>", hrecPrefix,
 			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).TrimmedBy(hotHistoryBound, false, recordCandidates),
-		keyfamily.New("msgstore.trim_candidates", core, "qim:htrim:{tag}", htrimPrefix, t).WithExample(ck.htrim).
+		keyfamily.New("msgstore.trim_candidates", core, "qim:htrim:{tag}", htrimPrefix, t).WithExample(ck.htrim()).
 			Permanent("one per commit bucket, the hot history's trim candidates by committed_at; it is as bounded as the hot history it trims"),
 		keyfamily.New("msgstore.hot_floor", core, "qim:hfloor:{tag}:<tenant>:<cid>", hfloorPrefix, t+":"+h+":"+h).
-			WithExample(ck.floor).
+			WithExample(ck.floor()).
 			Permanent("the conversation's hot floor F: expired, reads of trimmed seqs would go to Redis and find silent holes"),
 		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
 			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),

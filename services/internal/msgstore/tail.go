@@ -251,7 +251,7 @@ func (s *Store) tailRecords(ctx context.Context, tenant contract.TenantID, walks
 	}
 	nrec := len(keys)
 	for _, w := range walks {
-		keys = append(keys, w.keys.floor)
+		keys = append(keys, w.keys.floor())
 	}
 	out := make([]Tail, len(walks))
 	if len(keys) == 0 {

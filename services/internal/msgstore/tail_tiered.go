@@ -16,7 +16,7 @@ func (s *Store) tailFloors(ctx context.Context, walks []*tailWalk) error {
 	cmds := make([]*redis.StringCmd, len(walks))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, w := range walks {
-			cmds[i] = p.Get(ctx, w.keys.floor)
+			cmds[i] = p.Get(ctx, w.keys.floor())
 		}
 		return nil
 	})

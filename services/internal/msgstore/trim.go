@@ -97,7 +97,7 @@ func (s *Store) ArchiveWatermarkMs(ctx context.Context, group string) (ms int64,
 // HotFloor is the conversation's hot floor F: seqs ≤ F are read from the archive, seqs above it
 // from Redis. 0 means nothing was ever trimmed, and then the hot tier is the whole history.
 func (s *Store) HotFloor(ctx context.Context, tenant contract.TenantID, conv contract.ConversationID) (uint64, error) {
-	return parseFloor(s.rdb.Get(ctx, newConvKeys(tenant, conv).floor), tenant, conv)
+	return parseFloor(s.rdb.Get(ctx, newConvKeys(tenant, conv).floor()), tenant, conv)
 }
 
 func parseFloor(c *redis.StringCmd, tenant contract.TenantID, conv contract.ConversationID) (uint64, error) {
@@ -108,11 +108,7 @@ func parseFloor(c *redis.StringCmd, tenant contract.TenantID, conv contract.Conv
 	if err != nil {
 		return 0, fmt.Errorf("msgstore: hot floor: %w", err)
 	}
-	f, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, &CorruptError{Tenant: tenant, Conversation: conv, Reason: "hot floor is not a decimal integer"}
-	}
-	return f, nil
+	return floorValue(v, tenant, conv)
 }
 
 // floorValue reads a hot floor from an MGET reply (nil: never trimmed).
