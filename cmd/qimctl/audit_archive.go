@@ -19,9 +19,7 @@ import (
 // variables the HistoryArchiver reads.
 type auditArchiveOptions struct {
 	brokers     string // QIM_KAFKA_BROKERS
-	hosts       string // QIM_CQL_HOSTS
-	keyspace    string // QIM_CQL_KEYSPACE
-	noDiscovery bool
+	cql         cqlFlags
 	outboxTopic string
 	from, to    int64
 	timeout     time.Duration
@@ -53,9 +51,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.brokers, "brokers", "", "Kafka brokers host:port,… (default $QIM_KAFKA_BROKERS)")
-	f.StringVar(&opts.hosts, "hosts", "", "CQL contact points host:port,… (default $QIM_CQL_HOSTS)")
-	f.StringVar(&opts.keyspace, "keyspace", "", "keyspace (default $QIM_CQL_KEYSPACE, else "+archiver.DefaultKeyspace+")")
-	f.BoolVar(&opts.noDiscovery, "no-peer-discovery", false, "connect to the contact points only (default $QIM_CQL_NO_PEER_DISCOVERY)")
+	opts.cql.register(cmd)
 	f.StringVar(&opts.outboxTopic, "outbox-topic", contract.TopicOutbox, "Outbox topic")
 	f.Int64Var(&opts.from, "from", -1, "first Outbox offset (default: the log's start)")
 	f.Int64Var(&opts.to, "to", -1, "Outbox end offset, exclusive (default: the log's end when the audit begins)")
@@ -65,19 +61,15 @@ Examples:
 }
 
 func (o *auditArchiveOptions) config(getenv func(string) string) (archiver.AuditConfig, error) {
-	c := archiver.AuditConfig{OutboxTopic: o.outboxTopic, From: o.from, To: o.to,
-		CQL: archiver.MigrateConfig{Keyspace: firstNonEmpty(o.keyspace, getenv("QIM_CQL_KEYSPACE")),
-			NoPeerDiscovery: o.noDiscovery || getenv("QIM_CQL_NO_PEER_DISCOVERY") == "true"}}
+	c := archiver.AuditConfig{OutboxTopic: o.outboxTopic, From: o.from, To: o.to}
 	brokers := firstNonEmpty(o.brokers, getenv("QIM_KAFKA_BROKERS"))
 	if brokers == "" {
 		return c, fmt.Errorf("qimctl audit archive: no brokers: pass --brokers or set QIM_KAFKA_BROKERS")
 	}
-	hosts := firstNonEmpty(o.hosts, getenv("QIM_CQL_HOSTS"))
-	if hosts == "" {
-		return c, fmt.Errorf("qimctl audit archive: no CQL contact point: pass --hosts or set QIM_CQL_HOSTS")
-	}
-	c.KafkaBrokers, c.CQL.Hosts = strings.Split(brokers, ","), strings.Split(hosts, ",")
-	return c, nil
+	c.KafkaBrokers = strings.Split(brokers, ",")
+	var err error
+	c.CQL, err = o.cql.resolve("qimctl audit archive", getenv)
+	return c, err
 }
 
 func runAuditArchive(ctx context.Context, o *auditArchiveOptions, getenv func(string) string, out io.Writer) error {

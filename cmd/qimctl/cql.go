@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,12 +15,10 @@ import (
 // cqlMigrateOptions are the flags of `qimctl cql migrate`. Hosts and keyspace fall back to the
 // variables the HistoryArchiver reads, so its environment is enough.
 type cqlMigrateOptions struct {
-	hosts       string // QIM_CQL_HOSTS
-	keyspace    string // QIM_CQL_KEYSPACE
-	rf          int
-	datacenter  string
-	noDiscovery bool
-	timeout     time.Duration
+	cql        cqlFlags
+	rf         int
+	datacenter string
+	timeout    time.Duration
 }
 
 func newCQLCmd() *cobra.Command {
@@ -52,25 +49,19 @@ Examples:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.hosts, "hosts", "", "CQL contact points host:port,… (default $QIM_CQL_HOSTS)")
-	f.StringVar(&opts.keyspace, "keyspace", "", "keyspace (default $QIM_CQL_KEYSPACE, else "+archiver.DefaultKeyspace+")")
+	opts.cql.register(cmd)
 	f.IntVar(&opts.rf, "replication-factor", 3, "replicas per datacenter of a NEW keyspace (3 in production; 1 for one dev node)")
 	f.StringVar(&opts.datacenter, "datacenter", "", "datacenter of a new keyspace (default: the contact node's)")
-	f.BoolVar(&opts.noDiscovery, "no-peer-discovery", false, "connect to the contact points only (default $QIM_CQL_NO_PEER_DISCOVERY)")
 	f.DurationVar(&opts.timeout, "timeout", 2*time.Minute, "give up after this long")
 	return cmd
 }
 
 func runCQLMigrate(ctx context.Context, opts *cqlMigrateOptions, getenv func(string) string, out io.Writer) error {
-	cfg := archiver.MigrateConfig{Keyspace: firstNonEmpty(opts.keyspace, getenv("QIM_CQL_KEYSPACE")),
-		NoPeerDiscovery:   opts.noDiscovery || getenv("QIM_CQL_NO_PEER_DISCOVERY") == "true",
-		ReplicationFactor: opts.rf, Datacenter: opts.datacenter}
-	if hosts := firstNonEmpty(opts.hosts, getenv("QIM_CQL_HOSTS")); hosts != "" {
-		cfg.Hosts = strings.Split(hosts, ",")
+	cfg, err := opts.cql.resolve("qimctl cql migrate", getenv)
+	if err != nil {
+		return err
 	}
-	if len(cfg.Hosts) == 0 {
-		return fmt.Errorf("qimctl cql migrate: no CQL contact point: pass --hosts or set QIM_CQL_HOSTS")
-	}
+	cfg.ReplicationFactor, cfg.Datacenter = opts.rf, opts.datacenter
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
 	applied, err := archiver.Migrate(ctx, cfg)

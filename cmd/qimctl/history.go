@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,12 +15,10 @@ import (
 // historyBackfillOptions are the flags of `qimctl history backfill`; addresses fall back to the
 // variables the writer and the HistoryArchiver read.
 type historyBackfillOptions struct {
-	redis       string // QIM_REDIS_ADDR
-	hosts       string // QIM_CQL_HOSTS
-	keyspace    string // QIM_CQL_KEYSPACE
-	noDiscovery bool
-	scan        int64
-	timeout     time.Duration
+	redis   string // QIM_REDIS_ADDR
+	cql     cqlFlags
+	scan    int64
+	timeout time.Duration
 }
 
 func newHistoryCmd() *cobra.Command {
@@ -52,9 +49,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.redis, "redis", "", "core Redis host:port (default $QIM_REDIS_ADDR)")
-	f.StringVar(&opts.hosts, "hosts", "", "CQL contact points host:port,… (default $QIM_CQL_HOSTS)")
-	f.StringVar(&opts.keyspace, "keyspace", "", "keyspace (default $QIM_CQL_KEYSPACE, else "+archiver.DefaultKeyspace+")")
-	f.BoolVar(&opts.noDiscovery, "no-peer-discovery", false, "connect to the contact points only (default $QIM_CQL_NO_PEER_DISCOVERY)")
+	opts.cql.register(cmd)
 	f.Int64Var(&opts.scan, "scan-count", 1000, "SCAN COUNT hint: hot records per step (one archive batch)")
 	f.DurationVar(&opts.timeout, "timeout", time.Hour, "give up after this long")
 	return cmd
@@ -64,17 +59,14 @@ func runHistoryBackfill(ctx context.Context, o *historyBackfillOptions, getenv f
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c := archiver.BackfillConfig{RedisAddr: firstNonEmpty(o.redis, getenv("QIM_REDIS_ADDR")), ScanCount: o.scan,
-		CQL: archiver.MigrateConfig{Keyspace: firstNonEmpty(o.keyspace, getenv("QIM_CQL_KEYSPACE")),
-			NoPeerDiscovery: o.noDiscovery || getenv("QIM_CQL_NO_PEER_DISCOVERY") == "true"}}
+	c := archiver.BackfillConfig{RedisAddr: firstNonEmpty(o.redis, getenv("QIM_REDIS_ADDR")), ScanCount: o.scan}
 	if c.RedisAddr == "" {
 		return fmt.Errorf("qimctl history backfill: no core Redis: pass --redis or set QIM_REDIS_ADDR")
 	}
-	hosts := firstNonEmpty(o.hosts, getenv("QIM_CQL_HOSTS"))
-	if hosts == "" {
-		return fmt.Errorf("qimctl history backfill: no CQL contact point: pass --hosts or set QIM_CQL_HOSTS")
+	var err error
+	if c.CQL, err = o.cql.resolve("qimctl history backfill", getenv); err != nil {
+		return err
 	}
-	c.CQL.Hosts = strings.Split(hosts, ",")
 	start, last := time.Now(), time.Now()
 	c.Progress = func(r archiver.BackfillResult) {
 		if time.Since(last) >= 2*time.Second {
