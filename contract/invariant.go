@@ -12,6 +12,8 @@ const (
 	InvariantSessionCheckpointFenced    = "qim_session_checkpoint_fenced_total"
 	// InvariantSessionGroupIntervalMissing counts group rows of users without intervals.
 	InvariantSessionGroupIntervalMissing = "qim_session_group_interval_missing_total"
+	// InvariantArchiverUnarchivableRecords counts Outbox records the HistoryArchiver stopped at.
+	InvariantArchiverUnarchivableRecords = "qim_archiver_unarchivable_records_total"
 )
 
 // InvariantCounter is one row of the invariant counter table: the service that registers it
@@ -50,6 +52,8 @@ func InvariantCounters() []InvariantCounter {
 			"dispatch record that does not decode, verify or belong to its partition; the projection stopped."},
 		{"session", InvariantSessionCheckpointFenced,
 			"checkpoint moved under this process or bound to another topic (a second owner); the projection stopped."},
+		{"archiver", InvariantArchiverUnarchivableRecords,
+			"Outbox record that does not decode, reuses a conversation_seq inside a batch or arrives out of order; the archiver stopped at the first."},
 	}
 }
 

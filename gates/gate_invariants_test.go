@@ -36,14 +36,19 @@ func exposition(service string, value float64) string {
 }
 
 // runInvariants runs gate 8 against fake services; edit changes the healthy defaults.
-func runInvariants(t *testing.T, edit func(map[string]*fakeService)) *Result {
+// With cql the stack has a CQL node, so the deployment runs the HistoryArchiver too.
+func runInvariants(t *testing.T, cql bool, edit func(map[string]*fakeService)) *Result {
 	t.Helper()
+	ep := stack.Endpoints{Dir: t.TempDir(), DispatchShards: 64}
+	names := svc.Order
+	if cql {
+		ep.CQL, names = "127.0.0.1:1", append(slices.Clone(svc.Order), svc.Archiver)
+	}
 	fakes := map[string]*fakeService{}
-	for _, name := range svc.Order {
+	for _, name := range names {
 		fakes[name] = &fakeService{metrics: exposition(name, 0), health: http.StatusOK}
 	}
 	edit(fakes)
-	ep := stack.Endpoints{Dir: t.TempDir(), DispatchShards: 64}
 	set, err := svc.New("/nonexistent/qim", ep)
 	if err != nil {
 		t.Fatal(err)
@@ -112,10 +117,13 @@ func TestInvariantsGate(t *testing.T) {
 		{"not scraped", func(f map[string]*fakeService) { f["fanout"].metrics = "not { prometheus" },
 			[]string{"fanout /metrics: scraped 0 metric families (parse /metrics", "fanout " + contract.InvariantFanoutUnplannableRecords + ": not scraped"}},
 		{"no address", func(f map[string]*fakeService) { f["gateway"] = nil }, []string{"gateway /metrics: the deployment has no metrics address"}},
+		{"archiver counter non-zero", func(f map[string]*fakeService) {
+			f["archiver"].metrics = strings.Replace(f["archiver"].metrics, `"archiver"} 0`, `"archiver"} 1`, 1)
+		}, []string{"archiver " + contract.InvariantArchiverUnarchivableRecords + ": 1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runInvariants(t, tc.edit)
+			r := runInvariants(t, true, tc.edit)
 			failed := failedChecks(r)
 			if r.Passed != (len(tc.fail) == 0) || len(failed) != len(tc.fail) {
 				t.Fatalf("passed=%v error=%q failed=%q, want %d failures", r.Passed, r.Error, failed, len(tc.fail))
@@ -131,6 +139,31 @@ func TestInvariantsGate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Without a CQL node the HistoryArchiver is not deployed: its counter is reported skipped, never
+// passed, and the other services are judged as before.
+func TestInvariantsGateWithoutCQL(t *testing.T) {
+	r := runInvariants(t, false, func(map[string]*fakeService) {})
+	if !r.Passed || len(failedChecks(r)) != 0 {
+		t.Fatalf("passed=%v failed=%q", r.Passed, failedChecks(r))
+	}
+	var skipped []string
+	for _, c := range r.Checks {
+		if c.Skipped {
+			skipped = append(skipped, c.Name)
+		}
+	}
+	if !slices.Equal(skipped, []string{"archiver deployed"}) {
+		t.Fatalf("skipped %q, want only the archiver", skipped)
+	}
+	if n := len(r.Metrics); n != len(contract.InvariantCounters())-countFor("archiver") {
+		t.Errorf("%d counter values recorded: %v", n, r.Metrics)
+	}
+	broken := runInvariants(t, false, func(f map[string]*fakeService) { f["gateway"].health = http.StatusServiceUnavailable })
+	if broken.Passed {
+		t.Fatal("a 503 passed on a stack without CQL")
 	}
 }
 

@@ -97,6 +97,9 @@ func runAuditArchive(ctx context.Context, o *auditArchiveOptions, getenv func(st
 			res.Records, res.Messages, res.Conversations)
 		fmt.Fprintf(out, "archived %d  missing %d  mismatch %d  reused %d  expired %d  extra %d\n", res.Archived,
 			res.Missing, res.Mismatch, res.Reused, res.Expired, res.Extra)
+		for _, f := range res.Findings {
+			fmt.Fprintf(out, "  %s\n", f)
+		}
 	}
 	if !res.Passed() {
 		return fmt.Errorf("qimctl audit archive: FAILED: %d missing, %d mismatch, %d reused", res.Missing, res.Mismatch, res.Reused)

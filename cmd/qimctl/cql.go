@@ -50,7 +50,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	opts.cql.register(cmd)
-	f.IntVar(&opts.rf, "replication-factor", 3, "replicas per datacenter of a NEW keyspace (3 in production; 1 for one dev node)")
+	f.IntVar(&opts.rf, "replication-factor", 3, "replicas per datacenter of a NEW keyspace (3 in production; 1 for one dev node, whose commitlog_sync must then be group or batch: the archiver refuses a single replica in periodic mode)")
 	f.StringVar(&opts.datacenter, "datacenter", "", "datacenter of a new keyspace (default: the contact node's)")
 	f.DurationVar(&opts.timeout, "timeout", 2*time.Minute, "give up after this long")
 	return cmd

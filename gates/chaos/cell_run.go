@@ -37,6 +37,11 @@ func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
 		res.fail("deploy", err)
 		return res
 	}
+	var watch Watch
+	if c.Watch != nil {
+		watch = c.Watch()
+		watch.start(ctx, &Target{Stack: m.opts.Stack, Faults: m.faults, Set: set, logf: m.logf})
+	}
 	from, err := m.outboxEnd(ctx)
 	if err != nil {
 		res.fail("outbox position", err)
@@ -60,7 +65,11 @@ func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
 	events := rec.Events()
 	m.saveHistory(res, events)
 	m.judgeHistory(res, events, fr)
-	m.judgeAudit(ctx, res, from)
+	to := m.judgeAudit(ctx, res, from)
+	m.judgeArchive(ctx, res, set, from, to)
+	if watch != nil {
+		watch.judge(ctx, res, fr, rep)
+	}
 	m.judgeInvariants(ctx, res, set)
 	return res
 }
@@ -73,15 +82,18 @@ func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
 		return nil, err
 	}
 	m.logFrom = map[string]int64{} // the services' logs are appended across cells
-	for _, name := range svc.Order {
+	for _, name := range set.Services() {
 		if st, err := os.Stat(set.LogPath(name)); err == nil {
 			m.logFrom[name] = st.Size()
 		}
 	}
-	for _, name := range svc.Order {
-		var env []string
+	if err := set.MigrateArchive(ctx); err != nil {
+		return set, err
+	}
+	for _, name := range set.Services() {
+		env := c.Env[name]
 		if name == c.Service && c.Failpoint != "" {
-			env = []string{"QIM_FAILPOINT=" + c.Failpoint, "QIM_FAILPOINT_ARM=signal"}
+			env = append(env, "QIM_FAILPOINT="+c.Failpoint, "QIM_FAILPOINT_ARM=signal")
 		}
 		if err := set.Start(ctx, name, env...); err != nil {
 			return set, err
@@ -249,7 +261,7 @@ func (m *matrix) keepLogs(set *svc.Set, cell string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}
-	for _, name := range svc.Order {
+	for _, name := range set.Services() {
 		b, err := os.ReadFile(set.LogPath(name))
 		if err != nil {
 			continue

@@ -18,6 +18,7 @@ const (
 	fpFanoutBeforeCommit  = "fanout-before-offset-commit"
 	fpMailboxBeforeWrite  = "mailbox-before-materialize"
 	fpMailboxAfterWrite   = "mailbox-after-materialize"
+	fpArchiverMidBatch    = "archiver-between-record-and-index"
 	writerLeaseTTL        = 60 * time.Second // 3 × contract.WriterLeaseRenew
 	pausePastLease        = writerLeaseTTL + 5*time.Second
 	brokerDownDuringRolls = 5 * time.Second
@@ -44,6 +45,14 @@ type Cell struct {
 	// GroupSize, when set, drives the cell's load to groups of that many members instead of
 	// 1:1 pairs (the checker then expects every recorded member of each group).
 	GroupSize int
+	// NeedsCQL cells act on the archive tier: on a stack without a CQL node they are reported
+	// skipped, never passed.
+	NeedsCQL bool
+	// Env is extra environment per service for the cell's deployment.
+	Env map[string][]string
+	// Watch, when set, observes the deployment from before the load until after the judges that
+	// wait for catch-up, and adds its own checks (watch.go).
+	Watch func() Watch
 }
 
 // Cells is the whole matrix in run order.
@@ -79,6 +88,8 @@ func Cells() []Cell {
 			svc.Writer, fpWriterAfterOutbox, false)),
 		groupCell(failpointCell("group-mailbox-kill-mid-materialize", "groups of 10: SIGKILL the MailboxNode after a batch's entries are durable, before its pushes",
 			svc.Mailbox, fpMailboxAfterWrite, true)),
+		archiverKillCell(),
+		cqlKillCell(),
 		luaFaultCell(),
 	}
 	return cells

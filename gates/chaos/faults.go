@@ -130,7 +130,7 @@ func rollingRestartBrokerDown() Fault {
 			return time.Time{}, err
 		}
 		at := time.Now()
-		for _, name := range svc.Order {
+		for _, name := range t.Set.Services() {
 			if err := t.Set.Stop(name); err != nil {
 				return at, err
 			}
@@ -153,7 +153,7 @@ func resumeBrokerAndServices() Heal {
 		if err := t.Faults.Resume(stack.ServerKafka); err != nil {
 			return err
 		}
-		for _, name := range svc.Order {
+		for _, name := range t.Set.Services() {
 			if !t.Set.Running(name) {
 				t.logf("%s exited while the broker was unreachable (%v); starting it again", name, t.Set.ExitErr(name))
 				if err := t.Set.StartNoWait(name); err != nil {

@@ -16,7 +16,7 @@ func writeHTML(path string, rep *Report) error {
 	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Q-IM chaos matrix</title><style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}td.l,th.l{text-align:left}
-.pass{color:#186a3b;font-weight:bold}.fail{color:#b03a2e;font-weight:bold}.zero{color:#999}.bad{background:#f5b7b1}
+.pass{color:#186a3b;font-weight:bold}.fail{color:#b03a2e;font-weight:bold}.skip{color:#7d6608;font-weight:bold}.zero{color:#999}.bad{background:#f5b7b1}
 h2{margin-top:2em}svg{border:1px solid #eee}</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>Q-IM chaos matrix: <span class=%q>%s</span></h1>", cls(rep.Passed), passWord(rep.Passed))
 	fmt.Fprintf(&b, "<p>%s, %.0f s, %d cells; load %.0f msg/s on %d connections (%d%% SDK lane), fault at %.0f s, STALLED after %.0f s without progress.</p>",
@@ -40,6 +40,21 @@ func cls(ok bool) string {
 	return "fail"
 }
 
+// cellWord and cellCls show a skipped cell as SKIPPED, never as passed or failed.
+func cellWord(c *CellResult) string {
+	if c.Skipped != "" {
+		return "SKIPPED"
+	}
+	return passWord(c.Passed)
+}
+
+func cellCls(c *CellResult) string {
+	if c.Skipped != "" {
+		return "skip"
+	}
+	return cls(c.Passed)
+}
+
 func writeMatrix(b *strings.Builder, rep *Report) {
 	vs := rep.Verdicts()
 	b.WriteString(`<table><tr><th class="l">cell</th><th>verdict</th><th>acked</th><th>unknown</th>`)
@@ -49,7 +64,7 @@ func writeMatrix(b *strings.Builder, rep *Report) {
 	b.WriteString("<th>recovery ms</th><th>drain ms</th><th>s</th></tr>\n")
 	for _, c := range rep.Cells {
 		fmt.Fprintf(b, `<tr><td class="l"><a href="#%s">%s</a></td><td class=%q>%s</td><td>%s</td><td>%s</td>`,
-			c.Name, c.Name, cls(c.Passed), passWord(c.Passed), count(c, c.Load.Acked+c.Load.SDKAcked), count(c, c.Load.Unknown))
+			c.Name, c.Name, cellCls(c), cellWord(c), count(c, c.Load.Acked+c.Load.SDKAcked), count(c, c.Load.Unknown))
 		for _, v := range vs {
 			n := 0
 			if c.Checker != nil {
@@ -77,7 +92,11 @@ func ms(v float64) string {
 }
 
 func writeCell(b *strings.Builder, c *CellResult, rate float64) {
-	fmt.Fprintf(b, "<h2 id=%q>%s — <span class=%q>%s</span></h2><p>%s</p>", c.Name, c.Name, cls(c.Passed), passWord(c.Passed), html.EscapeString(c.Title))
+	fmt.Fprintf(b, "<h2 id=%q>%s — <span class=%q>%s</span></h2><p>%s</p>", c.Name, c.Name, cellCls(c), cellWord(c), html.EscapeString(c.Title))
+	if c.Skipped != "" {
+		fmt.Fprintf(b, "<p>Skipped: %s</p>", html.EscapeString(c.Skipped))
+		return
+	}
 	b.WriteString(`<table><tr><th class="l">check</th><th class="l">result</th><th class="l">detail</th></tr>`)
 	for _, ch := range c.Checks {
 		fmt.Fprintf(b, `<tr><td class="l">%s</td><td class="l %s">%s</td><td class="l">%s</td></tr>`,

@@ -58,6 +58,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			rep.Cells = append(rep.Cells, notRun(c, m.broken))
 			continue
 		}
+		if c.NeedsCQL && opts.Stack.Endpoints().CQL == "" {
+			m.logf("cell %d/%d %s: SKIPPED (no CQL node on this stack; run with --with-cql)", i+1, len(cells), c.Name)
+			rep.Cells = append(rep.Cells, skipped(c, "no CQL node on this stack: the archive tier is not deployed (run with --with-cql)"))
+			continue
+		}
 		m.logf("cell %d/%d %s: %s", i+1, len(cells), c.Name, c.Title)
 		var r *CellResult
 		if len(c.GoTest) > 0 {
@@ -114,26 +119,27 @@ func (m *matrix) outboxEnd(ctx context.Context) (int64, error) {
 }
 
 // judgeAudit runs the orphan audit over the cell's Outbox range once the fanout and the
-// MailboxNode caught up with it.
-func (m *matrix) judgeAudit(ctx context.Context, res *CellResult, from int64) {
+// MailboxNode caught up with it, and returns the range's end (-1 when it has none).
+func (m *matrix) judgeAudit(ctx context.Context, res *CellResult, from int64) int64 {
 	cfg, rdb, err := m.auditConfig()
 	if err != nil {
 		res.check("orphan audit", false, "%v", err)
-		return
+		return -1
 	}
 	defer rdb.Close()
 	ends, err := audit.WaitCaughtUp(ctx, cfg, fanout.DefaultConfig().Group, 90*time.Second)
 	if err != nil {
 		res.check("orphan audit", false, "fanout and mailbox did not catch up: %v", err)
-		return
+		return -1
 	}
+	res.AuditRecords = ends.Outbox - from
 	ar, err := audit.Run(ctx, cfg, audit.Range{From: from, Ends: ends})
 	if err != nil {
 		res.check("orphan audit", false, "%v", err)
-		return
+		return ends.Outbox
 	}
-	res.AuditRecords = ends.Outbox - from
 	res.check("orphan audit", ar.Passed(), "outbox [%d, %d): %s", from, ends.Outbox, errOr(ar.Err(), "0 orphans, complete"))
+	return ends.Outbox
 }
 
 func errOr(err error, ok string) string {

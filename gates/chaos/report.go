@@ -51,11 +51,14 @@ type Check struct {
 // CellResult is one cell: its judgements, the checker's verdict counts, recovery times and the
 // load timeline (1 s windows) with the fault and heal marked.
 type CellResult struct {
-	Name          string           `json:"name"`
-	Title         string           `json:"title"`
-	Quick         bool             `json:"quick"`
-	Passed        bool             `json:"passed"`
-	NotRun        string           `json:"not_run,omitempty"`
+	Name   string `json:"name"`
+	Title  string `json:"title"`
+	Quick  bool   `json:"quick"`
+	Passed bool   `json:"passed"`
+	NotRun string `json:"not_run,omitempty"`
+	// Skipped says why the cell could not run on this stack (a NeedsCQL cell without a CQL
+	// node). A skipped cell is not a pass: the gate reports it as skipped.
+	Skipped       string           `json:"skipped,omitempty"`
 	DurationS     float64          `json:"duration_s"`
 	Checks        []Check          `json:"checks"`
 	FaultS        float64          `json:"fault_s"` // since the load started
@@ -93,8 +96,9 @@ type LoadSummary struct {
 	E2EP99Ms   float64 `json:"end_to_end_p99_ms"`
 }
 
-func (r *CellResult) check(name string, ok bool, format string, args ...any) {
+func (r *CellResult) check(name string, ok bool, format string, args ...any) bool {
 	r.Checks = append(r.Checks, Check{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)})
+	return ok
 }
 
 func (r *CellResult) fail(step string, err error) { r.check(step, false, "%v", err) }
@@ -159,12 +163,24 @@ func notRun(c Cell, why error) *CellResult {
 		Checks: []Check{{Name: "run", Passed: false, Detail: "not run: " + why.Error()}}}
 }
 
+func skipped(c Cell, why string) *CellResult {
+	return &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick, Skipped: why}
+}
+
+// finish: passed when at least one cell ran and every cell that ran passed (skipped cells are
+// reported as such, and the gate shows them as skipped, never as passed).
 func (rep *Report) finish() {
 	rep.DurationS = time.Since(rep.StartedAt).Seconds()
-	rep.Passed = len(rep.Cells) > 0
+	ran := 0
+	rep.Passed = true
 	for _, c := range rep.Cells {
+		if c.Skipped != "" {
+			continue
+		}
+		ran++
 		rep.Passed = rep.Passed && c.Passed
 	}
+	rep.Passed = rep.Passed && ran > 0
 }
 
 // Verdicts lists every verdict any cell counted: the failures in the checker's order, then the

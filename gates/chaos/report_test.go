@@ -55,3 +55,28 @@ func TestACellWithoutTheCheckerNeverPasses(t *testing.T) {
 		t.Fatal("a load cell whose checker never ran passed")
 	}
 }
+
+// A skipped cell (an archive cell on a stack without CQL) is shown as SKIPPED and neither passes
+// nor fails the matrix; a matrix of skipped cells only did not pass.
+func TestSkippedCellsNeitherPassNorFail(t *testing.T) {
+	ok := &CellResult{Name: "gateway-kill", Checks: []Check{{Name: "history checker", Passed: true}}, Checker: &check.Result{Passed: true}}
+	ok.finish(time.Now())
+	skip := skipped(Cell{Name: "cql-kill"}, "no CQL node")
+	rep := &Report{StartedAt: time.Now(), Cells: []*CellResult{ok, skip}}
+	rep.finish()
+	if !rep.Passed || skip.Passed {
+		t.Fatalf("report passed %v, skipped cell passed %v", rep.Passed, skip.Passed)
+	}
+	only := &Report{StartedAt: time.Now(), Cells: []*CellResult{skip}}
+	if only.finish(); only.Passed {
+		t.Fatal("a matrix whose every cell was skipped passed")
+	}
+	dir := t.TempDir()
+	if err := rep.write(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "chaos.html"))
+	if err != nil || !strings.Contains(string(page), "SKIPPED") || !strings.Contains(string(page), "no CQL node") {
+		t.Fatalf("chaos.html does not show the skipped cell (%v)", err)
+	}
+}

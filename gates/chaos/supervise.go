@@ -43,7 +43,7 @@ func (s *supervisor) run(ctx context.Context) {
 		if s.open.Load() {
 			continue
 		}
-		for _, name := range svc.Order {
+		for _, name := range s.set.Services() {
 			if s.set.Running(name) {
 				continue
 			}

@@ -119,6 +119,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if o.reportDir == "" {
 		o.reportDir = filepath.Join(o.root, "out", "gates", time.Now().UTC().Format("20060102T150405Z"))
 	}
+	o.chaos.CQL = o.withCQL
 	sum, err := gates.Run(cmd.Context(), gs, gates.RunOptions{
 		Root:      o.root,
 		ReportDir: o.reportDir,

@@ -23,6 +23,7 @@ func TieredScenarios() []Scenario {
 	return []Scenario{
 		{"trimmed-history-reads-across-tiers", needs(NeedsCQL, withShortHotWindow(scenarioTrimmedHistory))},
 		{"archive-record-missing-fails-the-page", needs(NeedsCQL, withShortHotWindow(scenarioArchiveMissing))},
+		{"group-intervals-across-tiers", needs(NeedsCQL, withShortHotWindow(scenarioGroupIntervalsAcrossTiers))},
 	}
 }
 

@@ -95,9 +95,10 @@ func (s *containersStack) Up(ctx context.Context) error {
 					ContainerRequest: testcontainers.ContainerRequest{
 						Image:        s.cfg.scyllaImage,
 						ExposedPorts: []string{"9042/tcp"},
-						Cmd:          []string{"--smp", "1", "--memory", "1G", "--overprovisioned", "1"},
-						Labels:       map[string]string{"dev.qim.project": s.name},
-						WaitingFor:   wait.ForListeningPort("9042/tcp").WithStartupTimeout(readyTimeout[ServerCQL]),
+						// One replica: the archiver refuses a periodic commitlog (cqlstore.CheckDurability).
+						Cmd:        []string{"--smp", "1", "--memory", "1G", "--overprovisioned", "1", "--commitlog-sync", "batch"},
+						Labels:     map[string]string{"dev.qim.project": s.name},
+						WaitingFor: wait.ForListeningPort("9042/tcp").WithStartupTimeout(readyTimeout[ServerCQL]),
 					},
 					Started: true,
 				})

@@ -37,6 +37,30 @@ type AuditResult struct {
 	Mismatch      int // the archive holds another message at the position
 	Reused        int // the Outbox itself holds two contents for one position
 	Extra         int // archived positions inside an audited conversation's span the range does not hold (information)
+	// Findings are the first MaxAuditFindings missing or mismatched positions, for the operator
+	// to look up (the Outbox offset finds the batch in the archiver's log).
+	Findings []AuditFinding
+}
+
+// MaxAuditFindings bounds AuditResult.Findings.
+const MaxAuditFindings = 20
+
+// AuditFinding is one position the archive does not hold as the Outbox does.
+type AuditFinding struct {
+	Kind         string // "missing" or "mismatch"
+	Conversation string // hex
+	Seq          uint64
+	Offset       int64 // the Outbox record that committed it
+}
+
+func (f AuditFinding) String() string {
+	return fmt.Sprintf("%s: conversation %s seq %d (Outbox offset %d)", f.Kind, f.Conversation, f.Seq, f.Offset)
+}
+
+// auditRow is a position as the Outbox holds it, with the offset that holds it.
+type auditRow struct {
+	cqlstore.Row
+	offset int64
 }
 
 // Passed reports whether nothing was lost, overwritten or reused.
@@ -74,7 +98,7 @@ func Audit(ctx context.Context, c AuditConfig) (AuditResult, error) {
 }
 
 // readOutbox collects every position of the range: conversation → seq → the row the Outbox holds.
-func readOutbox(ctx context.Context, c AuditConfig) (AuditResult, map[convKey]map[uint64]cqlstore.Row, error) {
+func readOutbox(ctx context.Context, c AuditConfig) (AuditResult, map[convKey]map[uint64]auditRow, error) {
 	var res AuditResult
 	admin, err := commitlog.NewAdmin(c.KafkaBrokers)
 	if err != nil {
@@ -99,7 +123,7 @@ func readOutbox(ctx context.Context, c AuditConfig) (AuditResult, map[convKey]ma
 	if res.From < b.Low || res.To > b.High || res.From > res.To {
 		return res, nil, fmt.Errorf("archiver: audit range [%d, %d) outside the Outbox [%d, %d)", res.From, res.To, b.Low, b.High)
 	}
-	convs := map[convKey]map[uint64]cqlstore.Row{}
+	convs := map[convKey]map[uint64]auditRow{}
 	if res.From == res.To {
 		return res, convs, nil
 	}
@@ -129,7 +153,7 @@ func readOutbox(ctx context.Context, c AuditConfig) (AuditResult, map[convKey]ma
 	return res, convs, nil
 }
 
-func collect(res *AuditResult, convs map[convKey]map[uint64]cqlstore.Row, r commitlog.Record) error {
+func collect(res *AuditResult, convs map[convKey]map[uint64]auditRow, r commitlog.Record) error {
 	var env internalv1.CommittedEnvelope
 	if err := proto.Unmarshal(r.Value, &env); err != nil || env.GetRecord() == nil {
 		return fmt.Errorf("archiver: audit: Outbox offset %d is not a CommittedEnvelope: %w", r.Offset, errors.Join(ErrUndecodable, err))
@@ -141,7 +165,7 @@ func collect(res *AuditResult, convs map[convKey]map[uint64]cqlstore.Row, r comm
 	k := convKey{row.Tenant, row.Conversation}
 	m := convs[k]
 	if m == nil {
-		m = map[uint64]cqlstore.Row{}
+		m = map[uint64]auditRow{}
 		convs[k] = m
 	}
 	if prev, seen := m[row.Seq]; seen {
@@ -150,7 +174,7 @@ func collect(res *AuditResult, convs map[convKey]map[uint64]cqlstore.Row, r comm
 		}
 		return nil
 	}
-	m[row.Seq] = row
+	m[row.Seq] = auditRow{Row: row, offset: r.Offset}
 	res.Messages++
 	return nil
 }

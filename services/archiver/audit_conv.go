@@ -11,7 +11,7 @@ import (
 
 // auditConversation reads the archive over the span of the conversation's audited seqs and
 // counts each position as archived, expired, missing or mismatched.
-func auditConversation(ctx context.Context, st *cqlstore.Store, k convKey, want map[uint64]cqlstore.Row,
+func auditConversation(ctx context.Context, st *cqlstore.Store, k convKey, want map[uint64]auditRow,
 	now time.Time, res *AuditResult) error {
 	lo, hi := ^uint64(0), uint64(0)
 	for s := range want {
@@ -40,8 +40,10 @@ func auditConversation(ctx context.Context, st *cqlstore.Store, k convKey, want 
 			res.Expired++
 		case !ok:
 			res.Missing++
+			res.finding("missing", k, s, row.offset)
 		case mid != row.MessageID:
 			res.Mismatch++
+			res.finding("mismatch", k, s, row.offset)
 		default:
 			res.Archived++
 		}
@@ -49,4 +51,10 @@ func auditConversation(ctx context.Context, st *cqlstore.Store, k convKey, want 
 	}
 	res.Extra += len(got)
 	return nil
+}
+
+func (r *AuditResult) finding(kind string, k convKey, seq uint64, offset int64) {
+	if len(r.Findings) < MaxAuditFindings {
+		r.Findings = append(r.Findings, AuditFinding{Kind: kind, Conversation: contract.U128(k.conv).String(), Seq: seq, Offset: offset})
+	}
 }

@@ -3,6 +3,7 @@ package archiver
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -42,17 +43,14 @@ func newMetrics(r *obs.Registry) *metrics {
 			"Outbox records repeated inside one batch (the writer may produce a commit twice); archived once."),
 		failures: r.CounterVec("qim_archiver_failures_total",
 			"Failed attempts by stage (write: the batch is retried; commit: only the commit is retried; watermark: the publish is retried on the next tick).", "stage"),
-		position:  r.Gauge("qim_archiver_committed_offset", "The committed Outbox position: offset of the next record to archive."),
-		watermark: r.Gauge("qim_archiver_watermark_ms", "The published archive watermark T (Unix ms): every message COMMITTED before it is archived."),
-		// A plain counter until the archiver is part of the gates' deployment: gate 8 requires every
-		// invariant counter of the contract table in a scrape (docs/adr/0021-history-archive-in-cql.md).
-		unarchivable: r.Counter("qim_archiver_unarchivable_records_total",
-			"Outbox records that do not decode, reuse a conversation_seq inside a batch or arrive out of order; the archiver stopped at the first."),
+		position:     r.Gauge("qim_archiver_committed_offset", "The committed Outbox position: offset of the next record to archive."),
+		watermark:    r.Gauge("qim_archiver_watermark_ms", "The published archive watermark T (Unix ms): every message COMMITTED before it is archived."),
+		unarchivable: r.Invariant(contract.InvariantArchiverUnarchivableRecords),
 	}
 }
 
-// InvariantCounters names the always-zero counters the archiver registers (none yet, see
-// unarchivable), read from a scratch registry as the fanout's are.
+// InvariantCounters names the always-zero counters the archiver registers, read from a scratch
+// registry as the fanout's are.
 func InvariantCounters() []string {
 	reg := obs.NewRegistry("archiver")
 	newMetrics(reg)

@@ -21,7 +21,8 @@ type conn struct {
 	bounds   commitlog.Bounds
 }
 
-// open performs the fail-closed start-up: the archive's schema is this binary's, the Outbox has
+// open performs the fail-closed start-up: the archive's schema is this binary's and its
+// acknowledgements survive a node crash (cqlstore.CheckDurability), the Outbox has
 // exactly one partition, and the stored position is one the log can justify — the fanout's
 // rule (commitlog.ValidateStart): a committed position inside [low, high]; without one, only a
 // log that still starts at offset 0. A log already trimmed past an unarchived position is a
@@ -33,6 +34,9 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 		return nil, &StartError{What: "CQL keyspace " + s.cfg.CQLKeyspace, Err: err}
 	}
 	s.proc.OnClose("cql session", func() error { c.store.Close(); return nil })
+	if _, err := c.store.CheckDurability(ctx); err != nil {
+		return nil, &StartError{What: "CQL keyspace " + s.cfg.CQLKeyspace, Err: err}
+	}
 	c.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr})
 	s.proc.OnClose("core redis", c.rdb.Close)
 	if err := c.rdb.Ping(ctx).Err(); err != nil {

@@ -14,8 +14,12 @@ import (
 	"github.com/qim-dev/qim/services/internal/msgstore"
 )
 
-// watermarkKey is where T is published; the writer's hot-tier trim reads it (msgstore owns the name).
-const watermarkKey = msgstore.ArchiveWatermarkKey
+// WatermarkKey is the core Redis sorted set where T is published (member: the archiver's group,
+// score: T in Unix ms); the writer's hot-tier trim reads it, and so do the chaos cells that hold
+// the trim against it (msgstore owns the name).
+const WatermarkKey = msgstore.ArchiveWatermarkKey
+
+const watermarkKey = WatermarkKey
 
 // KeyFamilies declares the key this package writes, for the redis-artifacts gate.
 func KeyFamilies() []keyfamily.Family {

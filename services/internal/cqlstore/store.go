@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/qim-dev/qim/services/internal/failpoint"
 )
 
 // Store is an open archive: one gocql session on the keyspace, statements prepared on first use
@@ -115,6 +117,7 @@ func (st *Store) Put(ctx context.Context, rows []Row, now time.Time) (PutResult,
 	if err != nil {
 		return res, fmt.Errorf("cqlstore: write message_record: %w", err)
 	}
+	failpoint.Hit(failpoint.ArchiverBetweenRecordAndIndex)
 	if st.between != nil {
 		if err := st.between(); err != nil {
 			return res, err

@@ -19,4 +19,6 @@ const (
 
 	MailboxBeforeMaterialize = "mailbox-before-materialize" // dispatch records polled and checked, nothing written
 	MailboxAfterMaterialize  = "mailbox-after-materialize"  // entries and watermark durable, push not sent
+
+	ArchiverBetweenRecordAndIndex = "archiver-between-record-and-index" // a batch's message_records acknowledged, no history_index row written
 )
