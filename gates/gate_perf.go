@@ -55,10 +55,6 @@ const (
 	perfJITWarmMax = 1000
 )
 
-// perfLadder is the find-max rate ladder, msg/s; the climb stops at the first failing step. It
-// is finer around today's capacity on 2 cores (1,000-1,500 msg/s) and around the 2,400 bar.
-var perfLadder = []float64{500, 1000, 1250, 1500, 1750, 2000, 2400, 3000, 3600, 4200, 5000, 6000, 7000, 8000, 10000, 12000, 15000}
-
 // perfGate is gate 5 (docs/architecture.md, section 7): the arrival-rate / SLO run on the run's
 // deployment, against the bar in docs/perf.md.
 //
@@ -72,7 +68,7 @@ var perfLadder = []float64{500, 1000, 1250, 1500, 1750, 2000, 2400, 3000, 3600, 
 //
 // How: loadgen.Run against the deployment's gateway with the CPU of every service process and
 // of Redis and Kafka (the stack's pid files) accounted over the window; JSON and HTML reports
-// are written to the report dir as artifacts. --find-max runs 30 s steps up perfLadder.
+// are written to the report dir as artifacts. --find-max searches in 30 s steps (perf_search.go).
 //
 // Rejected alternative: reusing gates/e2e's paced load. It is a closed model (each pair waits
 // for its ACK before the next send), so a stall lowers the offered rate instead of showing up as
@@ -283,14 +279,14 @@ func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadg
 
 // jitWarmRate is the JIT warm-up's rate: the run's rate capped at perfJITWarmMax, in mailbox
 // entries per second in group mode (a group message is GroupSize entries, a 1:1 one two), and
-// with FindMax in group mode the ladder's first step — the default rate means 1:1 messages, and
+// with FindMax in group mode the search's first step — the default rate means 1:1 messages, and
 // 250 messages/s to groups of 1,000 would be a quarter of a million entries a second.
 func (o PerfOptions) jitWarmRate() float64 {
 	if o.Mode != loadgen.ModeGroup {
 		return min(o.Rate, perfJITWarmMax)
 	}
 	if o.FindMax {
-		return o.ladder()[0]
+		return o.findMaxStartRate()
 	}
 	return min(o.Rate, sig3(perfJITWarmMax*2/float64(max(o.GroupSize, 2))))
 }

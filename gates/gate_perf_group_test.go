@@ -60,9 +60,9 @@ func TestPerfGateGroupConfigRefused(t *testing.T) {
 	}
 }
 
-// TestPerfGateGroupFindMax: the climb walks the group ladder (message rates scaled to the 1:1
-// ladder's entry rates), names steps by their message rate, and reports the capacity's entry
-// rate; a lost entry above capacity fails its step.
+// TestPerfGateGroupFindMax: the search starts at the group rate that offers the 1:1 start's
+// entries, names steps by their message rate, and reports the capacity's entry rate; a lost
+// entry above capacity fails its step.
 func TestPerfGateGroupFindMax(t *testing.T) {
 	f := newPerfFixture(t, PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, FindMax: true, Duration: time.Hour})
 	f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
@@ -76,33 +76,33 @@ func TestPerfGateGroupFindMax(t *testing.T) {
 	for _, c := range f.configs[2:] {
 		rates = append(rates, c.Rate)
 	}
-	if want := []float64{100, 200, 250, 300, 350}; !slices.Equal(rates, want) {
-		t.Fatalf("ladder ran %v, want %v", rates, want)
+	if want := []float64{20, 40, 80, 160, 320, 226, 269, 293}; !slices.Equal(rates, want) {
+		t.Fatalf("search ran %v, want %v", rates, want)
 	}
-	if last := checkNamed(r, "step 350 msg/s"); r.Passed || last == nil || last.Passed || !strings.Contains(last.Detail, "lost entries") {
-		t.Errorf("passed=%v, last step %+v", r.Passed, last)
+	if lossy := checkNamed(r, "step 320 msg/s"); r.Passed || lossy == nil || lossy.Passed || !strings.Contains(lossy.Detail, "lost entries") {
+		t.Errorf("passed=%v, lossy step %+v", r.Passed, lossy)
 	}
-	if fm := checkNamed(r, "find-max"); fm == nil || !strings.Contains(fm.Detail, "300 msg/s (3000.0 delivered entries/s, groups of 10)") {
+	if fm := checkNamed(r, "find-max"); fm == nil || !strings.Contains(fm.Detail, "293 msg/s (2930.0 delivered entries/s, groups of 10)") {
 		t.Errorf("find-max check %+v", fm)
 	}
-	if r.Metrics["max_passing_rate"] != 300 || r.Metrics["max_passing_entry_rate"] != 3000 || r.Metrics["step_300_entry_rate"] != 3000 {
+	if r.Metrics["max_passing_rate"] != 293 || r.Metrics["max_passing_entry_rate"] != 2930 || r.Metrics["step_293_entry_rate"] != 2930 {
 		t.Errorf("metrics %v", r.Metrics)
 	}
 }
 
-func TestGroupLadderAndNames(t *testing.T) {
+func TestFindMaxStartAndNames(t *testing.T) {
 	for _, tc := range []struct {
-		members int
-		head    []float64
+		o    PerfOptions
+		want float64
 	}{
-		{2, perfLadder[:4]},
-		{10, []float64{100, 200, 250, 300}},
-		{3, []float64{333, 667, 833, 1000}},
-		{1000, []float64{1, 2, 2.5, 3}},
-		{1, perfLadder[:4]},
+		{PerfOptions{}, 100},
+		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 2}, 100},
+		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10}, 20},
+		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 3}, 66.7},
+		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 1000}, 0.2},
 	} {
-		if got := groupLadder(tc.members); len(got) != len(perfLadder) || !slices.Equal(got[:4], tc.head) {
-			t.Errorf("groupLadder(%d) = %v", tc.members, got)
+		if got := tc.o.findMaxStartRate(); got != tc.want {
+			t.Errorf("findMaxStartRate(%+v) = %v, want %v", tc.o, got, tc.want)
 		}
 	}
 	for rate, want := range map[float64]string{1250: "perf-step-01250", 2.5: "perf-step-00002_5", 15000: "perf-step-15000"} {
@@ -121,7 +121,7 @@ func TestJITWarmRateScalesToGroups(t *testing.T) {
 		{PerfOptions{Rate: 5000}, perfJITWarmMax},
 		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 1000}, 2},
 		{PerfOptions{Rate: 1, Mode: loadgen.ModeGroup, GroupSize: 1000}, 1},
-		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 100, FindMax: true}, 10},
+		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 100, FindMax: true}, 2},
 	} {
 		if got := c.o.jitWarmRate(); got != c.want {
 			t.Errorf("%+v: warm-up rate %v, want %v", c.o, got, c.want)

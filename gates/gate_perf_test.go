@@ -185,8 +185,8 @@ func TestPerfGateWarmUpMustBeClean(t *testing.T) {
 	}
 }
 
-// --find-max climbs until the first step outside the SLO, reports the last rate within it, and
-// fails a step only when it lost or duplicated something.
+// --find-max doubles from 100 msg/s until a step is outside the SLO, bisects to within 10 %,
+// reports the highest rate within it, and fails a step only when it lost or duplicated something.
 func TestPerfGateFindMax(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -208,8 +208,8 @@ func TestPerfGateFindMax(t *testing.T) {
 			if r.Passed != tc.wantPass {
 				t.Fatalf("passed=%v, want %v: %+v", r.Passed, tc.wantPass, r.Checks)
 			}
-			if got := r.Metrics["max_passing_rate"]; got != 2000 {
-				t.Errorf("max passing rate %v, want 2000", got)
+			if got := r.Metrics["max_passing_rate"]; got != 1900 {
+				t.Errorf("max passing rate %v, want 1900 (the boundary is 2000)", got)
 			}
 			var rates []float64
 			for _, c := range f.configs[2:] {
@@ -218,14 +218,16 @@ func TestPerfGateFindMax(t *testing.T) {
 					t.Errorf("step duration %s, want %s", c.Duration, perfStep)
 				}
 			}
-			if want := []float64{500, 1000, 1250, 1500, 1750, 2000, 2400}; !equalRates(rates, want) {
-				t.Errorf("ladder ran %v, want %v", rates, want)
+			if want := []float64{100, 200, 400, 800, 1600, 3200, 2260, 1900, 2070}; !equalRates(rates, want) {
+				t.Errorf("search ran %v, want %v", rates, want)
 			}
-			last := checkNamed(r, "step 2400 msg/s")
-			if last == nil || last.Passed == tc.lossy || !strings.Contains(last.Detail, "SLO broken") {
-				t.Errorf("last step check %+v", last)
+			for _, name := range []string{"step 3200 msg/s", "step 2260 msg/s", "step 2070 msg/s"} {
+				if c := checkNamed(r, name); c == nil || c.Passed == tc.lossy || !strings.Contains(c.Detail, "SLO broken") {
+					t.Errorf("%s check %+v", name, c)
+				}
 			}
-			if fm := checkNamed(r, "find-max"); fm == nil || !fm.Passed || !strings.Contains(fm.Detail, "2000 msg/s") {
+			if fm := checkNamed(r, "find-max"); fm == nil || !fm.Passed || !strings.Contains(fm.Detail, "1900 msg/s") ||
+				!strings.Contains(fm.Detail, "lowest failing step: 2070 msg/s") {
 				t.Errorf("find-max check %+v", fm)
 			}
 		})
@@ -259,7 +261,7 @@ func TestPerfGateCPUBudget(t *testing.T) { // the fake reports 0.3 ms/msg
 			if c == nil || c.Passed != tc.passing || r.Passed != tc.passing {
 				t.Fatalf("check %q = %+v, gate passed %v, want %v", tc.check, c, r.Passed, tc.passing)
 			}
-			if tc.opts.FindMax && (r.Metrics["capacity_cpu_ms_per_msg"] != 0.3 || !strings.Contains(c.Detail, "at 1000 msg/s")) {
+			if tc.opts.FindMax && (r.Metrics["capacity_cpu_ms_per_msg"] != 0.3 || !strings.Contains(c.Detail, "at 951 msg/s")) {
 				t.Errorf("capacity CPU metric %v, detail %q", r.Metrics["capacity_cpu_ms_per_msg"], c.Detail)
 			}
 		})

@@ -9,18 +9,23 @@ import (
 	"github.com/qim-dev/qim/loadgen"
 )
 
-// findMax climbs the ladder (group mode: groupLadder, perf_group.go) in short steps. A step is within SLO when arrival, both latency
-// checks, missing, duplicates and failures pass (CPU and the SDK lane do not define capacity);
-// each step is a check that passes when nothing was lost or duplicated — above capacity the
-// system may be slow, never lossy — and the climb stops at the first step outside the SLO. CPU
-// per message is reported for the capacity step (the highest within SLO), and judged there when
-// a budget is set: below saturation it mostly measures idle time.
+// findMax runs the steps rateSearch names (double from a low start until a step fails, then
+// bisect to within 10 %). A step is within SLO when arrival, both latency checks, missing,
+// duplicates and failures pass (CPU and the SDK lane do not define capacity); each step is a
+// check that passes when nothing was lost or duplicated — above capacity the system may be slow,
+// never lossy. CPU per message is reported for the capacity step (the highest within SLO), and
+// judged there when a budget is set: below saturation it mostly measures idle time.
 func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen.Config, o PerfOptions) {
 	step := min(perfStep, o.Duration)
-	best, stop := 0.0, ""
+	best, failAt, stop := 0.0, 0.0, ""
 	var lane *loadgen.Verdict
 	var capacity *loadgen.Report
-	for i, rate := range o.ladder() {
+	search := newRateSearch(o.findMaxStartRate())
+	for i := 0; ; i++ {
+		rate, more := search.next()
+		if !more {
+			break
+		}
 		within := time.Duration(0) // the default bound before the first step
 		if i > 0 {
 			within = 30 * time.Second // our own previous step is what the machine is cooling from
@@ -48,15 +53,17 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 			rep.Counts.Missing, rep.Counts.DuplicatesAfterDedup, rep.CPU.MsPerMessage, entriesNote(rep))
 		if ok {
 			summary = "within SLO: " + summary
-			best, capacity = rate, rep
+			if rate > best {
+				best, capacity = rate, rep
+			}
 		} else {
 			summary = "SLO broken (" + broken + "): " + summary
-			stop = fmt.Sprintf("%s msg/s (%s)", rateLabel(rate), broken)
+			if failAt == 0 || rate < failAt {
+				failAt, stop = rate, fmt.Sprintf("%s msg/s (%s)", rateLabel(rate), broken)
+			}
 		}
 		r.Check(fmt.Sprintf("step %s msg/s", rateLabel(rate)), safe, "%s", summary)
-		if !ok {
-			break
-		}
+		search.record(rate, ok)
 	}
 	r.Metric("max_passing_rate", best)
 	capEntries := ""
@@ -64,7 +71,7 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 		r.Metric("max_passing_entry_rate", capacity.Group.EntryRate)
 		capEntries = fmt.Sprintf(" (%.1f delivered entries/s, groups of %d)", capacity.Group.EntryRate, capacity.Group.GroupSize)
 	}
-	r.Check("find-max", best > 0, "highest rate within SLO: %s msg/s%s; first failing step: %s", rateLabel(best), capEntries, orNone(stop))
+	r.Check("find-max", best > 0, "highest rate within SLO: %s msg/s%s; lowest failing step: %s", rateLabel(best), capEntries, orNone(stop))
 	if lane != nil {
 		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
 	}

@@ -15,31 +15,10 @@ import (
 // cannot hold a large group); the JIT warm-up and every measured run are group runs. The SDK
 // lane is off: it drives 1:1 pairs.
 
-// groupLadder is the find-max ladder of group mode: perfLadder scaled to the same mailbox-entry
-// rates. A 1:1 message makes two entries (the recipient's and the sender's own copy), a group
-// message one per member, so step i offers perfLadder[i] × 2 / members group messages per
-// second, to 3 significant digits. An unscaled ladder would start a 1,000-member group at half a
-// million entries per second and find no capacity at all.
-func groupLadder(members int) []float64 {
-	out := make([]float64, 0, len(perfLadder))
-	for _, r := range perfLadder {
-		out = append(out, sig3(r*2/float64(max(members, 2))))
-	}
-	return out
-}
-
 // sig3 rounds x (> 0) to 3 significant digits.
 func sig3(x float64) float64 {
 	scale := math.Pow(10, 2-math.Floor(math.Log10(x)))
 	return math.Round(x*scale) / scale
-}
-
-// ladder is the find-max ladder of the options' mode.
-func (o PerfOptions) ladder() []float64 {
-	if o.Mode == loadgen.ModeGroup {
-		return groupLadder(o.GroupSize)
-	}
-	return perfLadder
 }
 
 // rateLabel prints a rate as the check names and progress lines show it: whole rates as

@@ -65,7 +65,7 @@ Examples:
 	f.StringArrayVar(&o.skip, "skip", nil, "GATE:REASON: do not run GATE, reporting it as skipped with REASON (repeatable)")
 	f.Float64Var(&o.perf.Rate, "rate", 250, "perf: target arrival rate, msg/s (open model); the default is conservative for a 2-core machine, pass your target's")
 	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window")
-	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: climb a rate ladder in 30 s steps and report the highest rate within the SLO")
+	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: search in 30 s steps (from 100 msg/s, doubling until a step fails, then bisecting to within 10 %) and report the highest rate within the SLO")
 	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs (group mode: whole groups of --group-size)")
 	f.IntVar(&o.perf.SDKClients, "sdk-clients", 5, "perf: percent of connections driven by the SDK lane (0 disables; group mode: off)")
 	f.StringVar(&o.perfMode, "mode", string(loadgen.ModeDirect),
