@@ -50,15 +50,15 @@ Examples:
   qim-gate run perf --find-max --sdk-clients 0
   qim-gate run perf --mode group --group-size 10 --rate 50 --duration 20s
   qim-gate run perf --mode group --group-size 100 --connections 1000 --find-max
-  qim-gate run --full
-  qim-gate run --full --rate 250 --skip 'redis-artifacts:hot history is not bounded yet'`,
+  qim-gate run --full                  # with a CQL node: the release run
+  qim-gate run --full --rate 500 --skip 'chaos:run nightly, not on every change'`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.full, "full", false, "run every gate in release order")
 	f.StringVar(&o.reportDir, "report-dir", "", "report directory (default out/gates/<UTC timestamp>)")
 	f.StringVar(&o.root, "root", ".", "repository root")
-	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack, and the HistoryArchiver in its deployment (the keyspace migrated first)")
+	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack, and the HistoryArchiver in its deployment (the keyspace migrated first); on by default with --full")
 	f.IntVar(&o.shards, "dispatch-shards", contract.MailboxShardsDefault,
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
@@ -119,6 +119,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if o.reportDir == "" {
 		o.reportDir = filepath.Join(o.root, "out", "gates", time.Now().UTC().Format("20060102T150405Z"))
 	}
+	o.cqlOf(cmd)
 	o.chaos.CQL = o.withCQL
 	sum, err := gates.Run(cmd.Context(), gs, gates.RunOptions{
 		Root:      o.root,
@@ -143,6 +144,15 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		return ErrGatesFailed
 	}
 	return nil
+}
+
+// cqlOf makes --full imply --with-cql: the release run judges the production topology (tiered
+// backend, HistoryArchiver), where gate 7 can pass and the archive's e2e scenarios and chaos
+// cells run. An explicit --with-cql=false keeps the redis backend (gate 7 then fails by design).
+func (o *runOptions) cqlOf(cmd *cobra.Command) {
+	if o.full && !cmd.Flags().Changed("with-cql") {
+		o.withCQL = true
+	}
 }
 
 // perfModeOf reads --mode into the perf options; in group mode an --sdk-clients left at its

@@ -43,3 +43,26 @@ func TestPerfModeFlag(t *testing.T) {
 		}
 	}
 }
+
+// --full runs with a CQL node unless --with-cql=false says otherwise; named gates do only with
+// --with-cql.
+func TestFullImpliesCQL(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--full"}, true},
+		{[]string{"--full", "--with-cql=false"}, false},
+		{nil, false},
+		{[]string{"--with-cql"}, true},
+	} {
+		o := &runOptions{}
+		cmd := newRunCmd(o)
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if o.cqlOf(cmd); o.withCQL != tc.want {
+			t.Errorf("%v: with CQL %v, want %v", tc.args, o.withCQL, tc.want)
+		}
+	}
+}
