@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -106,7 +107,7 @@ func (w *trimWatch) read(ctx context.Context) (trimSample, error) {
 		return s, err
 	}
 	v, err := w.rdb.ZScore(ctx, archiver.WatermarkKey, contract.GroupArchiver).Result()
-	if err != nil && err != redis.Nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return s, fmt.Errorf("read the archive watermark: %w", err)
 	}
 	s.watermarkMs = v

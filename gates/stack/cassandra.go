@@ -32,7 +32,7 @@ saved_caches_directory: %[3]s/saved_caches
 hints_directory: %[3]s/hints
 cdc_raw_directory: %[3]s/cdc_raw
 commitlog_sync: group
-commitlog_sync_group_window: 10ms
+commitlog_sync_group_window: 100ms
 commitlog_segment_size: 5MiB
 auto_snapshot: false
 concurrent_compactors: 1
