@@ -94,6 +94,10 @@ const (
 	SLOArrivalRatio    = 0.99
 	SLODuration        = 180 * time.Second
 	SLOSessionFirstP99 = 500 * time.Millisecond // T-HEAVY first screen
+	// SLOArchiveLagP99 bounds the HistoryArchiver's lag (now − archive watermark T) over a perf
+	// run: an archiver that keeps up trails by about its batch and tick (2 s here); one that
+	// falls behind grows past any bound within the run.
+	SLOArchiveLagP99 = 15 * time.Second
 )
 
 // Kafka topics.

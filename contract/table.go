@@ -69,6 +69,7 @@ func Constants() []Constant {
 		{"slo_arrival_ratio", SLOArrivalRatio, false, "achieved / target rate"},
 		{"slo_duration", SLODuration, false, ""},
 		{"slo_session_first_p99", SLOSessionFirstP99, false, "T-HEAVY first screen"},
+		{"slo_archive_lag_p99", SLOArchiveLagP99, false, "HistoryArchiver lag over a perf run (tiered backend)"},
 		{"topic_outbox", TopicOutbox, true, "1 partition, key = message_id"},
 		{"topic_dispatch", TopicDispatch, true, "partition = mailbox shard"},
 		{"group_archiver", GroupArchiver, false, "HistoryArchiver consumer group; archive watermark member"},

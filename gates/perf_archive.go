@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
 	"github.com/qim-dev/qim/services/archiver"
 )
@@ -78,9 +79,12 @@ func (p *archiveProbe) finish(ctx context.Context, env *Env, r *Result) {
 	s := slices.Clone(p.samples)
 	slices.Sort(s)
 	if r.Check("archive lag sampled", len(s) > 0, "%d samples of %s during the run", len(s), archiveLagMetric) {
+		p99 := s[min(len(s)-1, len(s)*99/100)]
 		r.Metric("archive_lag_p50_s", s[len(s)/2])
-		r.Metric("archive_lag_p99_s", s[min(len(s)-1, len(s)*99/100)])
+		r.Metric("archive_lag_p99_s", p99)
 		r.Metric("archive_lag_max_s", s[len(s)-1])
+		r.Check("archive keeps up", p99 <= contract.SLOArchiveLagP99.Seconds(), "archive lag p50/p99/max %.2f/%.2f/%.2f s (p99 limit %s)",
+			s[len(s)/2], p99, s[len(s)-1], contract.SLOArchiveLagP99)
 	}
 	deadline := time.Now().Add(archiveCatchUp)
 	for {
