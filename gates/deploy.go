@@ -33,8 +33,16 @@ func (l *lazyDeployment) get(ctx context.Context) (*svc.Set, error) {
 		return nil, err
 	}
 	ep := st.Endpoints()
-	l.env.Progressf("building qim")
-	bin, err := svc.Build(ctx, l.env.Root, ep.Dir)
+	root := l.env.SUTRoot
+	if root == "" {
+		root = l.env.Root
+	}
+	if root != l.env.Root {
+		l.env.Progressf("building qim from %s (the build under test)", root)
+	} else {
+		l.env.Progressf("building qim")
+	}
+	bin, err := svc.Build(ctx, root, ep.Dir)
 	if err != nil {
 		l.err = err
 		return nil, err

@@ -87,6 +87,7 @@ func (r *Result) finish(start time.Time) {
 // Env is what a gate gets from the runner.
 type Env struct {
 	Root      string    // repository root
+	SUTRoot   string    // the checkout the deployment's qim binary is built from ("" = Root)
 	ReportDir string    // where artifacts go
 	Progress  io.Writer // human progress lines
 	// Stack returns the run's stack, starting it on first use; gates that need no servers never

@@ -15,7 +15,10 @@ import (
 
 // RunOptions configures one `qim-gate run`.
 type RunOptions struct {
-	Root      string    // repository root (default ".")
+	Root string // repository root (default ".")
+	// SUTRoot is the checkout the qim binary under test is built from (default Root): an A/B
+	// run measures an older commit's services with this harness (ab.go).
+	SUTRoot   string
 	ReportDir string    // required; created if missing
 	Progress  io.Writer // default os.Stderr
 	// NewStack builds the run's stack on first use (default: the process provider).
@@ -60,7 +63,10 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	}
 	lazy := &lazyStack{newStack: o.NewStack}
 	defer lazy.down(o.Progress)
-	env := &Env{Root: o.Root, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
+	if o.SUTRoot == "" {
+		o.SUTRoot = o.Root
+	}
+	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
 	deploy := &lazyDeployment{env: env}
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get

@@ -22,6 +22,6 @@ Examples:
   qim-gate stack gc`,
 		SilenceUsage: true,
 	}
-	root.AddCommand(newListCmd(), newRunCmd(&runOptions{}), newStackCmd(), newDemoCmd(), newHistoryCmd(&historyOptions{}))
+	root.AddCommand(newListCmd(), newRunCmd(&runOptions{}), newABCmd(&abOptions{}), newStackCmd(), newDemoCmd(), newHistoryCmd(&historyOptions{}))
 	return root
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates"
@@ -63,6 +64,13 @@ Examples:
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
 	f.StringArrayVar(&o.skip, "skip", nil, "GATE:REASON: do not run GATE, reporting it as skipped with REASON (repeatable)")
+	addPerfFlags(f, o)
+	f.StringSliceVar(&o.chaos.Cells, "cells", nil, "chaos: cells to run, comma-separated (\"quick\": one kill of each process; default: the whole matrix; see qim-gate list)")
+	return cmd
+}
+
+// addPerfFlags registers the perf gate's flags (run and ab share them).
+func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
 	f.Float64Var(&o.perf.Rate, "rate", 250, "perf: target arrival rate, msg/s (open model); the default is conservative for a 2-core machine, pass your target's")
 	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window")
 	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: search in 30 s steps (from 100 msg/s, doubling until a step fails, then bisecting to within 10 %) and report the highest rate within the SLO")
@@ -74,8 +82,6 @@ Examples:
 	f.Float64Var(&o.perf.CPUBudget, "cpu-budget", 0,
 		"perf: fail when CPU per ACKed message (ms, all accounted processes) exceeds this; judged at the capacity rate with --find-max (0: report only)")
 	f.BoolVar(&o.perf.Profile, "profile", false, "perf: CPU-profile every service in the middle of the window (pprof-<service>.pb.gz + .txt in the report dir)")
-	f.StringSliceVar(&o.chaos.Cells, "cells", nil, "chaos: cells to run, comma-separated (\"quick\": one kill of each process; default: the whole matrix; see qim-gate list)")
-	return cmd
 }
 
 func (o *runOptions) selected(args []string) ([]gates.Gate, error) {
