@@ -1,9 +1,12 @@
 package svc_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/gates/svc"
@@ -25,5 +28,32 @@ func TestServicesIncludeTheArchiverOnlyWithACQLNode(t *testing.T) {
 		if strings.Contains(env, "QIM_CQL_HOSTS=") != (cql != "") || (cql != "" && set.Addrs.Metrics[svc.Archiver] == "") {
 			t.Errorf("CQL %q: env %s, archiver metrics %q", cql, env, set.Addrs.Metrics[svc.Archiver])
 		}
+	}
+}
+
+// StopAll stops the HistoryArchiver too: the chaos matrix deploys a fresh set per cell, and an
+// archiver left running by every earlier cell would archive beside the cell's own (found in the
+// release run: by the last cells about eighteen archivers shared one consumer group).
+func TestStopAllStopsTheArchiver(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fake-qim")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set, err := svc.New(bin, stack.Endpoints{Dir: dir, CQL: "127.0.0.1:9042"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.StartNoWait(svc.Archiver); err != nil {
+		t.Fatal(err)
+	}
+	if !set.Running(svc.Archiver) {
+		t.Fatal("the fake archiver is not running")
+	}
+	if err := set.StopAll(); err != nil {
+		t.Fatal(err)
+	}
+	if exited, err := set.WaitExit(svc.Archiver, 30*time.Second); !exited {
+		t.Fatalf("the archiver still runs after StopAll (%v)", err)
 	}
 }

@@ -96,12 +96,14 @@ func (s *Set) Resume(name string) error {
 	return nil
 }
 
-// StopAll stops every running service, paused ones included (callers first).
+// StopAll stops every running service of the deployment (Services: the HistoryArchiver too),
+// paused ones included, in reverse start order (callers first).
 func (s *Set) StopAll() error {
 	var errs []error
-	for i := len(Order) - 1; i >= 0; i-- {
-		if s.Running(Order[i]) {
-			errs = append(errs, s.Stop(Order[i]))
+	names := s.Services()
+	for i := len(names) - 1; i >= 0; i-- {
+		if s.Running(names[i]) {
+			errs = append(errs, s.Stop(names[i]))
 		}
 	}
 	return errors.Join(errs...)
