@@ -46,17 +46,19 @@ func (r ABRun) line() string {
 	if !r.Passed {
 		verdict = "FAIL (" + strings.Join(r.Failed, "; ") + r.Error + ")"
 	}
-	s := fmt.Sprintf("%s: ACK p99 %.1f ms, e2e p99 %.1f ms, %.3f CPU ms/msg", verdict, m["send_ack_p99_ms"], m["end_to_end_p99_ms"], m["cpu_ms_per_msg"])
-	if v, ok := m["max_passing_rate"]; ok {
-		s += fmt.Sprintf(", find-max %.0f msg/s (capacity CPU %.3f ms/msg)", v, m["capacity_cpu_ms_per_msg"])
+	if v, ok := m["max_passing_rate"]; ok { // a find-max run has no single measured window
+		return fmt.Sprintf("%s: find-max %.0f msg/s (capacity CPU %.3f ms/msg, %.2f broker requests/msg)", verdict, v,
+			m["capacity_cpu_ms_per_msg"], m["capacity_kafka_requests_per_msg"])
 	}
-	return s
+	return fmt.Sprintf("%s: ACK p99 %.1f ms, e2e p99 %.1f ms, %.3f CPU ms/msg, %.2f broker requests/msg", verdict,
+		m["send_ack_p99_ms"], m["end_to_end_p99_ms"], m["cpu_ms_per_msg"], m["kafka_requests_per_msg"])
 }
 
 // abHeadline are the rows every comparison shows first, in this order; the per-process CPU and
 // the Redis calls follow (whatever keys the runs reported).
 var abHeadline = []string{"max_passing_rate", "capacity_cpu_ms_per_msg", "achieved_send_rate", "send_ack_p50_ms",
-	"send_ack_p99_ms", "end_to_end_p50_ms", "end_to_end_p99_ms", "cpu_ms_per_msg", "machine_busy_cores"}
+	"send_ack_p99_ms", "end_to_end_p50_ms", "end_to_end_p99_ms", "cpu_ms_per_msg", "machine_busy_cores", "kafka_requests_per_msg",
+	"capacity_kafka_requests_per_msg"}
 
 // rows lists the metric keys of the table.
 func (rep *ABReport) rows() []string {
@@ -73,13 +75,25 @@ func (rep *ABReport) rows() []string {
 		}
 	}
 	for k := range seen {
-		if strings.HasPrefix(k, "cpu_ms_per_msg_") || strings.HasPrefix(k, "redis_cmds_per_msg_") || strings.HasPrefix(k, "redis_script_calls_per_msg_") ||
-			strings.HasPrefix(k, "capacity_cpu_ms_per_msg_") {
+		if abDetail(k) {
 			rest = append(rest, k)
 		}
 	}
 	sort.Strings(rest)
 	return append(out, rest...)
+}
+
+// abDetail says whether the table shows key after the headline rows: CPU by process, Redis
+// commands and script calls by server, broker requests by API, of the measured run and of the
+// find-max capacity step.
+func abDetail(k string) bool {
+	k = strings.TrimPrefix(k, "capacity_")
+	for _, p := range []string{"cpu_ms_per_msg_", "redis_cmds_per_msg_", "redis_script_calls_per_msg_", "kafka_requests_per_msg_api_"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // values are one side's values of key, in run order (NaN where a run did not report it).

@@ -47,3 +47,17 @@ func TestABReportTable(t *testing.T) {
 		t.Fatalf("ab.html: %v", err)
 	}
 }
+
+// A find-max run has no single measured window: its line gives the capacity, not zeros.
+func TestABRunLine(t *testing.T) {
+	fm := ABRun{Passed: true, Metrics: map[string]float64{"max_passing_rate": 734, "capacity_cpu_ms_per_msg": 2.2,
+		"capacity_kafka_requests_per_msg": 1.5}}
+	if got, want := fm.line(), "PASS: find-max 734 msg/s (capacity CPU 2.200 ms/msg, 1.50 broker requests/msg)"; got != want {
+		t.Errorf("find-max line %q, want %q", got, want)
+	}
+	run := ABRun{Failed: []string{"end-to-end p99"}, Metrics: map[string]float64{"send_ack_p99_ms": 20, "end_to_end_p99_ms": 400,
+		"cpu_ms_per_msg": 3, "kafka_requests_per_msg": 2}}
+	if got, want := run.line(), "FAIL (end-to-end p99): ACK p99 20.0 ms, e2e p99 400.0 ms, 3.000 CPU ms/msg, 2.00 broker requests/msg"; got != want {
+		t.Errorf("run line %q, want %q", got, want)
+	}
+}

@@ -6,11 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
@@ -19,9 +16,6 @@ import (
 // invariantHelp starts the HELP of every always-zero counter (services/internal/obs, which
 // gates cannot import, writes it; the gate reads it to find counters the table does not list).
 const invariantHelp = "Invariant (always zero): "
-
-// scrapeTimeout bounds one /metrics or /healthz request of gate 8.
-const scrapeTimeout = 10 * time.Second
 
 // invariantsGate is gate 8: after the load gates ran on the run's deployment (e2e, perf, theavy
 // come earlier in the release order), every always-zero counter of contract.InvariantCounters()
@@ -92,34 +86,9 @@ type serviceScrape struct {
 
 func scrapeService(ctx context.Context, service, addr string) serviceScrape {
 	s := serviceScrape{service: service}
-	s.families, s.scrapeErr = scrapeMetrics(ctx, addr)
+	s.families, s.scrapeErr = svc.ScrapeMetrics(ctx, addr)
 	s.healthCode, s.healthBody = healthz(ctx, addr)
 	return s
-}
-
-// scrapeMetrics fetches and parses a service's /metrics in the Prometheus text format.
-func scrapeMetrics(ctx context.Context, addr string) (map[string]*dto.MetricFamily, error) {
-	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("parse /metrics: %w", err)
-	}
-	return fams, nil
 }
 
 // judgeInvariants records the evidence of one service: /healthz, the scrape, one check per

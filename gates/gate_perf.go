@@ -143,14 +143,14 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	env.Progressf("load: %s for %s over %d connections", o.what(o.Rate), o.Duration, o.Connections)
 	waitProfiles := g.startProfiles(ctx, env, o)
 	probe := startArchiveProbe(ctx, env)
-	calls := g.redisBefore(ctx, env)
+	calls := g.countCalls(ctx, env)
 	rep, err := g.run(ctx, cfg)
 	if err != nil {
 		probe.halt()
 		r.Fail(err)
 		return
 	}
-	g.redisAfter(ctx, env, r, calls, rep)
+	g.reportCalls(ctx, env, r, "", calls, rep)
 	probe.finish(ctx, env, r)
 	writeLoadArtifacts(env, r, "perf-loadgen", rep)
 	if waitProfiles != nil {

@@ -41,7 +41,7 @@ func judgeTrimLive(ctx context.Context, r *Result, env *Env, invs []*keyspace.In
 		r.Check("hot-tier trim", false, "cannot reach the deployment to read the writer's trim metrics: %v", err)
 		return
 	}
-	fams, err := scrapeMetrics(ctx, set.Addrs.Metrics[svc.Writer])
+	fams, err := svc.ScrapeMetrics(ctx, set.Addrs.Metrics[svc.Writer])
 	if err != nil {
 		r.Check("hot-tier trim", false, "writer /metrics: %v", err)
 		return

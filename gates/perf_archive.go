@@ -53,12 +53,15 @@ func startArchiveProbe(ctx context.Context, env *Env) *archiveProbe {
 	return p
 }
 
+// archiverGauge reads one of the archiver's unlabelled gauges; false when the scrape fails or
+// does not hold it.
 func archiverGauge(ctx context.Context, addr, name string) (float64, bool) {
-	fams, err := scrapeMetrics(ctx, addr)
-	if err != nil || fams[name] == nil || len(fams[name].GetMetric()) == 0 {
+	fams, err := svc.ScrapeMetrics(ctx, addr)
+	if err != nil {
 		return 0, false
 	}
-	return fams[name].GetMetric()[0].GetGauge().GetValue(), true
+	v, err := svc.FamilySum(fams, name)
+	return v, err == nil
 }
 
 // halt stops the sampling without judging (the run failed).

@@ -37,6 +37,7 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 			cfg.SDKLane = g.newLane() // base's lane may serve one run only
 		}
 		env.Progressf("find-max step %d: %s for %s", i+1, o.what(rate), step)
+		calls := g.countCalls(ctx, env)
 		rep, err := g.run(ctx, cfg)
 		if err != nil {
 			r.Fail(fmt.Errorf("gates: find-max step %.0f msg/s: %w", rate, err))
@@ -44,6 +45,7 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 		}
 		writeLoadArtifacts(env, r, stepArtifact(rate), rep)
 		perfMetrics(r, "step_"+rateKey(rate)+"_", rep)
+		g.reportCalls(ctx, env, r, "step_"+rateKey(rate)+"_", calls, rep)
 		ok, broken, safe := stepVerdict(rep.Verdicts)
 		if lane == nil {
 			lane = verdictNamed(rep.Verdicts, loadgen.CheckSDKLane)
@@ -76,6 +78,21 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
 	}
 	capacityCPU(env, r, capacity, o.CPUBudget)
+	if capacity != nil {
+		capacityCalls(r, "step_"+rateKey(best)+"_")
+	}
+}
+
+// capacityCalls repeats the capacity step's request counts as capacity_<name>: at saturation,
+// where batches are largest, is where requests per message are judged.
+func capacityCalls(r *Result, step string) {
+	for k, v := range r.Metrics {
+		name, ok := strings.CutPrefix(k, step)
+		if ok && (strings.HasPrefix(name, "kafka_requests_per_msg") || strings.HasPrefix(name, "redis_cmds_per_msg_") ||
+			strings.HasPrefix(name, "redis_script_calls_per_msg_")) {
+			r.Metric("capacity_"+name, v)
+		}
+	}
 }
 
 // capacityCPU reports the CPU per message at the capacity step and judges it when asked.

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/gates/stack"
-	"github.com/qim-dev/qim/loadgen"
 )
 
 // redisCalls is what the stack's Redis servers executed, server → command → calls, read from
@@ -64,8 +63,8 @@ var scriptCommands = map[string]bool{"evalsha": true, "evalsha_ro": true, "eval"
 
 // redisPerMessage records, from two snapshots around a run, the commands per ACKed message of
 // each server (metric redis_cmds_per_msg_<server>) and of its busiest commands
-// (redis_cmd_per_msg_<server>_<command>), and returns one line for people.
-func redisPerMessage(r *Result, before, after redisCalls, acked int64) string {
+// (redis_cmd_per_msg_<server>_<command>), each name after prefix, and returns one line for people.
+func redisPerMessage(r *Result, prefix string, before, after redisCalls, acked int64) string {
 	if acked <= 0 {
 		return "no ACKed message: no Redis calls per message"
 	}
@@ -89,12 +88,12 @@ func redisPerMessage(r *Result, before, after redisCalls, acked int64) string {
 		}
 		sort.Slice(cmds, func(i, j int) bool { return cmds[i].n > cmds[j].n })
 		per := float64(total) / float64(acked)
-		r.Metric("redis_cmds_per_msg_"+s, per)
+		r.Metric(prefix+"redis_cmds_per_msg_"+s, per)
 		var scripts float64
 		top := make([]string, 0, 3)
 		for i, c := range cmds {
 			v := float64(c.n) / float64(acked)
-			r.Metric("redis_cmd_per_msg_"+s+"_"+c.name, v)
+			r.Metric(prefix+"redis_cmd_per_msg_"+s+"_"+c.name, v)
 			if scriptCommands[c.name] {
 				scripts += v
 			}
@@ -102,44 +101,8 @@ func redisPerMessage(r *Result, before, after redisCalls, acked int64) string {
 				top = append(top, fmt.Sprintf("%s %.2f", c.name, v))
 			}
 		}
-		r.Metric("redis_script_calls_per_msg_"+s, scripts)
+		r.Metric(prefix+"redis_script_calls_per_msg_"+s, scripts)
 		parts = append(parts, fmt.Sprintf("%s %.2f, of them %.2f script calls (%s)", s, per, scripts, strings.Join(top, ", ")))
 	}
 	return "Redis commands per ACKed message: " + strings.Join(parts, "; ")
-}
-
-// redisBefore snapshots the stack's Redis calls before the measured run (nil without a stack:
-// the report then says so).
-func (g perfGate) redisBefore(ctx context.Context, env *Env) redisCalls {
-	if env.Stack == nil {
-		return nil
-	}
-	st, err := env.Stack(ctx)
-	if err != nil {
-		return nil
-	}
-	calls, err := snapRedisCalls(ctx, st.Endpoints())
-	if err != nil {
-		env.Progressf("redis calls: %v", err)
-		return nil
-	}
-	return calls
-}
-
-// redisAfter reports the Redis calls per ACKed message of the run (informational: the issue's
-// levers are judged by them beside CPU, not gated).
-func (g perfGate) redisAfter(ctx context.Context, env *Env, r *Result, before redisCalls, rep *loadgen.Report) {
-	if before == nil {
-		return
-	}
-	st, err := env.Stack(ctx)
-	if err != nil {
-		return
-	}
-	after, err := snapRedisCalls(ctx, st.Endpoints())
-	if err != nil {
-		env.Progressf("redis calls: %v", err)
-		return
-	}
-	env.Progressf("%s", redisPerMessage(r, before, after, rep.Counts.Acked))
 }

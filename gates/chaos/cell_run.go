@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,7 +92,7 @@ func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
 		return set, err
 	}
 	for _, name := range set.Services() {
-		env := c.Env[name]
+		env := slices.Clone(c.Env[name]) // the cell's own list never grows
 		if name == c.Service && c.Failpoint != "" {
 			env = append(env, "QIM_FAILPOINT="+c.Failpoint, "QIM_FAILPOINT_ARM=signal")
 		}

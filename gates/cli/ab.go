@@ -28,7 +28,7 @@ the perf gate on a fresh stack for each, alternating (baseline first in odd roun
 first in even ones), with this checkout's harness and the same options for every run. Writes
 <report-dir>/ab.json, ab.html (a bar per run) and prints a table: each run's value, each side's
 median and candidate ÷ baseline, for the SLO verdict, find-max, latencies, CPU per message by
-process and Redis commands per message. Only runs of one sitting compare: this machine's class
+process, Redis commands and broker requests per message. Only runs of one sitting compare: this machine's class
 changes from day to day.
 
 Examples:

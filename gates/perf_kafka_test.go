@@ -1,0 +1,79 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// metricsServer serves body as a service's /metrics.
+func metricsServer(t *testing.T, body string) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprint(w, body)
+	}))
+	t.Cleanup(s.Close)
+	return strings.TrimPrefix(s.URL, "http://")
+}
+
+const kafkaFamily = "# TYPE qim_kafka_requests_total counter\n"
+
+func TestKafkaRequestsPerMessage(t *testing.T) {
+	ctx := context.Background()
+	writer := metricsServer(t, kafkaFamily+`qim_kafka_requests_total{api="Produce",client="outbox"} 300`+"\n"+
+		`qim_kafka_requests_total{api="Metadata",client="outbox"} 2`+"\n")
+	mailbox := metricsServer(t, kafkaFamily+`qim_kafka_requests_total{api="Fetch",client="mailbox"} 500`+"\n")
+	after, err := snapKafkaRequests(ctx, map[string]string{"writer": writer, "mailbox": mailbox})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["writer"]["outbox/Produce"] != 300 || after["mailbox"]["mailbox/Fetch"] != 500 {
+		t.Fatalf("snapshot %v", after)
+	}
+	before := kafkaRequests{"writer": {"outbox/Produce": 100, "outbox/Metadata": 2}, "mailbox": {"mailbox/Fetch": 100}}
+	r := &Result{}
+	line := kafkaPerMessage(r, "step_500_", before, after, 200)
+	want := map[string]float64{"step_500_kafka_requests_per_msg": 3, "step_500_kafka_requests_per_msg_api_Fetch": 2,
+		"step_500_kafka_requests_per_msg_api_Produce": 1, "step_500_kafka_requests_per_msg_svc_mailbox": 2}
+	for k, v := range want {
+		if r.Metrics[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, r.Metrics[k], v, r.Metrics)
+		}
+	}
+	if _, ok := r.Metrics["step_500_kafka_requests_per_msg_api_Metadata"]; ok {
+		t.Errorf("an API without requests in the run is reported: %v", r.Metrics)
+	}
+	if !strings.Contains(line, "3.00 (mailbox mailbox/Fetch 2.00, writer outbox/Produce 1.00)") {
+		t.Errorf("line %q", line)
+	}
+	if line := kafkaPerMessage(&Result{}, "", before, after, 0); !strings.Contains(line, "no ACKed") {
+		t.Errorf("zero messages: %q", line)
+	}
+}
+
+// A service without the counter (a renamed metric, an old build) must fail the snapshot, never
+// count as zero requests.
+func TestKafkaRequestsMissingCounterFails(t *testing.T) {
+	other := metricsServer(t, "# TYPE qim_up gauge\nqim_up 1\n")
+	if _, err := snapKafkaRequests(context.Background(), map[string]string{"fanout": other}); err == nil {
+		t.Fatal("snapshot without the counter succeeded")
+	}
+}
+
+func TestCapacityCallsRepeatTheCapacityStep(t *testing.T) {
+	r := &Result{}
+	r.Metric("step_500_kafka_requests_per_msg", 3)
+	r.Metric("step_500_redis_cmds_per_msg_redis-core", 20)
+	r.Metric("step_500_end_to_end_p99_ms", 90)
+	r.Metric("step_1000_kafka_requests_per_msg", 2)
+	capacityCalls(r, "step_500_")
+	if r.Metrics["capacity_kafka_requests_per_msg"] != 3 || r.Metrics["capacity_redis_cmds_per_msg_redis-core"] != 20 {
+		t.Fatalf("metrics %v", r.Metrics)
+	}
+	if _, ok := r.Metrics["capacity_end_to_end_p99_ms"]; ok {
+		t.Fatalf("a latency was copied: %v", r.Metrics)
+	}
+}
