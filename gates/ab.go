@@ -33,6 +33,11 @@ type ABOptions struct {
 	Perf PerfOptions
 	// NewStack builds one fresh stack per run.
 	NewStack func() stack.Stack
+	// OneProcess deploys both sides as one `qim all` process; CandidateOneProcess only the
+	// candidate (the topology is then what the comparison measures).
+	OneProcess, CandidateOneProcess bool
+	// GoMaxProcs is every run's Env.GoMaxProcs.
+	GoMaxProcs int
 }
 
 // ErrAB is wrapped by every A/B set-up error.
@@ -43,7 +48,17 @@ type abSide struct {
 	Name   string `json:"name"` // "baseline" or "candidate"
 	Ref    string `json:"ref"`
 	Commit string `json:"commit"`
-	dir    string
+	// OneProcess: this side's services ran as one `qim all` process.
+	OneProcess bool `json:"one_process"`
+	dir        string
+}
+
+// label is the side's commit and, when it is not a process per service, its topology.
+func (s abSide) label() string {
+	if s.OneProcess {
+		return short(s.Commit) + " (qim all)"
+	}
+	return short(s.Commit)
 }
 
 // AB runs the perf gate alternately on a fresh stack with the baseline's and the candidate's
@@ -89,7 +104,7 @@ func AB(ctx context.Context, o ABOptions) (*ABReport, error) {
 				return rep, err
 			}
 			rep.Runs = append(rep.Runs, run)
-			fmt.Fprintf(o.Progress, "ab: round %d/%d %s (%s): %s\n", round, o.Rounds, side.Name, short(side.Commit), run.line())
+			fmt.Fprintf(o.Progress, "ab: round %d/%d %s (%s): %s\n", round, o.Rounds, side.Name, side.label(), run.line())
 		}
 	}
 	rep.DurationS = time.Since(rep.StartedAt).Seconds()
@@ -104,8 +119,8 @@ func AB(ctx context.Context, o ABOptions) (*ABReport, error) {
 func abRun(ctx context.Context, o ABOptions, side abSide, round int) (ABRun, error) {
 	dir := filepath.Join(o.ReportDir, fmt.Sprintf("round%d-%s", round, side.Name))
 	fmt.Fprintf(o.Progress, "ab: round %d/%d: %s %s on a fresh stack\n", round, o.Rounds, side.Name, short(side.Commit))
-	sum, err := Run(ctx, []Gate{perfGate{}}, RunOptions{Root: o.Root, SUTRoot: side.dir, ReportDir: dir, Progress: o.Progress,
-		NewStack: o.NewStack, Perf: o.Perf})
+	sum, err := Run(ctx, []Gate{perfGate{}}, RunOptions{Root: o.Root, SUTRoot: side.dir, OneProcess: side.OneProcess, GoMaxProcs: o.GoMaxProcs,
+		ReportDir: dir, Progress: o.Progress, NewStack: o.NewStack, Perf: o.Perf})
 	if err != nil {
 		return ABRun{}, fmt.Errorf("%w: round %d %s: %w", ErrAB, round, side.Name, err)
 	}
@@ -125,7 +140,8 @@ func abRun(ctx context.Context, o ABOptions, side abSide, round int) (ABRun, err
 // checkoutSides resolves both revisions and adds a detached worktree of each under the report
 // dir; cleanup removes them.
 func checkoutSides(ctx context.Context, o ABOptions) ([2]abSide, func(), error) {
-	sides := [2]abSide{{Name: "baseline", Ref: o.Baseline}, {Name: "candidate", Ref: o.Candidate}}
+	sides := [2]abSide{{Name: "baseline", Ref: o.Baseline, OneProcess: o.OneProcess},
+		{Name: "candidate", Ref: o.Candidate, OneProcess: o.OneProcess || o.CandidateOneProcess}}
 	var added []string
 	cleanup := func() {
 		for _, d := range added {

@@ -146,7 +146,7 @@ func num(v float64) string {
 func (rep *ABReport) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| metric | baseline %s (runs) | candidate %s (runs) | median baseline | median candidate | candidate ÷ baseline |\n",
-		short(rep.Baseline.Commit), short(rep.Candidate.Commit))
+		rep.Baseline.label(), rep.Candidate.label())
 	b.WriteString("|---|---|---|---|---|---|\n")
 	pass := func(side string) string {
 		var ws []string

@@ -61,3 +61,13 @@ func TestABRunLine(t *testing.T) {
 		t.Errorf("run line %q, want %q", got, want)
 	}
 }
+
+// A side deployed as one process says so in the table: the topology is part of what is compared.
+func TestABReportNamesTheTopology(t *testing.T) {
+	rep := &ABReport{Baseline: abSide{Name: "baseline", Commit: "475a8d3aaaa"},
+		Candidate: abSide{Name: "candidate", Commit: "2f00185bbbb", OneProcess: true}}
+	if head, _, _ := strings.Cut(rep.Markdown(), "\n"); !strings.Contains(head, "baseline 475a8d3 (runs)") ||
+		!strings.Contains(head, "candidate 2f00185 (qim all) (runs)") {
+		t.Fatalf("header %q", head)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -47,7 +48,12 @@ func (l *lazyDeployment) get(ctx context.Context) (*svc.Set, error) {
 		l.err = err
 		return nil, err
 	}
-	set, err := svc.New(bin, ep)
+	procs := serviceProcs(ep)
+	n := deployedGoMaxProcs(l.env, procs)
+	if n > 0 {
+		l.env.Progressf("services run with GOMAXPROCS=%d (%d cores, %d service processes)", n, runtime.NumCPU(), procs)
+	}
+	set, err := svc.New(bin, ep, goMaxProcsEnv(n)...)
 	if err != nil {
 		l.err = err
 		return nil, err
@@ -57,18 +63,35 @@ func (l *lazyDeployment) get(ctx context.Context) (*svc.Set, error) {
 		l.err = err
 		return nil, err
 	}
-	for _, name := range set.Services() {
-		t := time.Now()
-		if err := set.Start(ctx, name); err != nil {
-			_ = set.StopAll()
-			l.err = fmt.Errorf("gates: start %s: %w", name, err)
-			return nil, l.err
-		}
-		l.env.Progressf("%s healthy in %s", name, time.Since(t).Round(time.Millisecond))
+	if err := l.startServices(ctx, set); err != nil {
+		_ = set.StopAll()
+		l.err = err
+		return nil, err
 	}
 	l.started = time.Since(start)
 	l.set = set
 	return set, nil
+}
+
+// startServices starts the deployment: a process per service, or all but the HistoryArchiver in
+// one (Env.OneProcess).
+func (l *lazyDeployment) startServices(ctx context.Context, set *svc.Set) error {
+	if l.env.OneProcess {
+		t := time.Now()
+		if err := set.StartOneProcess(ctx); err != nil {
+			return fmt.Errorf("gates: start the services as one process: %w", err)
+		}
+		l.env.Progressf("every service healthy in %s, in one process (qim all)", time.Since(t).Round(time.Millisecond))
+		return nil
+	}
+	for _, name := range set.Services() {
+		t := time.Now()
+		if err := set.Start(ctx, name); err != nil {
+			return fmt.Errorf("gates: start %s: %w", name, err)
+		}
+		l.env.Progressf("%s healthy in %s", name, time.Since(t).Round(time.Millisecond))
+	}
+	return nil
 }
 
 func (l *lazyDeployment) stop(progress io.Writer) {

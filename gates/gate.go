@@ -86,10 +86,16 @@ func (r *Result) finish(start time.Time) {
 
 // Env is what a gate gets from the runner.
 type Env struct {
-	Root      string    // repository root
-	SUTRoot   string    // the checkout the deployment's qim binary is built from ("" = Root)
-	ReportDir string    // where artifacts go
-	Progress  io.Writer // human progress lines
+	Root    string // repository root
+	SUTRoot string // the checkout the deployment's qim binary is built from ("" = Root)
+	// OneProcess deploys the services as one `qim all` process (svc.StartOneProcess), the
+	// small-deployment topology, instead of a process per service.
+	OneProcess bool
+	// GoMaxProcs is the GOMAXPROCS of each service process: 0 its share of the machine's cores
+	// (serviceGoMaxProcs), N > 0 exactly N, negative Go's default.
+	GoMaxProcs int
+	ReportDir  string    // where artifacts go
+	Progress   io.Writer // human progress lines
 	// Stack returns the run's stack, starting it on first use; gates that need no servers never
 	// pay for one. Every run gets a fresh qim-it-* stack, torn down when the run ends.
 	Stack func(ctx context.Context) (stack.Stack, error)

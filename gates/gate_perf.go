@@ -118,6 +118,10 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	if st, err := env.Stack(ctx); err == nil { // the configuration measured belongs in the report
 		r.Metric("dispatch_shards", float64(st.Endpoints().DispatchShards))
+		r.Metric("service_gomaxprocs", float64(deployedGoMaxProcs(env, serviceProcs(st.Endpoints())))) // 0: Go's default
+		if env.OneProcess {
+			r.Metric("one_process", 1)
+		}
 	}
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
 	base.Mode, base.GroupSize = o.Mode, o.GroupSize
@@ -213,9 +217,11 @@ func perfTarget(ctx context.Context, env *Env) (loadgen.Config, []loadgen.Proc, 
 	}
 	cfg := loadgen.Config{Gateway: set.Addrs.GatewayTCP, TokenSecret: []byte(set.Addrs.TokenSecret)}
 	var procs []loadgen.Proc
+	seen := map[int]bool{}
 	for _, name := range set.Services() {
-		if pid := set.Pid(name); pid > 0 {
-			procs = append(procs, loadgen.Proc{Name: name, Pid: pid})
+		if pid := set.Pid(name); pid > 0 && !seen[pid] { // one process may run several services
+			seen[pid] = true
+			procs = append(procs, loadgen.Proc{Name: set.Process(name), Pid: pid})
 		}
 	}
 	return cfg, append(procs, stackPids(st.Endpoints().Dir)...), nil

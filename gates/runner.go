@@ -18,9 +18,13 @@ type RunOptions struct {
 	Root string // repository root (default ".")
 	// SUTRoot is the checkout the qim binary under test is built from (default Root): an A/B
 	// run measures an older commit's services with this harness (ab.go).
-	SUTRoot   string
-	ReportDir string    // required; created if missing
-	Progress  io.Writer // default os.Stderr
+	SUTRoot string
+	// OneProcess deploys the services as one `qim all` process; copied into Env.OneProcess.
+	OneProcess bool
+	// GoMaxProcs is the services' GOMAXPROCS; copied into Env.GoMaxProcs.
+	GoMaxProcs int
+	ReportDir  string    // required; created if missing
+	Progress   io.Writer // default os.Stderr
 	// NewStack builds the run's stack on first use (default: the process provider).
 	NewStack func() stack.Stack
 	// Heartbeat is how often a long gate prints "still running" (default 30 s).
@@ -66,7 +70,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	if o.SUTRoot == "" {
 		o.SUTRoot = o.Root
 	}
-	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
+	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, OneProcess: o.OneProcess, GoMaxProcs: o.GoMaxProcs, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
 	deploy := &lazyDeployment{env: env}
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get

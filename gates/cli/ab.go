@@ -17,6 +17,8 @@ type abOptions struct {
 	run       runOptions
 	candidate string
 	rounds    int
+	// candidateOneProcess deploys only the candidate as one `qim all` process.
+	candidateOneProcess bool
 }
 
 func newABCmd(o *abOptions) *cobra.Command {
@@ -33,7 +35,8 @@ changes from day to day.
 
 Examples:
   qim-gate ab 475a8d3 --rounds 3 --rate 250 --duration 180s
-  qim-gate ab 475a8d3 --rounds 3 --find-max --sdk-clients 0`,
+  qim-gate ab 475a8d3 --rounds 3 --find-max --sdk-clients 0
+  qim-gate ab HEAD --candidate-one-process --rounds 3 --find-max   # the qim all topology`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.runAB(cmd, args[0]) },
 	}
@@ -45,12 +48,20 @@ Examples:
 	f.BoolVar(&o.run.withCQL, "with-cql", false, "run both sides with a CQL node and the HistoryArchiver (the baseline must have them)")
 	f.IntVar(&o.run.shards, "dispatch-shards", contract.MailboxShardsDefault, "partitions of qim.dispatch of every run's stack")
 	addPerfFlags(f, &o.run)
+	f.BoolVar(&o.candidateOneProcess, "candidate-one-process", false,
+		"deploy only the candidate as one `qim all` process (compares the topology too; --one-process: both sides)")
 	return cmd
 }
 
 func (o *abOptions) runAB(cmd *cobra.Command, baseline string) error {
 	if err := o.run.perfModeOf(cmd); err != nil {
 		return err
+	}
+	if err := o.run.checkOneProcess(nil); err != nil {
+		return err
+	}
+	if o.candidateOneProcess && o.run.perf.Profile {
+		return fmt.Errorf("%w: --profile needs a process per service", errOneProcess)
 	}
 	if o.run.reportDir == "" {
 		o.run.reportDir = filepath.Join(o.run.root, "out", "ab", time.Now().UTC().Format("20060102T150405Z"))
@@ -60,6 +71,7 @@ func (o *abOptions) runAB(cmd *cobra.Command, baseline string) error {
 	}
 	_, err := gates.AB(cmd.Context(), gates.ABOptions{Root: o.run.root, Baseline: baseline, Candidate: o.candidate,
 		Rounds: o.rounds, ReportDir: o.run.reportDir, Progress: os.Stderr, Perf: o.run.perf,
+		OneProcess: o.run.oneProcess, CandidateOneProcess: o.candidateOneProcess, GoMaxProcs: o.run.goMaxProcs,
 		NewStack: func() stack.Stack {
 			return stack.NewProcess(stack.WithCQL(o.run.withCQL), stack.WithDispatchShards(o.run.shards), stack.WithProgress(os.Stderr))
 		}})

@@ -29,6 +29,10 @@ type runOptions struct {
 	perf      gates.PerfOptions
 	perfMode  string
 	chaos     gates.ChaosOptions
+	// oneProcess deploys the services as one `qim all` process (perf only: the other gates
+	// stop and kill single services).
+	oneProcess bool
+	goMaxProcs int
 }
 
 // ErrGatesFailed is returned (exit status 1) when any gate failed.
@@ -82,6 +86,30 @@ func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
 	f.Float64Var(&o.perf.CPUBudget, "cpu-budget", 0,
 		"perf: fail when CPU per ACKed message (ms, all accounted processes) exceeds this; judged at the capacity rate with --find-max (0: report only)")
 	f.BoolVar(&o.perf.Profile, "profile", false, "perf: CPU-profile every service in the middle of the window (pprof-<service>.pb.gz + .txt in the report dir)")
+	f.IntVar(&o.goMaxProcs, "gomaxprocs", 0,
+		"GOMAXPROCS of each service process (0: the machine's cores ÷ the service processes, at least 1, and every core for --one-process; -1: Go's default)")
+	f.BoolVar(&o.oneProcess, "one-process", false,
+		"perf: deploy the writer, mailbox, fanout, session and gateway as one `qim all` process (the small-deployment topology; the HistoryArchiver stays apart)")
+}
+
+// errOneProcess is returned for --one-process with what it cannot serve.
+var errOneProcess = errors.New("qim-gate: --one-process")
+
+// checkOneProcess refuses --one-process beside gates that stop or kill single services (they
+// would end all five) and beside --profile (one Go runtime runs one CPU profile at a time).
+func (o *runOptions) checkOneProcess(gs []gates.Gate) error {
+	if !o.oneProcess {
+		return nil
+	}
+	if o.perf.Profile {
+		return fmt.Errorf("%w: --profile needs a process per service (one Go runtime runs one CPU profile at a time)", errOneProcess)
+	}
+	for _, g := range gs {
+		if g.Name() != "perf" {
+			return fmt.Errorf("%w is for the perf gate: %s stops or kills single services (run: qim-gate run perf --one-process)", errOneProcess, g.Name())
+		}
+	}
+	return nil
 }
 
 func (o *runOptions) selected(args []string) ([]gates.Gate, error) {
@@ -116,6 +144,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkOneProcess(gs); err != nil {
+		return err
+	}
 	if _, err := contract.NewShardCount(o.shards); err != nil {
 		return fmt.Errorf("qim-gate: --dispatch-shards: %w", err)
 	}
@@ -128,9 +159,11 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	o.cqlOf(cmd)
 	o.chaos.CQL = o.withCQL
 	sum, err := gates.Run(cmd.Context(), gs, gates.RunOptions{
-		Root:      o.root,
-		ReportDir: o.reportDir,
-		Progress:  os.Stderr,
+		Root:       o.root,
+		OneProcess: o.oneProcess,
+		GoMaxProcs: o.goMaxProcs,
+		ReportDir:  o.reportDir,
+		Progress:   os.Stderr,
 		NewStack: func() stack.Stack {
 			return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithDispatchShards(o.shards), stack.WithProgress(os.Stderr))
 		},

@@ -66,3 +66,31 @@ func TestFullImpliesCQL(t *testing.T) {
 		}
 	}
 }
+
+// --one-process is for the perf gate alone: gates that stop or kill one service would end all
+// five, and one Go runtime runs one CPU profile at a time.
+func TestOneProcessOnlyForPerf(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr bool
+	}{
+		{[]string{"perf", "--one-process"}, false},
+		{[]string{"perf"}, false},
+		{[]string{"e2e", "perf", "--one-process"}, true},
+		{[]string{"perf", "--one-process", "--profile"}, true},
+		{[]string{"--full", "--one-process"}, true},
+	} {
+		o := &runOptions{}
+		cmd := newRunCmd(o)
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		gs, err := o.selected(cmd.Flags().Args())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.checkOneProcess(gs); (err != nil) != tc.wantErr {
+			t.Errorf("%v: %v", tc.args, err)
+		}
+	}
+}

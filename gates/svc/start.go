@@ -49,7 +49,7 @@ func (s *Set) StartNoWait(name string, extraEnv ...string) error {
 		logf.Close()
 		return fmt.Errorf("svc: start %s: %w", name, err)
 	}
-	p := &proc{cmd: cmd, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, log: name, exited: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); logf.Close(); close(p.exited) }()
 	s.procs[name] = p
 	return nil
@@ -181,9 +181,18 @@ func (s *Set) Pid(name string) int {
 	return 0
 }
 
+// Process names the process a service runs in: the service's own name, or OneProcessName
+// under StartOneProcess (several services, one pid: count its CPU once).
+func (s *Set) Process(name string) string {
+	if p, err := s.last(name); err == nil {
+		return p.log
+	}
+	return name
+}
+
 // LogTail returns the last n lines of a service's log.
 func (s *Set) LogTail(name string, n int) string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
+	b, _ := os.ReadFile(s.LogPath(name))
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -191,8 +200,14 @@ func (s *Set) LogTail(name string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// LogPath is the file a service's stdout and stderr are appended to (every start of it).
-func (s *Set) LogPath(name string) string { return filepath.Join(s.dir, name+".log") }
+// LogPath is the file a service's stdout and stderr are appended to (every start of it; under
+// OneProcess, the shared all.log).
+func (s *Set) LogPath(name string) string {
+	if p, err := s.last(name); err == nil {
+		name = p.log
+	}
+	return filepath.Join(s.dir, name+".log")
+}
 
 // MigrateArchive brings the stack's CQL keyspace to the archiver's schema (replication factor 1:
 // one node), as `qimctl cql migrate` would; a stack without a CQL node has nothing to migrate.

@@ -64,6 +64,7 @@ type Set struct {
 // exited, so WaitExit and ExitErr can still report how it ended; the next start replaces it.
 type proc struct {
 	cmd    *exec.Cmd
+	log    string        // the name its log file is under (OneProcess: every service's is "all")
 	exited chan struct{} // closed once cmd.Wait returned
 	err    error         // exit error, valid once exited is closed
 	paused bool          // SIGSTOPped by Pause; guarded by Set.mu
