@@ -154,7 +154,7 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 		r.Fail(err)
 		return
 	}
-	g.reportCalls(ctx, env, r, "", calls, rep)
+	g.reportCalls(ctx, env, r, "", "", calls, rep)
 	probe.finish(ctx, env, r)
 	writeLoadArtifacts(env, r, "perf-loadgen", rep)
 	if waitProfiles != nil {

@@ -45,7 +45,7 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 		}
 		writeLoadArtifacts(env, r, stepArtifact(rate), rep)
 		perfMetrics(r, "step_"+rateKey(rate)+"_", rep)
-		g.reportCalls(ctx, env, r, "step_"+rateKey(rate)+"_", calls, rep)
+		g.reportCalls(ctx, env, r, "step_"+rateKey(rate)+"_", fmt.Sprintf("step %s msg/s", rateLabel(rate)), calls, rep)
 		ok, broken, safe := stepVerdict(rep.Verdicts)
 		if lane == nil {
 			lane = verdictNamed(rep.Verdicts, loadgen.CheckSDKLane)

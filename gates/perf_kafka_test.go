@@ -1,7 +1,9 @@
 package gates
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -75,5 +77,46 @@ func TestCapacityCallsRepeatTheCapacityStep(t *testing.T) {
 	}
 	if _, ok := r.Metrics["capacity_end_to_end_p99_ms"]; ok {
 		t.Fatalf("a latency was copied: %v", r.Metrics)
+	}
+}
+
+// A counter snapshot that failed before or after the run fails a check naming the run; a good
+// pair passes it for the measured run and adds nothing for a find-max step.
+func TestRequestCountersCheck(t *testing.T) {
+	good := func() *callCounts {
+		return &callCounts{redis: redisCalls{"redis-core": {"evalsha": 10}}, kafka: kafkaRequests{"writer": {"outbox/Produce": 5}}}
+	}
+	broken := &callCounts{redis: redisCalls{"redis-core": {"evalsha": 10}}, err: errors.New("broker requests: archiver exports no qim_kafka_requests_total")}
+	tests := []struct {
+		name          string
+		label         string
+		before, after *callCounts
+		want          string // the check recorded, "" for none
+		pass          bool
+	}{
+		{"measured, both read", "", good(), good(), "request counters", true},
+		{"measured, after failed", "", good(), broken, "request counters", false},
+		{"measured, before failed", "", broken, good(), "request counters", false},
+		{"measured, stack gone", "", good(), nil, "request counters", false},
+		{"step, both read", "step 500 msg/s", good(), good(), "", true},
+		{"step, before failed", "step 500 msg/s", broken, good(), "step 500 msg/s request counters", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Result{}
+			recordCalls(&Env{Progress: &bytes.Buffer{}}, r, "", tc.label, tc.before, tc.after, 100)
+			if tc.want == "" {
+				if len(r.Checks) != 0 {
+					t.Fatalf("checks %+v, want none", r.Checks)
+				}
+				return
+			}
+			if len(r.Checks) != 1 || r.Checks[0].Name != tc.want || r.Checks[0].Passed != tc.pass {
+				t.Fatalf("checks %+v, want one %q passed=%v", r.Checks, tc.want, tc.pass)
+			}
+			if !tc.pass && tc.before == broken && !strings.Contains(r.Checks[0].Detail, "archiver exports no") {
+				t.Errorf("detail %q does not say why", r.Checks[0].Detail)
+			}
+		})
 	}
 }

@@ -57,6 +57,11 @@ func TestArchiverArchivesEveryCommittedRecordThenPublishesTheWatermark(t *testin
 	if got := metricValue(t, r.svc, "qim_archiver_rows_total"); got != n {
 		t.Fatalf("rows_total = %v, want %d", got, n)
 	}
+	// The perf gate sums every Kafka client's requests per message; an archiver that counts
+	// none would drop out of that figure (gates/perf_kafka.go).
+	if got := metricValue(t, r.svc, "qim_kafka_requests_total"); got == 0 {
+		t.Fatal("qim_kafka_requests_total = 0 after archiving: the archiver's Kafka clients are not counted")
+	}
 	// T is published once the position reached a high watermark listed after T was read, so it
 	// is at least the time before the records were produced, and never in the future.
 	deadline := time.Now().Add(15 * time.Second)

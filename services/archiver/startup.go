@@ -42,7 +42,8 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	if err := c.rdb.Ping(ctx).Err(); err != nil {
 		return nil, &StartError{What: "core Redis " + s.cfg.RedisAddr, Err: err}
 	}
-	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers)
+	requests := commitlog.NewRequestMetrics(s.reg)
+	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, requests)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	}
 	c.bounds, c.start, c.offsets = st.Bounds, st.Start, st.Offsets
 	c.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.OutboxTopic,
-		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID))
+		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID), commitlog.WithRequestMetrics(requests))
 	if err != nil {
 		return nil, err
 	}
