@@ -54,10 +54,21 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	}
 	c.bounds, c.start, c.offsets = st.Bounds, st.Start, st.Offsets
 	c.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.OutboxTopic,
-		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID), commitlog.WithRequestMetrics(requests))
+		map[int32]int64{outboxPartition: c.start}, s.consumerOptions(requests)...)
 	if err != nil {
 		return nil, err
 	}
 	s.proc.OnClose("outbox consumer", func() error { c.consumer.Close(); return nil })
 	return c, nil
+}
+
+// consumerOptions hold the Outbox fetch for the configured wait, so that under load one request
+// carries a batch's worth of records (the archiver is off the delivery path; Config.FetchWait).
+func (s *Service) consumerOptions(requests *commitlog.RequestMetrics) []commitlog.ConsumerOption {
+	return []commitlog.ConsumerOption{
+		commitlog.WithClientID(consumerClientID),
+		commitlog.WithRequestMetrics(requests),
+		commitlog.WithFetchMaxWait(s.cfg.FetchWait),
+		commitlog.WithFetchMinBytes(fetchGatherBytes),
+	}
 }

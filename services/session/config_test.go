@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
@@ -16,7 +17,8 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.ShardCount != contract.MailboxShardsDefault || c.Topic != contract.TopicDispatch || c.ListenAddr != "127.0.0.1:7104" ||
-		c.MetricsAddr != "127.0.0.1:9104" || c.PageSize != 20 || c.SnapshotUsers != 4096 || c.PollMax != 1024 || c.HeadBodyMax != 1024 {
+		c.MetricsAddr != "127.0.0.1:9104" || c.PageSize != 20 || c.SnapshotUsers != 4096 || c.PollMax != 1024 || c.HeadBodyMax != 1024 ||
+		c.FetchWait != 50*time.Millisecond {
 		t.Fatalf("defaults not filled: %+v", c)
 	}
 	bad := []struct {
@@ -35,6 +37,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative snapshot users", func(c *Config) { c.SnapshotUsers = -1 }, "QIM_SESSION_SNAPSHOT_USERS"},
 		{"poll above max", func(c *Config) { c.PollMax = 16385 }, "QIM_SESSION_POLL_MAX"},
 		{"head body above inline budget", func(c *Config) { c.HeadBodyMax = contract.InlineBodyBudgetBytes + 1 }, "QIM_SESSION_HEAD_BODY_MAX"},
+		{"negative fetch wait", func(c *Config) { c.FetchWait = -time.Millisecond }, "QIM_SESSION_FETCH_WAIT"},
+		{"fetch wait above max", func(c *Config) { c.FetchWait = maxFetchWait + time.Millisecond }, "QIM_SESSION_FETCH_WAIT"},
 	}
 	for _, b := range bad {
 		c := valid()
@@ -53,6 +57,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_SESSION_PAGE_SIZE", "50")
 	t.Setenv("QIM_SESSION_HEAD_BODY_MAX", "2048")
 	t.Setenv("QIM_SESSION_DISPATCH_TOPIC", "qim.dispatch.migrate")
+	t.Setenv("QIM_SESSION_FETCH_WAIT", "200ms")
 	t.Setenv("QIM_DEV_ALLOW_RELAXED_REDIS", "true") // was silently read as false before the shared loader
 	c, err := FromEnv()
 	if err != nil {
@@ -63,7 +68,8 @@ func TestFromEnv(t *testing.T) {
 	}
 	if len(c.KafkaBrokers) != 2 || c.ShardCount != 8 || c.PageSize != 50 || c.ListenAddr != "127.0.0.1:0" ||
 		c.HeadBodyMax != 2048 || c.Topic != "qim.dispatch.migrate" || !c.AllowRelaxedRedis ||
-		c.PollMax != 1024 || c.SnapshotUsers != 4096 || c.MetricsAddr != "127.0.0.1:9104" {
+		c.PollMax != 1024 || c.SnapshotUsers != 4096 || c.MetricsAddr != "127.0.0.1:9104" ||
+		c.FetchWait != 200*time.Millisecond {
 		t.Fatalf("FromEnv = %+v", c)
 	}
 	t.Setenv("QIM_SESSION_POLL_MAX", "many")
@@ -81,6 +87,7 @@ func TestFromEnvRefusesGarbageNamingTheVariable(t *testing.T) {
 		"QIM_SESSION_HEAD_BODY_MAX":   "0",
 		"QIM_DEV_ALLOW_RELAXED_REDIS": "yes",
 		"QIM_KAFKA_BROKERS":           "a:1,,b:2",
+		"QIM_SESSION_FETCH_WAIT":      "0",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)

@@ -53,8 +53,7 @@ func (s *Service) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
-	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.Topic, starts,
-		commitlog.WithClientID("qim-session"), commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
+	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.Topic, starts, s.consumerOptions()...)
 	if err != nil {
 		return fmt.Errorf("session: dispatch consumer: %w", err)
 	}
@@ -68,6 +67,17 @@ func (s *Service) start(ctx context.Context) error {
 		"partitions", live.partitions, "fresh_binding", fresh)
 	s.register()
 	return nil
+}
+
+// consumerOptions hold the dispatch fetch for the configured wait, so that under load one
+// request carries many records (the projection is off the delivery path; Config.FetchWait).
+func (s *Service) consumerOptions() []commitlog.ConsumerOption {
+	return []commitlog.ConsumerOption{
+		commitlog.WithClientID("qim-session"),
+		commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)),
+		commitlog.WithFetchMaxWait(s.cfg.FetchWait),
+		commitlog.WithFetchMinBytes(fetchGatherBytes),
+	}
 }
 
 func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error) {

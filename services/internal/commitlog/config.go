@@ -20,6 +20,9 @@ const (
 	// header 61 bytes, record header ≤ 21 bytes, plus a margin); the topic's max.message.bytes
 	// must hold MaxRecordBytes plus this.
 	recordOverhead = 512
+	// maxFetchMinBytes bounds WithFetchMinBytes: franz-go's default FetchMaxBytes is 50 MiB, and
+	// a gather target near it would only ever end by the max wait.
+	maxFetchMinBytes = 16 << 20
 )
 
 // Defaults filled by Validate.

@@ -29,6 +29,7 @@ type ConsumerOption func(*consumerConfig)
 type consumerConfig struct {
 	clientID     string
 	fetchMaxWait time.Duration
+	fetchMin     int32
 	requests     *RequestMetrics
 }
 
@@ -37,6 +38,16 @@ type consumerConfig struct {
 // cost broker CPU, higher ones make Poll's context the only way out of an idle wait.
 func WithFetchMaxWait(d time.Duration) ConsumerOption {
 	return func(c *consumerConfig) { c.fetchMaxWait = d }
+}
+
+// WithFetchMinBytes sets how many bytes the broker gathers before it answers a fetch, waiting
+// at most the fetch max wait (WithFetchMaxWait); default 1, an answer as soon as any record is
+// there. A consumer off the delivery path (the SessionProjection, the HistoryArchiver) raises
+// it with a short max wait, so that under load one fetch carries many records: the broker's
+// cost is its request rate, not its bytes (docs/perf.md). On the delivery path it adds up to
+// the max wait to every record's latency. At most 16 MiB.
+func WithFetchMinBytes(n int32) ConsumerOption {
+	return func(c *consumerConfig) { c.fetchMin = n }
 }
 
 // WithRequestMetrics counts the consumer's Kafka requests (qim_kafka_requests_total), default
@@ -78,7 +89,7 @@ type PartitionConsumer struct {
 // next record to read). Offsets must already be validated (ValidateStart): an offset outside the
 // log surfaces as a *FetchError or *StartOffsetError from Poll, never as a jump.
 func NewPartitionConsumer(brokers []string, topic string, starts map[int32]int64, opts ...ConsumerOption) (*PartitionConsumer, error) {
-	cfg := consumerConfig{clientID: defaultConsumerClientID, fetchMaxWait: defaultConsumerFetchWait}
+	cfg := consumerConfig{clientID: defaultConsumerClientID, fetchMaxWait: defaultConsumerFetchWait, fetchMin: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -91,6 +102,8 @@ func NewPartitionConsumer(brokers []string, topic string, starts map[int32]int64
 		return nil, fmt.Errorf("%w: consumer of %s needs at least one partition", ErrConfig, topic)
 	case cfg.fetchMaxWait <= 0:
 		return nil, fmt.Errorf("%w: fetch max wait must be positive", ErrConfig)
+	case cfg.fetchMin < 1 || cfg.fetchMin > maxFetchMinBytes:
+		return nil, fmt.Errorf("%w: fetch min bytes %d not in [1, %d]", ErrConfig, cfg.fetchMin, maxFetchMinBytes)
 	}
 	offsets := make(map[int32]kgo.Offset, len(starts))
 	expect := make(map[int32]int64, len(starts))
@@ -111,6 +124,7 @@ func NewPartitionConsumer(brokers []string, topic string, starts map[int32]int64
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(cfg.fetchMaxWait),
+		kgo.FetchMinBytes(cfg.fetchMin),
 	}, cfg.requests.opts(cfg.clientID)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: consumer of %s: %w", topic, err)

@@ -156,21 +156,31 @@ func TestStartBeyondLogEndIsRefused(t *testing.T) {
 }
 
 func TestNewPartitionConsumerRejects(t *testing.T) {
+	ok := []string{"127.0.0.1:1"}
 	tests := []struct {
 		name    string
 		brokers []string
 		topic   string
 		starts  map[int32]int64
+		opts    []ConsumerOption
 	}{
-		{"no brokers", nil, "t", map[int32]int64{0: 0}},
-		{"no topic", []string{"127.0.0.1:1"}, "", map[int32]int64{0: 0}},
-		{"no partitions", []string{"127.0.0.1:1"}, "t", nil},
-		{"negative offset", []string{"127.0.0.1:1"}, "t", map[int32]int64{0: -1}},
-		{"negative partition", []string{"127.0.0.1:1"}, "t", map[int32]int64{-1: 0}},
+		{"no brokers", nil, "t", map[int32]int64{0: 0}, nil},
+		{"no topic", ok, "", map[int32]int64{0: 0}, nil},
+		{"no partitions", ok, "t", nil, nil},
+		{"negative offset", ok, "t", map[int32]int64{0: -1}, nil},
+		{"negative partition", ok, "t", map[int32]int64{-1: 0}, nil},
+		{"zero fetch wait", ok, "t", map[int32]int64{0: 0}, []ConsumerOption{WithFetchMaxWait(0)}},
+		{"zero fetch min bytes", ok, "t", map[int32]int64{0: 0}, []ConsumerOption{WithFetchMinBytes(0)}},
+		{"fetch min bytes above the bound", ok, "t", map[int32]int64{0: 0}, []ConsumerOption{WithFetchMinBytes(maxFetchMinBytes + 1)}},
 	}
 	for _, tc := range tests {
-		if _, err := NewPartitionConsumer(tc.brokers, tc.topic, tc.starts); !errors.Is(err, ErrConfig) {
+		if _, err := NewPartitionConsumer(tc.brokers, tc.topic, tc.starts, tc.opts...); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: err = %v, want ErrConfig", tc.name, err)
 		}
 	}
+	c, err := NewPartitionConsumer(ok, "t", map[int32]int64{0: 0}, WithFetchMinBytes(maxFetchMinBytes))
+	if err != nil {
+		t.Fatalf("fetch min bytes at the bound: %v", err)
+	}
+	c.Close()
 }
