@@ -115,11 +115,25 @@ func AB(ctx context.Context, o ABOptions) (*ABReport, error) {
 	return rep, nil
 }
 
+// abGate is the registry's perf gate, the one `qim-gate run perf` runs: a bare perfGate{} has
+// no SDK lane, and every ab run with --sdk-clients above 0 failed "SDK lane not available".
+func abGate() (Gate, error) {
+	g, ok := Lookup(perfGate{}.Name())
+	if !ok {
+		return nil, fmt.Errorf("%w: the registry has no perf gate", ErrAB)
+	}
+	return g, nil
+}
+
 // abRun is one perf gate run of one side on a fresh stack.
 func abRun(ctx context.Context, o ABOptions, side abSide, round int) (ABRun, error) {
 	dir := filepath.Join(o.ReportDir, fmt.Sprintf("round%d-%s", round, side.Name))
 	fmt.Fprintf(o.Progress, "ab: round %d/%d: %s %s on a fresh stack\n", round, o.Rounds, side.Name, short(side.Commit))
-	sum, err := Run(ctx, []Gate{perfGate{}}, RunOptions{Root: o.Root, SUTRoot: side.dir, OneProcess: side.OneProcess, GoMaxProcs: o.GoMaxProcs,
+	perf, err := abGate()
+	if err != nil {
+		return ABRun{}, err
+	}
+	sum, err := Run(ctx, []Gate{perf}, RunOptions{Root: o.Root, SUTRoot: side.dir, OneProcess: side.OneProcess, GoMaxProcs: o.GoMaxProcs,
 		ReportDir: dir, Progress: o.Progress, NewStack: o.NewStack, Perf: o.Perf})
 	if err != nil {
 		return ABRun{}, fmt.Errorf("%w: round %d %s: %w", ErrAB, round, side.Name, err)

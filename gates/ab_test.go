@@ -52,3 +52,15 @@ func TestABChecksOutBothCommits(t *testing.T) {
 		t.Fatalf("an unknown baseline: %v, want ErrAB", err)
 	}
 }
+
+// An ab run drives the SDK lane as the perf gate of `qim-gate run perf` does: with a bare
+// perfGate{} every run with --sdk-clients above 0 failed "SDK lane not available in this build".
+func TestABRunsTheRegistryPerfGate(t *testing.T) {
+	gate, err := abGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := gate.(perfGate); !ok || g.newLane == nil {
+		t.Fatalf("ab runs %T without an SDK lane", gate)
+	}
+}
