@@ -83,13 +83,14 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 	}
 }
 
-// capacityCalls repeats the capacity step's request counts as capacity_<name>: at saturation,
-// where batches are largest, is where requests per message are judged.
+// capacityCalls repeats the capacity step's request counts and CPU per message by process as
+// capacity_<name>: at saturation, where batches are largest, is where requests and CPU per
+// message are judged (below it, every stage fills idle CPU with small batches).
 func capacityCalls(r *Result, step string) {
 	for k, v := range r.Metrics {
 		name, ok := strings.CutPrefix(k, step)
 		if ok && (strings.HasPrefix(name, "kafka_requests_per_msg") || strings.HasPrefix(name, "redis_cmds_per_msg_") ||
-			strings.HasPrefix(name, "redis_script_calls_per_msg_")) {
+			strings.HasPrefix(name, "redis_script_calls_per_msg_") || strings.HasPrefix(name, "cpu_ms_per_msg_")) {
 			r.Metric("capacity_"+name, v)
 		}
 	}

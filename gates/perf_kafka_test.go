@@ -70,9 +70,12 @@ func TestCapacityCallsRepeatTheCapacityStep(t *testing.T) {
 	r.Metric("step_500_kafka_requests_per_msg", 3)
 	r.Metric("step_500_redis_cmds_per_msg_redis-core", 20)
 	r.Metric("step_500_end_to_end_p99_ms", 90)
+	r.Metric("step_500_cpu_ms_per_msg_kafka", 0.25)
 	r.Metric("step_1000_kafka_requests_per_msg", 2)
+	r.Metric("step_1000_cpu_ms_per_msg_kafka", 0.5)
 	capacityCalls(r, "step_500_")
-	if r.Metrics["capacity_kafka_requests_per_msg"] != 3 || r.Metrics["capacity_redis_cmds_per_msg_redis-core"] != 20 {
+	if r.Metrics["capacity_kafka_requests_per_msg"] != 3 || r.Metrics["capacity_redis_cmds_per_msg_redis-core"] != 20 ||
+		r.Metrics["capacity_cpu_ms_per_msg_kafka"] != 0.25 {
 		t.Fatalf("metrics %v", r.Metrics)
 	}
 	if _, ok := r.Metrics["capacity_end_to_end_p99_ms"]; ok {
