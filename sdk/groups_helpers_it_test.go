@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
@@ -111,7 +110,11 @@ func groupBytes(g contract.ConversationID) []byte { return contract.U128(g).Appe
 // admin calls the writer's GroupAdmin RPC, as qimctl membership does.
 func admin(t *testing.T, set *svc.Set, req *internalv1.AdminGroupRequest) *internalv1.AdminGroupOutcome {
 	t.Helper()
-	cc, err := grpc.NewClient(set.Addrs.Writer, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds, err := set.AdminDialOption()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient(set.Addrs.Writer, creds)
 	if err != nil {
 		t.Fatal(err)
 	}

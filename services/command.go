@@ -54,8 +54,12 @@ environment as its own subcommand (see qim <service> --help; the gateway needs Q
 QIM_MAILBOX_ADDR and QIM_SESSION_ADDR pointing at the others). Any service stopping stops them all.
 The HistoryArchiver is not included (it needs a CQL node): run qim archiver beside it.
 
+The services still call each other over gRPC, so the internal RPC boundary applies: mTLS with one
+certificate for the process (qimctl certs dev --one-process writes all.env), or, for a demo on
+loopback, QIM_RPC_PLAINTEXT_LOOPBACK=1 (then qimctl membership cannot call GroupAdmin).
+
 Example:
-  eval "$(qim-gate stack up)"; QIM_TOKEN_SECRET=... qim all`,
+  eval "$(qim-gate stack up)"; QIM_RPC_PLAINTEXT_LOOPBACK=1 QIM_TOKEN_SECRET=... qim all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := CheckEnviron(os.Environ()); err != nil {

@@ -20,6 +20,6 @@ func newRootCmd() *cobra.Command {
 		Short:        "Q-IM operator tool",
 		SilenceUsage: true,
 	}
-	root.AddCommand(newTokenCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd())
+	root.AddCommand(newTokenCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd())
 	return root
 }

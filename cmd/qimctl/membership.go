@@ -7,16 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services"
 )
 
 // membershipOptions are the flags of the `qimctl membership` subcommands. The writer address
@@ -31,6 +32,10 @@ type membershipOptions struct {
 	name      string
 	requestID string
 	timeout   time.Duration
+	certs     string // directory of qimctl certs dev: ca.pem, admin.pem, admin.key
+	ca        string
+	cert      string
+	key       string
 }
 
 // adminOp is AdminGroupRequest.op.
@@ -52,8 +57,10 @@ same CONTROL commit as a client's: members see it in the group conversation, wit
 the group's owner as sender.
 
 The writer's gRPC address is --writer, else $QIM_WRITER_ADDR (what the gateway dials), else
-$QIM_WRITER_LISTEN. The GroupAdmin RPC is plaintext and the writer listens on loopback only, so
-run qimctl on the writer's host.`,
+$QIM_WRITER_LISTEN. GroupAdmin needs the admin role of the internal RPC boundary, even on loopback:
+qimctl calls with an admin certificate (--certs DIR from qimctl certs dev, or --ca, --cert and
+--key) whose SHA-256 fingerprint the writer lists as admin:<fingerprint> in QIM_RPC_PEERS.
+--ca defaults to $QIM_RPC_TLS_CA.`,
 	}
 	cmd.AddCommand(newMembershipCreateCmd(&membershipOptions{}), newMembershipChangeCmd(&membershipOptions{}, opAdd),
 		newMembershipChangeCmd(&membershipOptions{}, opRemove), newMembershipListCmd(&membershipOptions{}))
@@ -66,6 +73,28 @@ func (o *membershipOptions) commonFlags(cmd *cobra.Command) {
 	f.StringVar(&o.writer, "writer", "", "writer gRPC address host:port (default $QIM_WRITER_ADDR, else $QIM_WRITER_LISTEN)")
 	f.StringVar(&o.tenant, "tenant", "", "tenant id in hex, up to 32 digits (default: tenant 0)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "longest wait for the writer's answer")
+	f.StringVar(&o.certs, "certs", "", "directory holding ca.pem, admin.pem and admin.key (qimctl certs dev --out)")
+	f.StringVar(&o.ca, "ca", "", "internal CA certificate (default $QIM_RPC_TLS_CA, or DIR/ca.pem with --certs)")
+	f.StringVar(&o.cert, "cert", "", "admin certificate (or DIR/admin.pem with --certs)")
+	f.StringVar(&o.key, "key", "", "admin certificate's key (or DIR/admin.key with --certs)")
+}
+
+// adminFiles resolves the admin credential's files: explicit flags first, then --certs DIR,
+// then $QIM_RPC_TLS_CA for the CA. There is no plaintext fallback: the writer refuses it.
+func (o *membershipOptions) adminFiles(getenv func(string) string) (ca, cert, key string, err error) {
+	fromDir := func(name string) string {
+		if o.certs == "" {
+			return ""
+		}
+		return filepath.Join(o.certs, name)
+	}
+	ca = firstNonEmpty(o.ca, firstNonEmpty(fromDir("ca.pem"), getenv("QIM_RPC_TLS_CA")))
+	cert, key = firstNonEmpty(o.cert, fromDir("admin.pem")), firstNonEmpty(o.key, fromDir("admin.key"))
+	if ca == "" || cert == "" || key == "" {
+		return "", "", "", errors.New("qimctl: GroupAdmin needs an admin certificate, even on loopback: pass --certs DIR " +
+			"(written by qimctl certs dev) or --ca, --cert and --key")
+	}
+	return ca, cert, key, nil
 }
 
 func newMembershipCreateCmd(o *membershipOptions) *cobra.Command {
@@ -153,7 +182,15 @@ func runMembership(ctx context.Context, o *membershipOptions, op adminOp, getenv
 	if err != nil {
 		return err
 	}
-	res, err := adminGroup(ctx, addr, req, o.timeout)
+	ca, cert, key, err := o.adminFiles(getenv)
+	if err != nil {
+		return err
+	}
+	creds, err := services.AdminDialOption(ca, cert, key)
+	if err != nil {
+		return fmt.Errorf("qimctl: %w", err)
+	}
+	res, err := adminGroup(ctx, addr, creds, req, o.timeout)
 	if err != nil {
 		return err
 	}
@@ -238,8 +275,8 @@ func (o *membershipOptions) requestKey() (contract.U128, error) {
 
 // adminGroup makes the call. An unreachable writer fails fast (no wait-for-ready) with an
 // error that says what to fix.
-func adminGroup(ctx context.Context, addr string, req *internalv1.AdminGroupRequest, timeout time.Duration) (*internalv1.AdminGroupOutcome, error) {
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func adminGroup(ctx context.Context, addr string, creds grpc.DialOption, req *internalv1.AdminGroupRequest, timeout time.Duration) (*internalv1.AdminGroupOutcome, error) {
+	cc, err := grpc.NewClient(addr, creds)
 	if err != nil {
 		return nil, fmt.Errorf("qimctl: writer address %q: %w (pass --writer host:port)", addr, err)
 	}
@@ -258,7 +295,11 @@ func rpcError(addr string, err error) error {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return fmt.Errorf("qimctl: writer at %s unreachable: %w — is the writer running? Point --writer (or "+
-			"QIM_WRITER_ADDR) at its gRPC listener, QIM_WRITER_LISTEN, on the writer's host (loopback only)", addr, err)
+			"QIM_WRITER_ADDR) at its gRPC listener, QIM_WRITER_LISTEN; a TLS error means the writer's certificate "+
+			"is not from --ca or lacks the name writer.qim.internal", addr, err)
+	case codes.PermissionDenied:
+		return fmt.Errorf("qimctl: the writer at %s refused the admin certificate: %w — list its fingerprint as "+
+			"admin:<sha256> in the writer's QIM_RPC_PEERS (qimctl certs dev prints it)", addr, err)
 	case codes.Unimplemented:
 		return fmt.Errorf("qimctl: the service at %s does not serve GroupAdmin: %w — is it the writer, and a version "+
 			"with groups?", addr, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -162,7 +163,7 @@ func TestMembershipWriterUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	_, _, err = run(t, "membership", "list", "--group", testGroup, "--writer", addr, "--timeout", "5s")
+	_, _, err = run(t, "membership", "list", "--group", testGroup, "--writer", addr, "--timeout", "5s", "--certs", devCerts(t).Dir)
 	if err == nil || !strings.Contains(err.Error(), "unreachable") || !strings.Contains(err.Error(), "--writer") {
 		t.Fatalf("error %v, want one saying the writer is unreachable and naming --writer", err)
 	}
@@ -185,13 +186,20 @@ func TestMembershipCommandCallsTheWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	certs := devCerts(t)
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(writerTLS(t, certs))))
 	fake := &fakeAdmin{res: &internalv1.AdminGroupOutcome{ErrorCode: uint32(contract.ErrCodeGroupFull), ErrorMessage: "1001 members"}}
 	internalv1.RegisterGroupAdminServer(srv, fake)
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Stop()
 	t.Setenv("QIM_WRITER_ADDR", ln.Addr().String())
-	out, _, err := run(t, "membership", "add", "--group", testGroup, "--users", "1,2")
+	if _, _, err := run(t, "membership", "add", "--group", testGroup, "--users", "1,2"); err == nil ||
+		!strings.Contains(err.Error(), "needs an admin certificate, even on loopback") {
+		t.Fatalf("without --certs: %v, want the admin certificate named", err)
+	}
+	t.Setenv("QIM_RPC_TLS_CA", certs.CA)
+	out, _, err := run(t, "membership", "add", "--group", testGroup, "--users", "1,2", "--cert", certs.Certs["admin"].CertFile,
+		"--key", certs.Certs["admin"].KeyFile)
 	if err == nil || !strings.Contains(err.Error(), "GROUP_FULL (12)") || out != "" {
 		t.Fatalf("refusal: %v, stdout %q; want GROUP_FULL (12) and nothing printed", err, out)
 	}
@@ -199,7 +207,7 @@ func TestMembershipCommandCallsTheWriter(t *testing.T) {
 		t.Fatalf("writer got %v", fake.got)
 	}
 	fake.res = &internalv1.AdminGroupOutcome{GroupId: fake.got.GetGroupId(), MembershipVersion: 2, Members: []*qimv1.Member{{UserId: 1}}}
-	if out, _, err = run(t, "membership", "list", "--group", testGroup); err != nil || !strings.Contains(out, "1 members") {
+	if out, _, err = run(t, "membership", "list", "--group", testGroup, "--certs", certs.Dir); err != nil || !strings.Contains(out, "1 members") {
 		t.Fatalf("list: %v %q", err, out)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -174,7 +173,11 @@ func (e *Env) AdminGroup(ctx context.Context, req *internalv1.AdminGroupRequest)
 	if addr == "" {
 		return nil, errors.New("e2e: admin group operations need the writer's address (run inside qim-gate)")
 	}
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds, err := e.Set.AdminDialOption()
+	if err != nil {
+		return nil, fmt.Errorf("e2e: %w", err)
+	}
+	cc, err := grpc.NewClient(addr, creds)
 	if err != nil {
 		return nil, fmt.Errorf("e2e: dial writer %s: %w", addr, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/services"
 )
 
 // Names of the services, in start order (a backend starts before its callers).
@@ -58,6 +59,7 @@ type Set struct {
 	mu    sync.Mutex
 	procs map[string]*proc
 	extra []string
+	certs *services.DevCerts // nil: the binary predates the internal RPC boundary
 }
 
 // proc is the last process started for one service name. It stays in Set.procs after it
@@ -108,7 +110,11 @@ func New(bin string, ep stack.Endpoints, extraEnv ...string) (*Set, error) {
 		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
 			Session: ports[10], Archiver: ports[11]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
-	return &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv}, nil
+	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv}
+	if err := s.writeCerts(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func freePorts(n int) ([]string, error) {
@@ -150,5 +156,6 @@ func (s *Set) Env(name string) []string {
 	if s.ep.CQL != "" {
 		env = append(env, "QIM_CQL_HOSTS="+s.ep.CQL, "QIM_ARCHIVER_METRICS="+a.Metrics[Archiver])
 	}
+	env = append(env, s.rpcEnv(name)...)
 	return append(env, s.extra...)
 }

@@ -8,18 +8,17 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
-// dialBackend creates the gRPC channel to a backend (writer or mailbox). Nothing is contacted
-// until first use; the channel reconnects on its own. Plaintext is accepted only because
-// Config.Validate restricts backend addresses to loopback until internal mTLS exists.
+// dialBackend creates the gRPC channel to a backend (writer, mailbox or session) with the
+// boundary's credentials (mTLS, or plaintext on loopback: rpcauth). Nothing is contacted until
+// first use; the channel reconnects on its own.
 //
 // The reconnect backoff is capped at 2 s (gRPC's default is 120 s): a backend restarted under
 // load must be found again well inside the contract's 7 s unavailability budget.
-func dialBackend(addr string, connectTimeout time.Duration) (*grpc.ClientConn, error) {
+func dialBackend(addr string, connectTimeout time.Duration, creds grpc.DialOption) (*grpc.ClientConn, error) {
 	cc, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		creds,
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
 			MinConnectTimeout: connectTimeout,

@@ -9,6 +9,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // Config is the ConnectionNode's configuration: one field per QIM_* variable (the tags give its
@@ -30,18 +31,21 @@ type Config struct {
 	TLSKeyFile  string `env:"QIM_GATEWAY_TLS_KEY" doc:"PEM private key of the TCP listener (with QIM_GATEWAY_TLS_CERT)"`
 	// PushListenAddr is the gRPC Push service the MailboxNode calls. Loopback only until
 	// internal RPC has mTLS.
-	PushListenAddr string `env:"QIM_GATEWAY_PUSH_LISTEN" doc:"gRPC Push address the MailboxNode calls (loopback only)"`
+	PushListenAddr string `env:"QIM_GATEWAY_PUSH_LISTEN" doc:"gRPC Push address the MailboxNode calls (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
 	MetricsAddr string `env:"QIM_GATEWAY_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
 	// WriterAddr, MailboxAddr and SessionAddr are the backends' gRPC addresses. Loopback only:
 	// the channels are plaintext until internal RPC has mTLS.
-	WriterAddr  string `env:"QIM_WRITER_ADDR" required:"true" doc:"ConversationWriter gRPC address (loopback only)"`
-	MailboxAddr string `env:"QIM_MAILBOX_ADDR" required:"true" doc:"MailboxNode gRPC address (loopback only)"`
-	SessionAddr string `env:"QIM_SESSION_ADDR" required:"true" doc:"SessionProjection gRPC address (PULL_SESSION_LIST, MARK_READ; loopback only)"`
+	WriterAddr  string `env:"QIM_WRITER_ADDR" required:"true" doc:"ConversationWriter gRPC address (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	MailboxAddr string `env:"QIM_MAILBOX_ADDR" required:"true" doc:"MailboxNode gRPC address (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	SessionAddr string `env:"QIM_SESSION_ADDR" required:"true" doc:"SessionProjection gRPC address (PULL_SESSION_LIST, MARK_READ; mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
 	// RedisAddr holds the session_epoch counters. The gateway refuses to start unless it runs AOF
 	// with appendfsync always: a counter rolled back by a crash would hand a new login an epoch
 	// an older session already had.
 	RedisAddr string `env:"QIM_REDIS_ADDR" required:"true" doc:"core Redis (host:port) holding session_epoch counters; must run AOF with appendfsync always"`
+	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
+	// for development (ADR-0025).
+	RPC rpcauth.Config
 	// AllowRelaxedRedis accepts appendfsync everysec on a loopback Redis, for development only.
 	AllowRelaxedRedis bool `env:"QIM_DEV_ALLOW_RELAXED_REDIS" doc:"development only: accept appendfsync everysec on a loopback Redis"`
 	// TokenSecret signs dev tokens. Never printed: every way of formatting it yields a digest.
@@ -131,7 +135,7 @@ func (c *Config) Validate() error {
 func (c *Config) validateAddrs() error {
 	addrs := []struct {
 		name, addr string
-		internal   bool // plaintext gRPC: refused beyond loopback until internal mTLS exists
+		internal   bool // internal gRPC: mTLS, or loopback in the development mode (rpcauth)
 	}{
 		{"QIM_GATEWAY_LISTEN", c.ListenAddr, false}, {"QIM_GATEWAY_WS_LISTEN", c.WSListenAddr, false},
 		{"QIM_GATEWAY_METRICS", c.MetricsAddr, false}, {"QIM_REDIS_ADDR", c.RedisAddr, false},
@@ -143,10 +147,14 @@ func (c *Config) validateAddrs() error {
 			return fmt.Errorf("%w: %s=%q: %v", ErrConfig, a.name, a.addr, err)
 		}
 	}
+	var internal []rpcauth.Addr
 	for _, a := range addrs {
-		if a.internal && !isLoopback(a.addr) {
-			return fmt.Errorf("%w: %s=%q is not loopback; internal gRPC has no mTLS yet", ErrConfig, a.name, a.addr)
+		if a.internal {
+			internal = append(internal, rpcauth.Addr{Var: a.name, Addr: a.addr})
 		}
+	}
+	if err := c.RPC.Validate(internal...); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }
@@ -189,16 +197,4 @@ func (c *Config) validateBounds() error {
 		return fmt.Errorf("%w: QIM_GATEWAY_MAX_CONNS=%d below 1", ErrConfig, c.MaxConns)
 	}
 	return nil
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

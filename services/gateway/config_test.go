@@ -94,6 +94,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_GATEWAY_MAX_CONNS", "500")
 	t.Setenv("QIM_GATEWAY_WS_ORIGINS", "app.example.com, *.example.org")
 	t.Setenv("QIM_DEV_ALLOW_RELAXED_REDIS", "true") // "true" used to be ignored: only "1" counted
+	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +146,7 @@ func TestSecretNeverInConfigErrors(t *testing.T) {
 	t.Setenv("QIM_SESSION_ADDR", "127.0.0.1:4")
 	t.Setenv("QIM_REDIS_ADDR", "127.0.0.1:3")
 	t.Setenv("QIM_TOKEN_SECRET", short)
+	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/gates/itest"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
@@ -59,7 +60,7 @@ func startGateway(t testing.TB, o harnessOpts) *harness {
 	sessionAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterSessionServer(gs, o.session) })
 	cfg := Config{ListenAddr: "127.0.0.1:0", WSListenAddr: "127.0.0.1:0", PushListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
 		WriterAddr: writerAddr, MailboxAddr: mailboxAddr, SessionAddr: sessionAddr, RedisAddr: ep.RedisCore,
-		TokenSecret: Secret(testSecret)}
+		TokenSecret: Secret(testSecret), RPC: rpcauth.Config{PlaintextLoopback: true}}
 	if o.mutate != nil {
 		o.mutate(&cfg)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // pushGrace bounds the drain of in-flight PushBatch calls at stop: a push is best effort, so a
@@ -57,6 +58,7 @@ type Service struct {
 	registry *registry
 
 	tls       *tls.Config
+	rpc       *rpcauth.Transport
 	rdb       *redis.Client
 	writerCC  *grpc.ClientConn
 	mailboxCC *grpc.ClientConn
@@ -117,6 +119,9 @@ func (s *Service) start(ctx context.Context) error {
 	if s.tls, err = loadTLS(&s.cfg); err != nil {
 		return err
 	}
+	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceGatewayPush); err != nil {
+		return fmt.Errorf("gateway: refusing to start: %w", err)
+	}
 	if err := s.openRedis(ctx); err != nil {
 		return err
 	}
@@ -155,10 +160,10 @@ func (s *Service) dialBackends() error {
 		name, addr string
 		dst        **grpc.ClientConn
 	}{
-		{"writer", s.cfg.WriterAddr, &s.writerCC}, {"mailbox", s.cfg.MailboxAddr, &s.mailboxCC},
-		{"session", s.cfg.SessionAddr, &s.sessionCC},
+		{contract.RPCServiceWriter, s.cfg.WriterAddr, &s.writerCC}, {contract.RPCServiceMailbox, s.cfg.MailboxAddr, &s.mailboxCC},
+		{contract.RPCServiceSession, s.cfg.SessionAddr, &s.sessionCC},
 	} {
-		cc, err := dialBackend(b.addr, s.cfg.BackendTimeout)
+		cc, err := dialBackend(b.addr, s.cfg.BackendTimeout, s.rpc.DialOption(b.name))
 		if err != nil {
 			return err
 		}
@@ -186,7 +191,7 @@ func (s *Service) register() {
 	s.ws = newWSServer(s.wsHandler())
 	s.proc.Go("tcp accept", func(ctx context.Context) error { return s.acceptTCP(ctx, s.lns.tcp) })
 	s.proc.Go("websocket", func(context.Context) error { return serveWS(s.ws, s.lns.ws) })
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)
 	internalv1.RegisterPushServer(gs, pushServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Listener: s.lns.push, AddrVar: "QIM_GATEWAY_PUSH_LISTEN", Grace: pushGrace})
 	s.proc.OnStarted(func() {
@@ -194,7 +199,7 @@ func (s *Service) register() {
 			Metrics: s.proc.MetricsAddr()}
 		s.addrs.Store(&a)
 		close(s.ready)
-		s.log.Info("gateway: serving", "tcp", a.TCP, "tls", s.tls != nil, "ws", a.WS, "push", a.Push, "metrics", a.Metrics,
+		s.log.Info("gateway: serving", "tcp", a.TCP, "tls", s.tls != nil, "ws", a.WS, "push", a.Push, "rpc", s.rpc.Mode(), "metrics", a.Metrics,
 			"token_secret", obs.SecretDigest(s.cfg.TokenSecret))
 	})
 	s.proc.OnStop(s.drain)

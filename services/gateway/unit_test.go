@@ -6,11 +6,12 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 func validConfig() Config {
 	return Config{WriterAddr: "127.0.0.1:7101", MailboxAddr: "127.0.0.1:7102", SessionAddr: "127.0.0.1:7104", RedisAddr: "127.0.0.1:6379",
-		TokenSecret: Secret("unit-test-secret-0123456789")}
+		TokenSecret: Secret("unit-test-secret-0123456789"), RPC: rpcauth.Config{PlaintextLoopback: true}}
 }
 
 func TestSessionEpochKey(t *testing.T) {

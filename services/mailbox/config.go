@@ -10,6 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // Config is the MailboxNode's configuration: one field per QIM_* variable (the tags give its
@@ -38,6 +39,9 @@ type Config struct {
 	// GatewayPushAddr is the gateway's Push gRPC address. Unset disables push; offline
 	// delivery through PULL_MAILBOX is unaffected, devices only learn of new entries later.
 	GatewayPushAddr string `env:"QIM_GATEWAY_PUSH_ADDR" doc:"gateway Push gRPC address (unset: no push; pulls still deliver everything)"`
+	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
+	// for development (ADR-0025).
+	RPC rpcauth.Config
 	// PushQueue bounds the push targets waiting for the gateway. A full queue drops pushes
 	// (counted in qim_mailbox_push_dropped_total) and never blocks materialization: a dropped
 	// push costs latency, the device's next pull recovers it. Larger only helps a gateway that
@@ -94,6 +98,10 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(a.addr); a.addr != "" && err != nil {
 			return fmt.Errorf("%w: %s=%q: %v", ErrConfig, a.name, a.addr, err)
 		}
+	}
+	if err := c.RPC.Validate(rpcauth.Addr{Var: "QIM_MAILBOX_LISTEN", Addr: c.ListenAddr},
+		rpcauth.Addr{Var: "QIM_GATEWAY_PUSH_ADDR", Addr: c.GatewayPushAddr}); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	switch {
 	case c.PushQueue < 1 || c.PushQueue > pushQueueMax:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 func TestParseShardSet(t *testing.T) {
@@ -39,7 +40,9 @@ func TestParseShardSet(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	base := func() Config { return Config{RedisAddr: "127.0.0.1:6379", KafkaBrokers: []string{"127.0.0.1:9092"}} }
+	base := func() Config {
+		return Config{RedisAddr: "127.0.0.1:6379", KafkaBrokers: []string{"127.0.0.1:9092"}, RPC: rpcauth.Config{PlaintextLoopback: true}}
+	}
 	c := base()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -89,6 +92,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_GATEWAY_PUSH_ADDR", "127.0.0.1:7001")
 	t.Setenv("QIM_MAILBOX_PUSH_QUEUE", "16")
 	t.Setenv("QIM_MAILBOX_MATERIALIZE_BATCH", "128")
+	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +153,7 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("%s = %+v, want default %q", name, v, def)
 		}
 	}
-	if !got["QIM_MAILBOX_REDIS_ADDR"].Required || !got["QIM_KAFKA_BROKERS"].Required || len(vars) != 9 {
+	if !got["QIM_MAILBOX_REDIS_ADDR"].Required || !got["QIM_KAFKA_BROKERS"].Required || len(vars) != 9+5 { // +5: the internal RPC boundary (rpcauth.Config)
 		t.Errorf("vars = %+v", vars)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // node is an in-process MailboxNode against the stack.
@@ -30,7 +31,7 @@ type node struct {
 
 func (e *env) config(shards ...uint32) Config {
 	return Config{RedisAddr: e.ep.redis, KafkaBrokers: e.ep.kafka, ShardCount: int(e.shards), OwnedShards: shards,
-		ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}
+		ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", RPC: rpcauth.Config{PlaintextLoopback: true}}
 }
 
 // start runs a node with cfg and waits until it serves (every shard caught up).

@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials/insecure"
 
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
@@ -26,7 +25,6 @@ const (
 // call) let a push made while the channel reconnects wait up to pushTimeout instead of failing.
 func pushDialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: pushReconnectMax},
 			MinConnectTimeout: pushTimeout,

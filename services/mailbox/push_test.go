@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
@@ -132,7 +133,7 @@ func TestPushReachesRestartedGateway(t *testing.T) {
 	m := newMetrics(newTestRegistry())
 	g := &fakeGateway{}
 	addr, stop := servePushAt(t, g, "127.0.0.1:0")
-	conn, err := grpc.NewClient(addr, pushDialOptions()...)
+	conn, err := grpc.NewClient(addr, append(pushDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
@@ -38,6 +39,7 @@ type Service struct {
 	router   *router
 	workers  []*shardWorker
 	pusher   *pusher // nil: push disabled
+	rpc      *rpcauth.Transport
 
 	caughtUp    atomic.Bool // every owned shard reached the log end seen at start-up
 	pullFailing atomic.Bool // pulls are failing for a reason of ours (logged on the transitions)
@@ -91,12 +93,12 @@ func (s *Service) register() {
 	if s.pusher != nil {
 		s.proc.Go("gateway push", s.pusher.run)
 	}
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)
 	internalv1.RegisterMailboxServer(gs, grpcServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_MAILBOX_LISTEN", Gate: s.catchUp,
 		OnListen: func(addr string) {
 			s.grpcAddr.Store(&addr)
-			s.log.Info("mailbox: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "shards", len(s.workers))
+			s.log.Info("mailbox: serving", "grpc", addr, "rpc", s.rpc.Mode(), "metrics", s.proc.MetricsAddr(), "shards", len(s.workers))
 		}})
 }
 

@@ -25,6 +25,10 @@ const (
 // one consumer from watermark + 1 of every owned partition. Each dependency's close is registered
 // right after it opened, so a refusal further down closes what was opened before it.
 func (s *Service) start(ctx context.Context) error {
+	var err error
+	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceMailbox); err != nil {
+		return fmt.Errorf("mailbox: refusing to start: %w", err)
+	}
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: len(s.cfg.OwnedShards) + 16, MinIdleConns: 2})
 	s.proc.OnClose("mailbox redis", s.rdb.Close)
 	if err := mailboxstore.CheckDurability(ctx, s.rdb); err != nil {
@@ -92,7 +96,7 @@ func (s *Service) connectPush() error {
 	if s.cfg.GatewayPushAddr == "" {
 		return nil
 	}
-	conn, err := grpc.NewClient(s.cfg.GatewayPushAddr, pushDialOptions()...)
+	conn, err := grpc.NewClient(s.cfg.GatewayPushAddr, append(pushDialOptions(), s.rpc.DialOption(contract.RPCServiceGatewayPush))...)
 	if err != nil {
 		return fmt.Errorf("mailbox: gateway push client for %s: %w", s.cfg.GatewayPushAddr, err)
 	}

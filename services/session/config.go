@@ -9,6 +9,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // Package tuning (not contract values).
@@ -51,6 +52,9 @@ type Config struct {
 	ListenAddr string `env:"QIM_SESSION_LISTEN" doc:"gRPC listen address (gateways call PullSessionList and MarkRead here), opened after the catch-up"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
 	MetricsAddr string `env:"QIM_SESSION_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
+	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
+	// for development (ADR-0025).
+	RPC rpcauth.Config
 	// AllowRelaxedRedis accepts appendfsync everysec on a loopback Redis, for development only: a
 	// host crash would lose read watermarks and checkpoints written in the last second.
 	AllowRelaxedRedis bool `env:"QIM_DEV_ALLOW_RELAXED_REDIS" doc:"development only: accept appendfsync everysec on a loopback Redis"`
@@ -131,6 +135,9 @@ func (c *Config) Validate() error {
 		if b.v < 1 || b.v > b.max {
 			return fmt.Errorf("%w: %s=%d not in [1, %d]", ErrConfig, b.name, b.v, b.max)
 		}
+	}
+	if err := c.RPC.Validate(rpcauth.Addr{Var: "QIM_SESSION_LISTEN", Addr: c.ListenAddr}); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.FetchWait <= 0 || c.FetchWait > maxFetchWait {
 		return fmt.Errorf("%w: QIM_SESSION_FETCH_WAIT=%v not in (0, %v]", ErrConfig, c.FetchWait, maxFetchWait)

@@ -8,10 +8,13 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 func TestConfigValidate(t *testing.T) {
-	valid := func() Config { return Config{RedisAddr: "127.0.0.1:6379", KafkaBrokers: []string{"127.0.0.1:9092"}} }
+	valid := func() Config {
+		return Config{RedisAddr: "127.0.0.1:6379", KafkaBrokers: []string{"127.0.0.1:9092"}, RPC: rpcauth.Config{PlaintextLoopback: true}}
+	}
 	c := valid()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -59,6 +62,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_SESSION_DISPATCH_TOPIC", "qim.dispatch.migrate")
 	t.Setenv("QIM_SESSION_FETCH_WAIT", "200ms")
 	t.Setenv("QIM_DEV_ALLOW_RELAXED_REDIS", "true") // was silently read as false before the shared loader
+	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // running is one Session service under test with a gRPC client.
@@ -29,7 +30,7 @@ type running struct {
 
 func (e *env) config(mut func(*Config)) Config {
 	cfg := Config{RedisAddr: e.redis, KafkaBrokers: e.kafka, ShardCount: e.parts, Topic: e.topic,
-		ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}
+		ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", RPC: rpcauth.Config{PlaintextLoopback: true}}
 	if mut != nil {
 		mut(&cfg)
 	}

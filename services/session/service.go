@@ -15,6 +15,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // catchUpPoll is how often the Session listener's gate checks whether the projection caught up.
@@ -36,6 +37,7 @@ type Service struct {
 
 	serving  atomic.Bool // the Session listener is open: the projection caught up
 	grpcAddr atomic.Pointer[string]
+	rpc      *rpcauth.Transport
 }
 
 // New validates the configuration. Nothing is contacted until Run.
@@ -80,14 +82,14 @@ func (s *Service) Run(ctx context.Context) error {
 // the catch-up: it listens once every partition reached the log end seen at start-up.
 func (s *Service) register() {
 	s.proc.Go("projector", s.proj.run)
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)
 	internalv1.RegisterSessionServer(gs, grpcServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_SESSION_LISTEN",
 		Gate: func(ctx context.Context) error { return lifecycle.Poll(ctx, catchUpPoll, s.proj.caught.Load) },
 		OnListen: func(addr string) {
 			s.grpcAddr.Store(&addr)
 			s.serving.Store(true)
-			s.log.Info("session: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "topic", s.cfg.Topic)
+			s.log.Info("session: serving", "grpc", addr, "rpc", s.rpc.Mode(), "metrics", s.proc.MetricsAddr(), "topic", s.cfg.Topic)
 		}})
 }
 

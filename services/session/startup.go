@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/msgstore"
@@ -18,6 +19,10 @@ import (
 // Session server with the lifecycle. Each dependency's close is registered as soon as it opened,
 // so a refusal half-way closes what was opened.
 func (s *Service) start(ctx context.Context) error {
+	var err error
+	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceSession); err != nil {
+		return fmt.Errorf("session: refusing to start: %w", err)
+	}
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 2})
 	s.proc.OnClose("redis", s.rdb.Close)
 	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // Config is the ConversationWriter's configuration: one field per QIM_* variable (the tags give
@@ -66,6 +67,9 @@ type Config struct {
 	// must not let the trim run ahead of what is archived (ADR-0022).
 	TrimMargin time.Duration `env:"QIM_HISTORY_TRIM_MARGIN" doc:"how far the trim stays behind the archive watermark and the oldest unfinished commit (covers clock skew)"`
 	// ArchiverGroup names the HistoryArchiver whose watermark bounds the trim.
+	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
+	// for development (ADR-0025).
+	RPC           rpcauth.Config
 	ArchiverGroup string `env:"QIM_ARCHIVER_GROUP" doc:"the HistoryArchiver group whose archive watermark bounds the trim (tiered backend)"`
 }
 
@@ -123,6 +127,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HotWindow < 0 || c.TrimMargin < 0 || c.TrimInterval <= 0 {
 		return fmt.Errorf("%w: QIM_HISTORY_HOT_WINDOW and QIM_HISTORY_TRIM_MARGIN must not be negative, QIM_HISTORY_TRIM_INTERVAL must be positive", ErrConfig)
+	}
+	if err := c.RPC.Validate(rpcauth.Addr{Var: "QIM_WRITER_LISTEN", Addr: c.ListenAddr}); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.History.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -15,6 +16,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_WRITER_ID", "0")
 	t.Setenv("QIM_WRITER_RECOVERY_GRACE", "750ms")
 	t.Setenv("QIM_DEV_ALLOW_RELAXED_REDIS", "true")
+	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +49,9 @@ func TestFromEnvRefusesGarbageNamingTheVariable(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	base := func() Config { return Config{RedisAddr: "127.0.0.1:6390", KafkaBrokers: []string{"127.0.0.1:9092"}} }
+	base := func() Config {
+		return Config{RedisAddr: "127.0.0.1:6390", KafkaBrokers: []string{"127.0.0.1:9092"}, RPC: rpcauth.Config{PlaintextLoopback: true}}
+	}
 	for _, tc := range []struct {
 		name   string
 		mutate func(*Config)
@@ -61,6 +65,8 @@ func TestValidate(t *testing.T) {
 		{"batch above max", func(c *Config) { c.BatchMax = 4097 }, "QIM_WRITER_BATCH_MAX"},
 		{"negative grace", func(c *Config) { c.RecoveryGrace = -time.Second }, "QIM_WRITER_RECOVERY_GRACE"},
 		{"body above frame", func(c *Config) { c.MaxBodyBytes = contract.MaxFramePayload + 1 }, "QIM_WRITER_MAX_BODY"},
+		{"plaintext beyond loopback", func(c *Config) { c.ListenAddr = "0.0.0.0:7101" }, "QIM_WRITER_LISTEN=\"0.0.0.0:7101\" is not loopback"},
+		{"no internal RPC mode", func(c *Config) { c.RPC = rpcauth.Config{} }, "QIM_RPC_PLAINTEXT_LOOPBACK"},
 	} {
 		c := base()
 		tc.mutate(&c)

@@ -85,7 +85,7 @@ func runKilledWriter(t *testing.T, bin, redisAddr string, brokers []string, fp s
 	cmd := exec.Command(bin, "writer")
 	cmd.Env = append(os.Environ(), "QIM_REDIS_ADDR="+redisAddr, "QIM_KAFKA_BROKERS="+strings.Join(brokers, ","),
 		"QIM_WRITER_LISTEN="+addr, "QIM_WRITER_METRICS=127.0.0.1:0", "QIM_FAILPOINT="+fp,
-		"QIM_WRITER_RECOVERY_INTERVAL=1h")
+		"QIM_WRITER_RECOVERY_INTERVAL=1h", "QIM_RPC_PLAINTEXT_LOOPBACK=1")
 	var logs strings.Builder
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

@@ -7,12 +7,16 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // groupCall sends one client group request as the gateway would and returns its outcome.
@@ -42,7 +46,7 @@ func (w *testWriter) createGroup(t testing.TB, creator contract.UserID, members 
 
 func (w *testWriter) admin(t testing.TB, req *internalv1.AdminGroupRequest) *internalv1.AdminGroupOutcome {
 	t.Helper()
-	conn, err := grpc.NewClient(w.svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(w.svc.GRPCAddr(), dialAs(t, "admin"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,5 +181,25 @@ func TestCreateGroupIsIdempotentAndCapped(t *testing.T) {
 	req.Name = "other"
 	if o := w.groupCall(t, a, contract.OpCreateGroup, req); contract.ErrorCode(o.GetErrorCode()) != contract.ErrCodeConflict {
 		t.Fatalf("same request id, other content: %s, want CONFLICT", contract.ErrorCode(o.GetErrorCode()))
+	}
+}
+
+// TestGroupAdminNeedsTheAdminRole: the gateway's certificate, valid for every Writer method, is
+// refused GroupAdmin (the seed's Writer/Admin row), and the refusal is counted.
+func TestGroupAdminNeedsTheAdminRole(t *testing.T) {
+	w := startWriter(t, nil)
+	conn, err := grpc.NewClient(w.svc.GRPCAddr(), dialAs(t, "gateway"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = internalv1.NewGroupAdminClient(conn).AdminGroup(context.Background(),
+		&internalv1.AdminGroupRequest{TenantId: make([]byte, 16), Op: adminList, GroupId: make([]byte, 16)})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("AdminGroup as the gateway: %v, want PermissionDenied", err)
+	}
+	if got := testutil.ToFloat64(rpcauth.Denied(w.svc.reg).
+		WithLabelValues(internalv1.GroupAdmin_AdminGroup_FullMethodName, "wrong_role")); got != 1 {
+		t.Fatalf("qim_rpc_denied_total{wrong_role} = %v, want 1", got)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -19,7 +18,11 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
-func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := itest.Main(m)
+	removeTestCerts()
+	os.Exit(code)
+}
 
 // testWriter is an in-process ConversationWriter against the package's real stack.
 type testWriter struct {
@@ -32,7 +35,8 @@ func startWriter(t testing.TB, mutate func(*Config)) *testWriter {
 	t.Helper()
 	ep := itest.Endpoints(t)
 	cfg := Config{RedisAddr: ep.RedisCore, KafkaBrokers: ep.KafkaBrokers, ListenAddr: "127.0.0.1:0",
-		MetricsAddr: "127.0.0.1:0", RecoveryInterval: 100 * time.Millisecond, RecoveryGrace: 200 * time.Millisecond}
+		MetricsAddr: "127.0.0.1:0", RecoveryInterval: 100 * time.Millisecond, RecoveryGrace: 200 * time.Millisecond,
+		RPC: writerRPC(t)}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -56,7 +60,7 @@ func startWriter(t testing.TB, mutate func(*Config)) *testWriter {
 			t.Fatal("writer did not start within 30 s")
 		}
 	}
-	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(svc.GRPCAddr(), dialAs(t, "gateway"))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

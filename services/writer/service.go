@@ -17,6 +17,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/writer/identity"
 )
 
@@ -42,6 +43,7 @@ type Service struct {
 	halted    sync.Once
 	stop      atomic.Bool // no new send is accepted (lease lost or stopping)
 	grpcAddr  atomic.Pointer[string]
+	rpc       *rpcauth.Transport
 }
 
 // New validates the configuration. Nothing is contacted until Run.
@@ -88,12 +90,15 @@ func (s *Service) halt() { s.halted.Do(func() { close(s.done) }) }
 // start performs the start-up checks in order, builds the commit pipeline and registers its
 // loops and the gRPC server.
 func (s *Service) start(ctx context.Context) error {
+	var err error
+	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceWriter); err != nil {
+		return fmt.Errorf("writer: refusing to start: %w", err)
+	}
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 4})
 	s.proc.OnClose("redis", s.rdb.Close)
 	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
 		return fmt.Errorf("writer: refusing to start: %w", err)
 	}
-	var err error
 	if s.lease, err = s.claimLease(ctx); err != nil {
 		return err
 	}
@@ -143,13 +148,13 @@ func (s *Service) register() {
 			return nil
 		}
 	})
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)
 	internalv1.RegisterWriterServer(gs, grpcServer{s: s})
 	internalv1.RegisterGroupAdminServer(gs, adminServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_WRITER_LISTEN",
 		OnListen: func(addr string) {
 			s.grpcAddr.Store(&addr)
-			s.log.Info("writer: serving", "grpc", addr, "metrics", s.proc.MetricsAddr(), "writer_id", s.lease.WriterID())
+			s.log.Info("writer: serving", "grpc", addr, "rpc", s.rpc.Mode(), "metrics", s.proc.MetricsAddr(), "writer_id", s.lease.WriterID())
 		}})
 	s.proc.OnStop(func() {
 		s.stop.Store(true)

@@ -102,7 +102,8 @@ func TestHistoryPagingAndAuthorisation(t *testing.T) {
 }
 
 func TestRefusesRedisWithoutFsyncAlways(t *testing.T) {
-	cfg := Config{RedisAddr: mailboxRedis(t), KafkaBrokers: []string{"127.0.0.1:1"}, ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}
+	cfg := Config{RedisAddr: mailboxRedis(t), KafkaBrokers: []string{"127.0.0.1:1"}, ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		RPC: writerRPC(t)}
 	svc, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,95 @@
+package svc
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/qim-dev/qim/services"
+)
+
+// The deployment runs the internal RPC boundary as production does: mTLS with a development CA
+// written into the project directory, each service its own certificate, the harness's admin
+// calls with qimctl's admin certificate (ADR-0025). A qim binary from before the boundary
+// existed (an A/B baseline) gets none of it: it knows no internal RPC variable and speaks plaintext.
+
+// rpcIdentity is the certificate a process of the Set holds ("" for services without internal
+// RPC: the FanoutCoordinator and the HistoryArchiver).
+func rpcIdentity(name string) string {
+	switch name {
+	case Writer, Mailbox, Session, Gateway, OneProcessName:
+		return name
+	}
+	return ""
+}
+
+// writeCerts gives the Set its certificate set when the binary has the boundary.
+func (s *Set) writeCerts() error {
+	if !knowsRPCAuth(s.bin) {
+		return nil
+	}
+	ids := append(services.DevIdentities(1), services.OneProcessIdentity(OneProcessName))
+	certs, err := services.WriteDevCerts(filepath.Join(s.dir, "certs"), ids)
+	if err != nil {
+		return fmt.Errorf("svc: %w", err)
+	}
+	s.certs = certs
+	return nil
+}
+
+// rpcEnv is the internal RPC environment of process name.
+func (s *Set) rpcEnv(name string) []string {
+	id := rpcIdentity(name)
+	if s.certs == nil || id == "" {
+		return nil
+	}
+	return s.certs.Env(id)
+}
+
+// MTLS reports whether the deployment's internal RPC runs mTLS (false only for an old binary).
+func (s *Set) MTLS() bool { return s.certs != nil }
+
+// AdminDialOption is how the harness calls the writer's GroupAdmin: with the admin certificate
+// (plaintext only for a binary without the boundary, which served GroupAdmin in plaintext).
+func (s *Set) AdminDialOption() (grpc.DialOption, error) {
+	if s.certs == nil {
+		return grpc.WithTransportCredentials(insecure.NewCredentials()), nil
+	}
+	c := s.certs.Certs["admin"]
+	return services.AdminDialOption(s.certs.CA, c.CertFile, c.KeyFile)
+}
+
+// AdminFiles are the CA, certificate and key of the admin identity ("" without the boundary),
+// for a qimctl run against the Set.
+func (s *Set) AdminFiles() (ca, cert, key string) {
+	if s.certs == nil {
+		return "", "", ""
+	}
+	c := s.certs.Certs["admin"]
+	return s.certs.CA, c.CertFile, c.KeyFile
+}
+
+var rpcAuthProbe sync.Map // binary path → bool
+
+// knowsRPCAuth reports whether bin's writer reads QIM_RPC_TLS_CA (its help lists every variable).
+func knowsRPCAuth(bin string) bool {
+	if v, ok := rpcAuthProbe.Load(bin); ok {
+		return v.(bool)
+	}
+	// Bounded: a test's stand-in binary may ignore --help and sleep.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "writer", "--help")
+	cmd.WaitDelay = time.Second
+	out, _ := cmd.CombinedOutput()
+	known := strings.Contains(string(out), "QIM_RPC_TLS_CA")
+	rpcAuthProbe.Store(bin, known)
+	return known
+}
