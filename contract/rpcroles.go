@@ -1,7 +1,5 @@
 package contract
 
-import "sort"
-
 // RPCRole is the role a caller of an internal RPC holds. Over mTLS it is looked up from the
 // SHA-256 fingerprint of the caller's leaf certificate (the role whitelist): a certificate that
 // merely chains to the internal CA has no role and may call nothing.
@@ -42,18 +40,6 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Push/PushBatch":           RPCRoleMailbox,
 	"/qim.internal.v1.Session/PullSessionList":  RPCRoleGateway,
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,
-}
-
-// RPCMethodsOf lists the methods role may call, sorted (for help text and tests).
-func RPCMethodsOf(role RPCRole) []string {
-	var out []string
-	for m, r := range RPCMethodRoles {
-		if r == role {
-			out = append(out, m)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ParseRPCRole accepts the role names of RPCRoles.

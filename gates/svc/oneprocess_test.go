@@ -1,13 +1,10 @@
 package svc_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/qim-dev/qim/gates/itest"
 	"github.com/qim-dev/qim/gates/svc"
 )
 
@@ -15,18 +12,7 @@ import (
 // service on its own /metrics (its own registry, labelled with its own name), and a Stop of any
 // name ends the process for all of them.
 func TestOneProcessDeployment(t *testing.T) {
-	ep := itest.Endpoints(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin, err := svc.Build(ctx, "../..", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := svc.New(bin, ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set.StopAll() })
+	ctx, set := deploy(t)
 	if err := set.StartOneProcess(ctx); err != nil {
 		t.Fatal(err)
 	}

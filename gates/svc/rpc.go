@@ -66,16 +66,6 @@ func (s *Set) AdminDialOption() (grpc.DialOption, error) {
 	return services.AdminDialOption(s.certs.CA, c.CertFile, c.KeyFile)
 }
 
-// AdminFiles are the CA, certificate and key of the admin identity ("" without the boundary),
-// for a qimctl run against the Set.
-func (s *Set) AdminFiles() (ca, cert, key string) {
-	if s.certs == nil {
-		return "", "", ""
-	}
-	c := s.certs.Certs["admin"]
-	return s.certs.CA, c.CertFile, c.KeyFile
-}
-
 var rpcAuthProbe sync.Map // binary path → bool
 
 // knowsRPCAuth reports whether bin's writer reads QIM_RPC_TLS_CA (its help lists every variable).

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/qim-dev/qim/gates/itest"
 	"github.com/qim-dev/qim/gates/svc"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
@@ -19,18 +18,7 @@ import (
 // TestDeploymentRunsTheBoundary: the harness's writer serves mTLS (so every gate runs the
 // production boundary), refuses a plaintext caller, and answers the harness's admin certificate.
 func TestDeploymentRunsTheBoundary(t *testing.T) {
-	ep := itest.Endpoints(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin, err := svc.Build(ctx, "../..", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := svc.New(bin, ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set.StopAll() })
+	ctx, set := deploy(t)
 	if !set.MTLS() {
 		t.Fatal("a binary of this checkout was not given the boundary")
 	}

@@ -13,23 +13,16 @@ import (
 	"github.com/qim-dev/qim/gates/svc"
 )
 
-func TestMain(m *testing.M) { os.Exit(itest.Main(m, stack.WithDispatchShards(8))) }
+func TestMain(m *testing.M) {
+	code := itest.Main(m, stack.WithDispatchShards(8))
+	removeBuild()
+	os.Exit(code)
+}
 
 // One MailboxNode (it needs only redis-mailbox and Kafka) through every state: starting,
 // healthy, paused, killed, crashing at start-up by itself, and paused when StopAll runs.
 func TestProcessControl(t *testing.T) {
-	ep := itest.Endpoints(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin, err := svc.Build(ctx, "../..", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := svc.New(bin, ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set.StopAll() })
+	ctx, set := deploy(t)
 	const name = svc.Mailbox
 	if err := set.ExitErr(name); !errors.Is(err, svc.ErrNotStarted) {
 		t.Fatalf("ExitErr before start = %v, want ErrNotStarted", err)

@@ -29,20 +29,19 @@ const (
 //
 // Invariants: every call of every method passes through check before its handler runs (the
 // interceptors are the server's only entry); a method is allowed only when contract.RPCMethodRoles
-// lists it and the caller's leaf fingerprint is whitelisted under that role. It holds no per-call
-// state; the log set only limits warnings to one per (reason, method, fingerprint).
+// lists it and the caller's leaf fingerprint is whitelisted under that role (looked up once per
+// connection by peerCreds). It holds no per-call state; the log set only limits warnings to one
+// per (reason, method, fingerprint).
 //
 // Checking once per connection in tls.Config.VerifyPeerCertificate was rejected: it knows the
 // certificate but not the method, and the matrix is per method (a MailboxNode's certificate is
 // valid for PushBatch on a gateway and for nothing on a writer).
 type authorizer struct {
 	plaintext bool
-	peers     map[Fingerprint]roleSet
 	denied    *prometheus.CounterVec
 	log       *slog.Logger
-	logged    sync.Map // string → struct{}; bounded by logCap
-	nlogged   int
 	mu        sync.Mutex
+	logged    map[string]struct{} // at most logCap keys; guarded by mu
 }
 
 const logCap = 256
@@ -50,14 +49,14 @@ const logCap = 256
 // ServerOptions are the credentials and interceptors of a service's gRPC server. Denials are
 // counted in qim_rpc_denied_total{method, reason}, method being a matrix row or "unlisted".
 func (t *Transport) ServerOptions(reg *obs.Registry, log *slog.Logger) []grpc.ServerOption {
-	a := &authorizer{plaintext: t.plaintext, peers: t.peers, log: log, denied: Denied(reg)}
+	a := &authorizer{plaintext: t.plaintext, log: log, denied: Denied(reg)}
 	if t.leaf != nil {
 		reg.GaugeFunc("qim_rpc_cert_expiry_timestamp_seconds", "When this process's internal RPC certificate expires (Unix seconds).",
 			func() float64 { return float64(t.leaf.NotAfter.Unix()) })
 	}
 	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream)}
 	if !t.plaintext {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(t.serverTLS())))
+		opts = append(opts, grpc.Creds(peerCreds{TransportCredentials: credentials.NewTLS(t.serverTLS()), peers: t.peers}))
 	}
 	return opts
 }
@@ -94,31 +93,19 @@ func (a *authorizer) check(ctx context.Context, method string) error {
 		}
 		return nil
 	}
-	leaf, ok := peerLeaf(ctx)
-	if !ok {
-		return a.deny(method, method, reasonNoCert, Fingerprint{}, "")
+	var info peerInfo
+	if p, ok := peer.FromContext(ctx); ok {
+		info, _ = p.AuthInfo.(peerInfo)
 	}
-	fp := FingerprintOf(leaf)
-	roles, listedPeer := a.peers[fp]
 	switch {
-	case !listedPeer:
-		return a.deny(method, method, reasonUnknownCert, fp, "")
-	case !roles.has(want):
-		return a.deny(method, method, reasonWrongRole, fp, roles)
+	case !info.cert:
+		return a.deny(method, method, reasonNoCert, Fingerprint{}, "")
+	case !info.listed:
+		return a.deny(method, method, reasonUnknownCert, info.fp, "")
+	case !info.roles.has(want):
+		return a.deny(method, method, reasonWrongRole, info.fp, info.roles)
 	}
 	return nil
-}
-
-func peerLeaf(ctx context.Context) ([]byte, bool) {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return nil, false
-	}
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(info.State.PeerCertificates) == 0 {
-		return nil, false
-	}
-	return info.State.PeerCertificates[0].Raw, true
 }
 
 func (a *authorizer) deny(label, method, reason string, fp Fingerprint, held any) error {
@@ -138,19 +125,19 @@ func (a *authorizer) warnOnce(method, reason string, fp Fingerprint, held any) {
 		return
 	}
 	key := reason + "|" + method + "|" + fp.String()
-	if _, seen := a.logged.Load(key); seen {
-		return
-	}
 	a.mu.Lock()
-	full := a.nlogged >= logCap
-	if !full {
-		a.nlogged++
+	_, seen := a.logged[key]
+	first := !seen && len(a.logged) < logCap
+	if first {
+		if a.logged == nil {
+			a.logged = map[string]struct{}{}
+		}
+		a.logged[key] = struct{}{}
 	}
 	a.mu.Unlock()
-	if full {
+	if !first {
 		return
 	}
-	a.logged.Store(key, struct{}{})
 	attrs := []any{"method", method, "reason", reason}
 	if fp != (Fingerprint{}) {
 		attrs = append(attrs, "peer_fingerprint", fp.String())

@@ -168,7 +168,7 @@ func TestUnlistedMethodIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &authorizer{peers: tr.peers, denied: Denied(obs.NewRegistry("t"))}
+	a := &authorizer{plaintext: tr.plaintext, denied: Denied(obs.NewRegistry("t"))}
 	if err := a.check(context.Background(), "/qim.internal.v1.Writer/NotARow"); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("unlisted method: %v, want PermissionDenied", err)
 	}

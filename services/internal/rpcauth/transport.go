@@ -98,17 +98,6 @@ func loadFiles(caFile, certFile, keyFile string) (*Transport, error) {
 	return &Transport{cert: cert, leaf: leaf, pool: pool}, nil
 }
 
-// Plaintext reports the loopback development mode.
-func (t *Transport) Plaintext() bool { return t.plaintext }
-
-// Fingerprint is the whitelist key of this process's own certificate (zero in plaintext).
-func (t *Transport) Fingerprint() Fingerprint {
-	if t.leaf == nil {
-		return Fingerprint{}
-	}
-	return FingerprintOf(t.leaf.Raw)
-}
-
 // DialOption is the transport credential for calling service: TLS 1.3 with this process's
 // certificate, the internal CA as the only root and SNI set to the service's name, which the
 // server's certificate must carry.
