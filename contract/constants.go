@@ -122,4 +122,5 @@ const (
 	DomainDispatchDigest     = "qim.dispatch-digest.v1\x00" // payload_digest of a GroupDispatch
 	DomainGroupID            = "qim.group-id.v1\x00"        // group id from (tenant, creator, request id)
 	DomainMembershipCmid     = "qim.membership-cmid.v1\x00" // client_message_id of a membership change
+	DomainWriterRoute        = "qim.writer-route.v1\x00"    // rendezvous score of (conversation, writer instance)
 )

@@ -83,6 +83,7 @@ func Constants() []Constant {
 		{"domain_dispatch_digest", DomainDispatchDigest, true, "payload_digest of a GroupDispatch"},
 		{"domain_group_id", DomainGroupID, true, "group id from (tenant, creator, request id)"},
 		{"domain_membership_cmid", DomainMembershipCmid, true, "client_message_id of a membership change"},
+		{"domain_writer_route", DomainWriterRoute, false, "gateway affinity of a conversation to a writer instance (rendezvous)"},
 		{"membership_custom_type", MembershipCustomType, true, "custom_type of membership CONTROL messages"},
 	}
 }

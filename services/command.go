@@ -50,8 +50,8 @@ func allCmd() *cobra.Command {
 		Use:   "all",
 		Short: "Run every service in one process (demos; production runs one service per process)",
 		Long: `Runs the writer, mailbox, fanout, session and gateway in one process, each configured from the same
-environment as its own subcommand (see qim <service> --help; the gateway needs QIM_WRITER_ADDR,
-QIM_MAILBOX_ADDR and QIM_SESSION_ADDR pointing at the others). Any service stopping stops them all.
+environment as its own subcommand (see qim <service> --help; the gateway needs QIM_WRITER_ADDRS,
+QIM_MAILBOX_ADDRS and QIM_SESSION_ADDRS pointing at the others). Any service stopping stops them all.
 The HistoryArchiver is not included (it needs a CQL node): run qim archiver beside it.
 
 The services still call each other over gRPC, so the internal RPC boundary applies: mTLS with one

@@ -99,6 +99,10 @@ func TestUnknownVariableRefused(t *testing.T) {
 	}
 }
 
+// baselineEnvFile is the one file allowed to use retired variable names: the harness's environment
+// for binaries built before they were renamed (an A/B baseline).
+var baselineEnvFile = filepath.Join("gates", "svc", "baseline.go")
+
 // TestEveryVariableIsDocumented scans the repository's code and scripts: every QIM_* name must
 // be a service variable or a listed tool variable, and no code may still use a renamed one.
 func TestEveryVariableIsDocumented(t *testing.T) {
@@ -132,6 +136,8 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 		}
 		for _, n := range name.FindAllString(string(src), -1) {
 			switch {
+			case renamed[n] != "" && rel == baselineEnvFile:
+				// The harness starts A/B baselines built before the rename with the names they read.
 			case renamed[n] != "":
 				t.Errorf("%s uses the retired %s (%s)", rel, n, renamed[n])
 			case !known[n]:

@@ -43,6 +43,9 @@ var renamed = map[string]string{
 	"QIM_GATEWAY_AUTH_TIMEOUT_MS":    "renamed to QIM_GATEWAY_AUTH_TIMEOUT, a Go duration such as 10s",
 	"QIM_GATEWAY_BACKEND_TIMEOUT_MS": "renamed to QIM_GATEWAY_BACKEND_TIMEOUT, a Go duration such as 5s",
 	"QIM_GATEWAY_WRITE_TIMEOUT_MS":   "renamed to QIM_GATEWAY_WRITE_TIMEOUT, a Go duration such as 10s",
+	"QIM_WRITER_ADDR":                "renamed to QIM_WRITER_ADDRS, a comma-separated list of writer addresses (one is a list of one)",
+	"QIM_MAILBOX_ADDR":               "renamed to QIM_MAILBOX_ADDRS, a comma-separated list of MailboxNode addresses (one is a list of one)",
+	"QIM_SESSION_ADDR":               "renamed to QIM_SESSION_ADDRS, a comma-separated list of SessionProjection addresses (one is a list of one)",
 	"QIM_FANOUT_PRODUCER_IDEMPOTENCE": "renamed: set QIM_FANOUT_DISABLE_PRODUCER_IDEMPOTENCE=true to turn idempotence off; " +
 		"unset it to keep it on",
 }

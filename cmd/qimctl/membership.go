@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ import (
 )
 
 // membershipOptions are the flags of the `qimctl membership` subcommands. The writer address
-// falls back to the variables the services read (the gateway's QIM_WRITER_ADDR, then the
+// falls back to the variables the services read (the first of the gateway's QIM_WRITER_ADDRS, then the
 // writer's own QIM_WRITER_LISTEN), so an operator's service environment is enough.
 type membershipOptions struct {
 	writer    string
@@ -56,7 +57,7 @@ func newMembershipCmd() *cobra.Command {
 same CONTROL commit as a client's: members see it in the group conversation, with actor 0 and
 the group's owner as sender.
 
-The writer's gRPC address is --writer, else $QIM_WRITER_ADDR (what the gateway dials), else
+The writer's gRPC address is --writer, else the first of $QIM_WRITER_ADDRS (what the gateway dials; any writer serves GroupAdmin), else
 $QIM_WRITER_LISTEN. GroupAdmin needs the admin role of the internal RPC boundary, even on loopback:
 qimctl calls with an admin certificate (--certs DIR from qimctl certs dev, or --ca, --cert and
 --key) whose SHA-256 fingerprint the writer lists as admin:<fingerprint> in QIM_RPC_PEERS.
@@ -70,7 +71,7 @@ qimctl calls with an admin certificate (--certs DIR from qimctl certs dev, or --
 // commonFlags binds the flags every subcommand has.
 func (o *membershipOptions) commonFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.writer, "writer", "", "writer gRPC address host:port (default $QIM_WRITER_ADDR, else $QIM_WRITER_LISTEN)")
+	f.StringVar(&o.writer, "writer", "", "writer gRPC address host:port (default the first of $QIM_WRITER_ADDRS, else $QIM_WRITER_LISTEN)")
 	f.StringVar(&o.tenant, "tenant", "", "tenant id in hex, up to 32 digits (default: tenant 0)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "longest wait for the writer's answer")
 	f.StringVar(&o.certs, "certs", "", "directory holding ca.pem, admin.pem and admin.key (qimctl certs dev --out)")
@@ -202,9 +203,9 @@ func runMembership(ctx context.Context, o *membershipOptions, op adminOp, getenv
 
 // request validates the options and builds the RPC request before any I/O.
 func (o *membershipOptions) request(op adminOp, getenv func(string) string) (string, *internalv1.AdminGroupRequest, error) {
-	addr := firstNonEmpty(o.writer, firstNonEmpty(getenv("QIM_WRITER_ADDR"), getenv("QIM_WRITER_LISTEN")))
+	addr := firstNonEmpty(o.writer, firstNonEmpty(firstAddr(getenv("QIM_WRITER_ADDRS")), getenv("QIM_WRITER_LISTEN")))
 	if addr == "" {
-		return "", nil, errors.New("qimctl: no writer address: pass --writer host:port or set QIM_WRITER_ADDR")
+		return "", nil, errors.New("qimctl: no writer address: pass --writer host:port or set QIM_WRITER_ADDRS")
 	}
 	if o.timeout <= 0 {
 		return "", nil, fmt.Errorf("qimctl: --timeout must be positive (got %v)", o.timeout)
@@ -295,7 +296,7 @@ func rpcError(addr string, err error) error {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return fmt.Errorf("qimctl: writer at %s unreachable: %w — is the writer running? Point --writer (or "+
-			"QIM_WRITER_ADDR) at its gRPC listener, QIM_WRITER_LISTEN; a TLS error means the writer's certificate "+
+			"QIM_WRITER_ADDRS) at its gRPC listener, QIM_WRITER_LISTEN; a TLS error means the writer's certificate "+
 			"is not from --ca or lacks the name writer.qim.internal", addr, err)
 	case codes.PermissionDenied:
 		return fmt.Errorf("qimctl: the writer at %s refused the admin certificate: %w — list its fingerprint as "+
@@ -311,4 +312,10 @@ func rpcError(addr string, err error) error {
 func refusal(res *internalv1.AdminGroupOutcome) error {
 	code := contract.ErrorCode(res.GetErrorCode())
 	return fmt.Errorf("qimctl: the writer refused: %s (%d): %s", code, uint32(code), res.GetErrorMessage())
+}
+
+// firstAddr is the first entry of a comma-separated address list ("" for none).
+func firstAddr(list string) string {
+	first, _, _ := strings.Cut(list, ",")
+	return strings.TrimSpace(first)
 }

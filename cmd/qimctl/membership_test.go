@@ -71,7 +71,9 @@ func TestParseUsers(t *testing.T) {
 }
 
 func TestMembershipRequest(t *testing.T) {
-	env := func(k string) string { return map[string]string{"QIM_WRITER_ADDR": "127.0.0.1:7100"}[k] }
+	env := func(k string) string {
+		return map[string]string{"QIM_WRITER_ADDRS": "127.0.0.1:7100,127.0.0.1:7200"}[k]
+	}
 	o := &membershipOptions{owner: 5, users: "6,7", name: "team", requestID: "2a", tenant: "ab", timeout: time.Second}
 	addr, req, err := o.request(opCreate, env)
 	if err != nil {
@@ -80,7 +82,7 @@ func TestMembershipRequest(t *testing.T) {
 	want := &internalv1.AdminGroupRequest{Op: 1, TenantId: contract.U128{Lo: 0xab}.AppendBytes(nil), OwnerUserId: 5,
 		UserIds: []uint64{6, 7}, Name: "team", ClientRequestId: contract.U128{Lo: 0x2a}.AppendBytes(nil)}
 	if addr != "127.0.0.1:7100" || !proto.Equal(req, want) {
-		t.Fatalf("create: %s %v, want QIM_WRITER_ADDR and %v", addr, req, want)
+		t.Fatalf("create: %s %v, want the first of QIM_WRITER_ADDRS and %v", addr, req, want)
 	}
 	o = &membershipOptions{owner: 5, name: "team", timeout: time.Second, writer: "flag:1"}
 	addr, a, _ := o.request(opCreate, env)
@@ -192,7 +194,7 @@ func TestMembershipCommandCallsTheWriter(t *testing.T) {
 	internalv1.RegisterGroupAdminServer(srv, fake)
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Stop()
-	t.Setenv("QIM_WRITER_ADDR", ln.Addr().String())
+	t.Setenv("QIM_WRITER_ADDRS", ln.Addr().String())
 	if _, _, err := run(t, "membership", "add", "--group", testGroup, "--users", "1,2"); err == nil ||
 		!strings.Contains(err.Error(), "needs an admin certificate, even on loopback") {
 		t.Fatalf("without --certs: %v, want the admin certificate named", err)

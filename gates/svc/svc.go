@@ -143,9 +143,7 @@ func (s *Set) Env(name string) []string {
 		"QIM_REDIS_ADDR=" + s.ep.RedisCore, "QIM_MAILBOX_REDIS_ADDR=" + s.ep.RedisMailbox,
 		"QIM_KAFKA_BROKERS=" + strings.Join(s.ep.KafkaBrokers, ","),
 		fmt.Sprintf("QIM_MAILBOX_SHARD_COUNT=%d", s.ep.DispatchShards),
-		"QIM_WRITER_LISTEN=" + a.Writer, "QIM_WRITER_ADDR=" + a.Writer,
-		"QIM_MAILBOX_LISTEN=" + a.Mailbox, "QIM_MAILBOX_ADDR=" + a.Mailbox,
-		"QIM_SESSION_LISTEN=" + a.Session, "QIM_SESSION_ADDR=" + a.Session,
+		"QIM_WRITER_LISTEN=" + a.Writer, "QIM_MAILBOX_LISTEN=" + a.Mailbox, "QIM_SESSION_LISTEN=" + a.Session,
 		"QIM_GATEWAY_LISTEN=" + a.GatewayTCP, "QIM_GATEWAY_WS_LISTEN=" + a.GatewayWS,
 		"QIM_GATEWAY_PUSH_LISTEN=" + a.GatewayPush, "QIM_GATEWAY_PUSH_ADDR=" + a.GatewayPush,
 		"QIM_TOKEN_SECRET=" + a.TokenSecret,
@@ -156,6 +154,7 @@ func (s *Set) Env(name string) []string {
 	if s.ep.CQL != "" {
 		env = append(env, "QIM_CQL_HOSTS="+s.ep.CQL, "QIM_ARCHIVER_METRICS="+a.Metrics[Archiver])
 	}
+	env = append(env, s.backendAddrEnv()...)
 	env = append(env, s.rpcEnv(name)...)
 	return append(env, s.extra...)
 }

@@ -85,7 +85,7 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.BackendTimeout)
 	defer cancel()
 	tenant := claims.Tenant.Bytes()
-	offline, err := c.s.mailbox.HasOffline(ctx, &internalv1.OfflineQuery{TenantId: tenant[:], UserId: uint64(claims.User),
+	offline, err := c.s.mailboxFor(claims.Tenant, claims.User).client.HasOffline(ctx, &internalv1.OfflineQuery{TenantId: tenant[:], UserId: uint64(claims.User),
 		DeviceId: claims.Device, Cursor: req.GetLastMailboxCursor().GetMailboxSeq()})
 	if err != nil {
 		// Never guess has_offline_data: a false "no" would leave the device without its backlog.

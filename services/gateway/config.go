@@ -34,11 +34,19 @@ type Config struct {
 	PushListenAddr string `env:"QIM_GATEWAY_PUSH_LISTEN" doc:"gRPC Push address the MailboxNode calls (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
 	MetricsAddr string `env:"QIM_GATEWAY_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
-	// WriterAddr, MailboxAddr and SessionAddr are the backends' gRPC addresses. Loopback only:
-	// the channels are plaintext until internal RPC has mTLS.
-	WriterAddr  string `env:"QIM_WRITER_ADDR" required:"true" doc:"ConversationWriter gRPC address (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
-	MailboxAddr string `env:"QIM_MAILBOX_ADDR" required:"true" doc:"MailboxNode gRPC address (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
-	SessionAddr string `env:"QIM_SESSION_ADDR" required:"true" doc:"SessionProjection gRPC address (PULL_SESSION_LIST, MARK_READ; mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	// WriterAddrs are the ConversationWriter instances. Each conversation goes to one by
+	// rendezvous hashing and moves to the next when its instance is lost (writers.go); any
+	// writer commits any conversation correctly, so the list only spreads load.
+	WriterAddrs []string `env:"QIM_WRITER_ADDRS" required:"true" doc:"ConversationWriter gRPC addresses, comma-separated; conversations spread by rendezvous hashing (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	// MailboxAddrs and SessionAddrs are the MailboxNode and SessionProjection instances: entry i
+	// of n serves the shards contract.ShardCount.InstanceShards(i, n) gives, which is what each
+	// instance's QIM_MAILBOX_OWNED_SHARDS or QIM_SESSION_OWNED_SHARDS must say (ADR-0026). An
+	// address may appear more than once: a node that took over another's shards.
+	MailboxAddrs []string `env:"QIM_MAILBOX_ADDRS" required:"true" doc:"MailboxNode gRPC addresses, comma-separated; entry i of n serves the i-th of n equal shard ranges (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	SessionAddrs []string `env:"QIM_SESSION_ADDRS" required:"true" doc:"SessionProjection gRPC addresses (PULL_SESSION_LIST, MARK_READ), comma-separated; entry i of n serves the i-th of n equal shard ranges (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	// ShardCount places users on mailbox shards, which is how a user's MailboxNode and
+	// SessionProjection are found. It must equal every other service's.
+	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shards = qim.dispatch partitions; a power of two, the same on every service"`
 	// RedisAddr holds the session_epoch counters. The gateway refuses to start unless it runs AOF
 	// with appendfsync always: a counter rolled back by a crash would hand a new login an epoch
 	// an older session already had.
@@ -99,6 +107,7 @@ func DefaultConfig() Config {
 		PushQueueDepth:    64,
 		PullQueueDepth:    8,
 		MaxConns:          100_000,
+		ShardCount:        contract.MailboxShardsDefault,
 	}
 }
 
@@ -132,20 +141,34 @@ func (c *Config) Validate() error {
 	return c.validateBounds()
 }
 
+// addrVar is one address-valued variable; internal marks internal gRPC (mTLS, or loopback in
+// the development mode: rpcauth).
+type addrVar struct {
+	name, addr string
+	internal   bool
+}
+
 func (c *Config) validateAddrs() error {
-	addrs := []struct {
-		name, addr string
-		internal   bool // internal gRPC: mTLS, or loopback in the development mode (rpcauth)
-	}{
+	addrs := []addrVar{
 		{"QIM_GATEWAY_LISTEN", c.ListenAddr, false}, {"QIM_GATEWAY_WS_LISTEN", c.WSListenAddr, false},
 		{"QIM_GATEWAY_METRICS", c.MetricsAddr, false}, {"QIM_REDIS_ADDR", c.RedisAddr, false},
-		{"QIM_GATEWAY_PUSH_LISTEN", c.PushListenAddr, true}, {"QIM_WRITER_ADDR", c.WriterAddr, true},
-		{"QIM_MAILBOX_ADDR", c.MailboxAddr, true}, {"QIM_SESSION_ADDR", c.SessionAddr, true},
+		{"QIM_GATEWAY_PUSH_LISTEN", c.PushListenAddr, true},
+	}
+	for _, l := range []struct {
+		name string
+		list []string
+	}{{"QIM_WRITER_ADDRS", c.WriterAddrs}, {"QIM_MAILBOX_ADDRS", c.MailboxAddrs}, {"QIM_SESSION_ADDRS", c.SessionAddrs}} {
+		for _, a := range l.list {
+			addrs = append(addrs, addrVar{l.name, a, true})
+		}
 	}
 	for _, a := range addrs {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return fmt.Errorf("%w: %s=%q: %v", ErrConfig, a.name, a.addr, err)
 		}
+	}
+	if err := c.validateInstances(); err != nil {
+		return err
 	}
 	var internal []rpcauth.Addr
 	for _, a := range addrs {
@@ -155,6 +178,32 @@ func (c *Config) validateAddrs() error {
 	}
 	if err := c.RPC.Validate(internal...); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// validateInstances refuses a writer listed twice (it would win twice the conversations, and a
+// loss would be detected on one entry only) and more shard instances than shards.
+func (c *Config) validateInstances() error {
+	n, err := contract.NewShardCount(c.ShardCount)
+	if err != nil {
+		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %v", ErrConfig, c.ShardCount, err)
+	}
+	seen := map[string]bool{}
+	for _, a := range c.WriterAddrs {
+		if seen[a] {
+			return fmt.Errorf("%w: QIM_WRITER_ADDRS lists %s twice", ErrConfig, a)
+		}
+		seen[a] = true
+	}
+	for _, l := range []struct {
+		name string
+		list []string
+	}{{"QIM_MAILBOX_ADDRS", c.MailboxAddrs}, {"QIM_SESSION_ADDRS", c.SessionAddrs}} {
+		if len(l.list) > int(n) {
+			return fmt.Errorf("%w: %s lists %d instances for %d shards (QIM_MAILBOX_SHARD_COUNT); at most one per shard",
+				ErrConfig, l.name, len(l.list), n)
+		}
 	}
 	return nil
 }

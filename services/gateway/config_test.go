@@ -30,16 +30,22 @@ func TestConfigValidate(t *testing.T) {
 		mut  func(*Config)
 		want string // the variable the error must name
 	}{
-		{"no writer", func(c *Config) { c.WriterAddr = "" }, "QIM_WRITER_ADDR"},
-		{"no mailbox", func(c *Config) { c.MailboxAddr = "" }, "QIM_MAILBOX_ADDR"},
-		{"no session", func(c *Config) { c.SessionAddr = "" }, "QIM_SESSION_ADDR"},
-		{"session not loopback", func(c *Config) { c.SessionAddr = "10.0.0.1:7104" }, "QIM_SESSION_ADDR"},
+		{"no writer", func(c *Config) { c.WriterAddrs = nil }, "QIM_WRITER_ADDRS"},
+		{"no mailbox", func(c *Config) { c.MailboxAddrs = nil }, "QIM_MAILBOX_ADDRS"},
+		{"no session", func(c *Config) { c.SessionAddrs = nil }, "QIM_SESSION_ADDRS"},
+		{"session not loopback", func(c *Config) { c.SessionAddrs = []string{"10.0.0.1:7104"} }, "QIM_SESSION_ADDRS"},
+		{"writer listed twice", func(c *Config) { c.WriterAddrs = []string{"127.0.0.1:7101", "127.0.0.1:7101"} }, "QIM_WRITER_ADDRS"},
+		{"second writer not an address", func(c *Config) { c.WriterAddrs = []string{"127.0.0.1:7101", "writer2"} }, "QIM_WRITER_ADDRS"},
+		{"more mailbox instances than shards", func(c *Config) {
+			c.ShardCount, c.MailboxAddrs = 1, []string{"127.0.0.1:7102", "127.0.0.1:7202"}
+		}, "QIM_MAILBOX_ADDRS"},
+		{"shard count not a power of two", func(c *Config) { c.ShardCount = 48 }, "QIM_MAILBOX_SHARD_COUNT"},
 		{"no redis", func(c *Config) { c.RedisAddr = "" }, "QIM_REDIS_ADDR"},
 		{"no secret", func(c *Config) { c.TokenSecret = nil }, "QIM_TOKEN_SECRET"},
 		{"short secret", func(c *Config) { c.TokenSecret = Secret("fifteen-bytes..") }, "QIM_TOKEN_SECRET"},
 		{"cert without key", func(c *Config) { c.TLSCertFile = "c.pem" }, "QIM_GATEWAY_TLS_KEY"},
-		{"writer not loopback", func(c *Config) { c.WriterAddr = "10.0.0.1:7101" }, "QIM_WRITER_ADDR"},
-		{"mailbox not loopback", func(c *Config) { c.MailboxAddr = "mailbox.internal:7102" }, "QIM_MAILBOX_ADDR"},
+		{"writer not loopback", func(c *Config) { c.WriterAddrs = []string{"10.0.0.1:7101"} }, "QIM_WRITER_ADDRS"},
+		{"mailbox not loopback", func(c *Config) { c.MailboxAddrs = []string{"mailbox.internal:7102"} }, "QIM_MAILBOX_ADDRS"},
 		{"push listen not loopback", func(c *Config) { c.PushListenAddr = "0.0.0.0:7103" }, "QIM_GATEWAY_PUSH_LISTEN"},
 		{"bad address", func(c *Config) { c.ListenAddr = "7000" }, "QIM_GATEWAY_LISTEN"},
 		{"bad metrics address", func(c *Config) { c.MetricsAddr = "localhost" }, "QIM_GATEWAY_METRICS"},
@@ -81,9 +87,9 @@ func TestHeartbeatTimeoutDerived(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
-	t.Setenv("QIM_WRITER_ADDR", "127.0.0.1:1")
-	t.Setenv("QIM_MAILBOX_ADDR", "localhost:2")
-	t.Setenv("QIM_SESSION_ADDR", "localhost:4")
+	t.Setenv("QIM_WRITER_ADDRS", "127.0.0.1:1, 127.0.0.1:11")
+	t.Setenv("QIM_MAILBOX_ADDRS", "localhost:2,localhost:12")
+	t.Setenv("QIM_SESSION_ADDRS", "localhost:4")
 	t.Setenv("QIM_REDIS_ADDR", "127.0.0.1:3")
 	t.Setenv("QIM_TOKEN_SECRET", "env-secret-0123456789")
 	t.Setenv("QIM_HEARTBEAT_INTERVAL", "30s")
@@ -105,7 +111,8 @@ func TestFromEnv(t *testing.T) {
 	if c.HeartbeatInterval != 30*time.Second || c.HeartbeatTimeout != 75*time.Second || c.SendInflight != 16 ||
 		len(c.WSOrigins) != 2 || c.WSOrigins[1] != "*.example.org" || !c.AllowRelaxedRedis || c.MaxConns != 500 ||
 		c.AuthTimeout != 1500*time.Millisecond || c.BackendTimeout != 2*time.Second || c.WriteTimeout != 3*time.Second ||
-		string(c.TokenSecret) != "env-secret-0123456789" || c.PullQueueDepth != 8 {
+		string(c.TokenSecret) != "env-secret-0123456789" || c.PullQueueDepth != 8 ||
+		len(c.WriterAddrs) != 2 || c.WriterAddrs[1] != "127.0.0.1:11" || len(c.MailboxAddrs) != 2 || len(c.SessionAddrs) != 1 {
 		t.Fatalf("FromEnv = %+v", c)
 	}
 	t.Setenv("QIM_HEARTBEAT_TIMEOUT", "45s")
@@ -141,9 +148,9 @@ func TestFromEnvRefusesGarbageNamingTheVariable(t *testing.T) {
 // QIM_TOKEN_SECRET, and neither the error nor the variable listing shows its value.
 func TestSecretNeverInConfigErrors(t *testing.T) {
 	const short = "hunter2-short"
-	t.Setenv("QIM_WRITER_ADDR", "127.0.0.1:1")
-	t.Setenv("QIM_MAILBOX_ADDR", "127.0.0.1:2")
-	t.Setenv("QIM_SESSION_ADDR", "127.0.0.1:4")
+	t.Setenv("QIM_WRITER_ADDRS", "127.0.0.1:1")
+	t.Setenv("QIM_MAILBOX_ADDRS", "127.0.0.1:2")
+	t.Setenv("QIM_SESSION_ADDRS", "127.0.0.1:4")
 	t.Setenv("QIM_REDIS_ADDR", "127.0.0.1:3")
 	t.Setenv("QIM_TOKEN_SECRET", short)
 	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")

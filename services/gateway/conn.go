@@ -63,7 +63,7 @@ type conn struct {
 
 	// Owned by the read loop.
 	permits  chan struct{}
-	pipe     *sendPipe
+	pipes    []*sendPipe // by writer instance; nil until the first SEND
 	nextCall uint64
 	pullQ    chan pullJob
 }
@@ -151,7 +151,7 @@ func kickLabel(r contract.KickReason) string {
 }
 
 // teardown releases everything the connection holds, in an order that cannot deadlock: leave
-// the registry (no new pushes), cancel helpers, half-close the writer stream, close the socket
+// the registry (no new pushes), cancel helpers, half-close the writer streams, close the socket
 // (unblocks their writes), wait for them — the outcome receiver until the writer has answered
 // what it holds, at most BackendTimeout — then close the wire.Writer.
 func (c *conn) teardown() {
@@ -159,10 +159,12 @@ func (c *conn) teardown() {
 		c.s.registry.unregister(c.sess)
 	}
 	c.cancel()
-	if c.pipe != nil && !c.pipe.isDead() {
-		// Half-close: the writer finishes the SENDs it already holds (see openPipe). The read
-		// loop has returned, so no Send can run concurrently with CloseSend.
-		_ = c.pipe.stream.CloseSend()
+	for _, p := range c.pipes {
+		if p != nil && !p.isDead() {
+			// Half-close: the writer finishes the SENDs it already holds (see openPipe). The
+			// read loop has returned, so no Send can run concurrently with CloseSend.
+			_ = p.stream.CloseSend()
+		}
 	}
 	if c.linger.Load() {
 		c.lingerClose()

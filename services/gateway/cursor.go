@@ -105,7 +105,7 @@ func (c *conn) pull(j pullJob) bool {
 
 // pullMailbox forwards PULL_MAILBOX and answers MAILBOX_BATCH or ERROR.
 func (c *conn) pullMailbox(ctx context.Context, j pullJob) bool {
-	out, err := c.s.pulls.Do(ctx, &internalv1.AuthenticatedPullMailbox{TenantId: c.tenantBytes,
+	out, err := c.s.mailboxFor(c.sess.key.tenant, c.sess.key.user).pulls.Do(ctx, &internalv1.AuthenticatedPullMailbox{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, PullMailbox: j.payload})
 	if err != nil {
 		return c.backendFailed(j.requestID, j.op, "mailbox", err)
@@ -124,7 +124,7 @@ func (c *conn) pullMailbox(ctx context.Context, j pullJob) bool {
 // pullHistory forwards PULL_HISTORY to the writer and answers HISTORY_BATCH or ERROR. The actor
 // is the authenticated user; the writer authorises the read against membership.
 func (c *conn) pullHistory(ctx context.Context, j pullJob) bool {
-	out, err := c.s.writer.PullHistory(ctx, &internalv1.AuthenticatedPullHistory{TenantId: c.tenantBytes,
+	out, err := c.s.writers.client(c.sess.key.tenant, userRoute(c.sess.key.user)).PullHistory(ctx, &internalv1.AuthenticatedPullHistory{TenantId: c.tenantBytes,
 		ActorUserId: uint64(c.sess.key.user), PullHistory: j.payload})
 	if err != nil {
 		return c.backendFailed(j.requestID, j.op, "history", err)

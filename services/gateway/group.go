@@ -11,7 +11,7 @@ import (
 // proven at AUTH, and answers with the writer's reply (GROUP_CREATED, MEMBERS_BATCH,
 // LEAVE_GROUP_ACK) or ERROR. The client's bytes travel untouched; the writer authorises.
 func (c *conn) groupRequest(ctx context.Context, j pullJob) bool {
-	out, err := c.s.writer.Group(ctx, &internalv1.AuthenticatedGroupRequest{TenantId: c.tenantBytes,
+	out, err := c.s.writers.client(c.sess.key.tenant, userRoute(c.sess.key.user)).Group(ctx, &internalv1.AuthenticatedGroupRequest{TenantId: c.tenantBytes,
 		ActorUserId: uint64(c.sess.key.user), ActorDeviceId: c.sess.device, Opcode: uint32(j.op), Payload: j.payload})
 	if err != nil {
 		return c.backendFailed(j.requestID, j.op, "group", err)

@@ -50,7 +50,7 @@ func TestHealthzAndOrphanOutcomeInvariant(t *testing.T) {
 
 func TestHealthzNotReadyWithoutBackend(t *testing.T) {
 	h := startGateway(t, harnessOpts{mutate: func(c *Config) {
-		c.MailboxAddr = "127.0.0.1:1" // nothing listens there
+		c.MailboxAddrs = []string{"127.0.0.1:1"} // nothing listens there
 		c.BackendTimeout = 300 * time.Millisecond
 	}})
 	if code, body := get(t, "http://"+h.addrs.Metrics+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "mailbox") {

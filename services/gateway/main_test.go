@@ -59,7 +59,7 @@ func startGateway(t testing.TB, o harnessOpts) *harness {
 	mailboxAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterMailboxServer(gs, o.mailbox) })
 	sessionAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterSessionServer(gs, o.session) })
 	cfg := Config{ListenAddr: "127.0.0.1:0", WSListenAddr: "127.0.0.1:0", PushListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		WriterAddr: writerAddr, MailboxAddr: mailboxAddr, SessionAddr: sessionAddr, RedisAddr: ep.RedisCore,
+		WriterAddrs: []string{writerAddr}, MailboxAddrs: []string{mailboxAddr}, SessionAddrs: []string{sessionAddr}, RedisAddr: ep.RedisCore,
 		TokenSecret: Secret(testSecret), RPC: rpcauth.Config{PlaintextLoopback: true}}
 	if o.mutate != nil {
 		o.mutate(&cfg)

@@ -19,6 +19,7 @@ type metrics struct {
 	heartbeatClosed prometheus.Counter
 	sendRoundTrip   prometheus.Histogram
 	sendBlocked     prometheus.Counter
+	writerLost      prometheus.Counter
 	backendDepth    *prometheus.GaugeVec   // backend
 	writerDepth     prometheus.Gauge       // backendDepth{backend="writer"}, resolved once: per-SEND path
 	requestErrors   *prometheus.CounterVec // opcode, code
@@ -52,6 +53,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"PULL_MAILBOX requests per PullMailboxBatch call to the MailboxNode.", prometheus.ExponentialBuckets(1, 2, 10)),
 		sendBlocked: reg.Counter("qim_gateway_send_blocked_total",
 			"Times a connection hit its SEND in-flight limit and stopped reading its socket."),
+		writerLost: reg.Counter("qim_gateway_writer_instance_lost_total",
+			"Times a ConversationWriter instance was marked unreachable (its conversations move to the next instance until it is back)."),
 		backendDepth: reg.GaugeVec("qim_gateway_backend_queue_depth",
 			"Requests handed to a backend and not yet answered (writer: SENDs in flight; mailbox, history, session: queued requests).", "backend"),
 		requestErrors: reg.CounterVec("qim_gateway_request_errors_total",

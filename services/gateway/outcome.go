@@ -10,29 +10,34 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
-// openPipe returns the connection's live writer stream, opening one if there is none or the
-// last one died. Only the read loop calls it.
+// openPipe returns the connection's live stream to writer instance i, opening one if there is
+// none or the last one died. Only the read loop calls it. A connection holds at most one stream
+// per writer instance, opened on its first SEND routed there.
 //
 // The stream's context is NOT the connection's: a SEND the gateway has read must reach its
 // commit even when the client disconnects right after sending it (the "ACK lost" case the client
 // later reconciles through its mailbox copy). So when the connection ends, teardown half-closes
 // the stream and the writer finishes what it holds; only BackendTimeout later is the stream
 // cancelled, which also frees a read loop stuck in Send on a writer that stopped reading.
-func (c *conn) openPipe() (*sendPipe, error) {
-	if c.pipe != nil && !c.pipe.isDead() {
-		return c.pipe, nil
+func (c *conn) openPipe(i int) (*sendPipe, error) {
+	if c.pipes == nil {
+		c.pipes = make([]*sendPipe, len(c.s.writers.clients))
+	}
+	if p := c.pipes[i]; p != nil && !p.isDead() {
+		return p, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	grace := c.s.cfg.BackendTimeout
 	stop := context.AfterFunc(c.ctx, func() { time.AfterFunc(grace, cancel) })
-	stream, err := c.s.writer.SendStream(ctx)
+	stream, err := c.s.writers.clients[i].SendStream(ctx)
 	if err != nil {
 		stop()
 		cancel()
+		c.s.writers.lost(i, err)
 		return nil, err
 	}
-	p := &sendPipe{stream: stream, cancel: func() { stop(); cancel() }, pending: make(map[uint64]pendingSend)}
-	c.pipe = p
+	p := &sendPipe{stream: stream, writer: i, cancel: func() { stop(); cancel() }, pending: make(map[uint64]pendingSend)}
+	c.pipes[i] = p
 	c.wg.Add(1)
 	go c.receiveOutcomes(p)
 	return p, nil
@@ -45,6 +50,9 @@ func (c *conn) receiveOutcomes(p *sendPipe) {
 	for {
 		o, err := p.stream.Recv()
 		if err != nil {
+			if c.ctx.Err() == nil {
+				c.s.writers.lost(p.writer, err) // the reader's EOF: route away before the next write fails
+			}
 			c.failPending(p, err)
 			return
 		}

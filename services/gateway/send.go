@@ -24,26 +24,44 @@ const (
 	sendFieldGroupID         protowire.Number = 3
 )
 
+// sendTarget is the conversation a SEND names, as far as routing needs it.
+type sendTarget struct {
+	peer  uint64
+	group contract.U128 // zero: a direct message to peer
+}
+
+// conversation is the routing key of the SEND's conversation (a malformed target still routes
+// somewhere; the writer refuses it).
+func (t sendTarget) conversation(tenant contract.TenantID, sender contract.UserID) contract.ConversationID {
+	if !t.group.IsZero() {
+		if conv, err := contract.GroupConversationID(t.group); err == nil {
+			return conv
+		}
+	}
+	return contract.DirectConversationID(tenant, sender, contract.UserID(t.peer))
+}
+
 // checkSendRequest validates what must be rejected before the writer sees it — a zero or
 // malformed client_message_id would enter the idempotency domain, and a malformed group id the
 // conversation key space — by scanning the encoded fields without decoding the message: the
 // body (up to 4 MiB) is neither copied nor re-encoded, and the original bytes are forwarded.
 // The writer validates everything else.
-func checkSendRequest(b []byte) error {
+func checkSendRequest(b []byte) (sendTarget, error) {
 	var cmid, group []byte
+	var t sendTarget
 	groupTarget := false
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return fmt.Errorf("%w: %v", errSendRequest, protowire.ParseError(n))
+			return t, fmt.Errorf("%w: %v", errSendRequest, protowire.ParseError(n))
 		}
 		b = b[n:]
 		if (num == sendFieldClientMessageID || num == sendFieldGroupID) && typ != protowire.BytesType {
-			return fmt.Errorf("%w: field %d has wire type %d, want bytes", errSendRequest, num, typ)
+			return t, fmt.Errorf("%w: field %d has wire type %d, want bytes", errSendRequest, num, typ)
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
 		if n < 0 {
-			return fmt.Errorf("%w: %v", errSendRequest, protowire.ParseError(n))
+			return t, fmt.Errorf("%w: %v", errSendRequest, protowire.ParseError(n))
 		}
 		switch num { // for repeated scalar fields protobuf keeps the last value; so do we
 		case sendFieldClientMessageID:
@@ -53,31 +71,37 @@ func checkSendRequest(b []byte) error {
 			groupTarget = true
 		case sendFieldPeerUserID:
 			groupTarget = false // oneof: the last member set wins
+			if typ == protowire.VarintType {
+				t.peer, _ = protowire.ConsumeVarint(b)
+			}
 		}
 		b = b[n:]
 	}
 	if _, err := contract.ParseClientMessageID(cmid); err != nil {
-		return fmt.Errorf("%w: %v", errSendRequest, err)
+		return t, fmt.Errorf("%w: %v", errSendRequest, err)
 	}
 	if groupTarget {
-		if g, err := contract.U128FromBytes(group); err != nil || g.IsZero() {
-			return fmt.Errorf("%w: group_id must be 16 non-zero bytes", errSendRequest)
+		g, err := contract.U128FromBytes(group)
+		if err != nil || g.IsZero() {
+			return t, fmt.Errorf("%w: group_id must be 16 non-zero bytes", errSendRequest)
 		}
+		t.group = g
 	}
-	return nil
+	return t, nil
 }
 
 // onSend forwards one SEND on the connection's writer stream. At the in-flight limit it blocks
 // in acquirePermit — the read loop stops reading the socket, which is the back-pressure: the
 // client's kernel buffer fills and its writes stall, nothing queues unseen in the gateway.
 func (c *conn) onSend(m wire.Message, received time.Time) bool {
-	if err := checkSendRequest(m.Payload); err != nil {
+	target, err := checkSendRequest(m.Payload)
+	if err != nil {
 		return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeInvalidArgument, err.Error())
 	}
 	if !c.acquirePermit() {
 		return false
 	}
-	p, err := c.openPipe()
+	p, err := c.openPipe(c.s.writers.pick(c.sess.key.tenant, target.conversation(c.sess.key.tenant, c.sess.key.user)))
 	if err != nil {
 		c.releasePermit()
 		return c.backendFailed(m.RequestID, contract.OpSend, "writer", err)
@@ -147,6 +171,7 @@ type pendingSend struct {
 type sendPipe struct {
 	stream internalv1.Writer_SendStreamClient
 	cancel context.CancelFunc
+	writer int // index in the writerPool
 
 	mu      sync.Mutex
 	pending map[uint64]pendingSend

@@ -225,30 +225,45 @@ func TestCheckSendRequest(t *testing.T) {
 	wrongType = protowire.AppendVarint(wrongType, 7)
 	lastWins := append(sendPayload(t, 5, good), sendPayload(t, 5, make([]byte, 16))...)
 	groupThenPeer := append(group(make([]byte, 16)), protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 9)...)
+	gid := cmid(t)
 	cases := []struct {
 		name    string
 		payload []byte
 		ok      bool
+		target  sendTarget // the routing key, checked when ok
 	}{
-		{"valid peer", sendPayload(t, 5, good), true},
-		{"valid group", group(cmid(t)), true},
-		{"zero cmid", sendPayload(t, 5, make([]byte, 16)), false},
-		{"15-byte cmid", sendPayload(t, 5, good[:15]), false},
-		{"17-byte cmid", sendPayload(t, 5, append(good, 1)), false},
-		{"missing cmid", sendPayload(t, 5, nil), false},
-		{"cmid as varint", wrongType, false},
-		{"truncated", sendPayload(t, 5, good)[:5], false},
-		{"last cmid wins (zero)", lastWins, false},
-		{"zero group id", group(make([]byte, 16)), false},
-		{"short group id", group([]byte{1}), false},
-		{"peer after zero group: oneof last wins", groupThenPeer, true},
-		{"empty payload", nil, false},
+		{"valid peer", sendPayload(t, 5, good), true, sendTarget{peer: 5}},
+		{"valid group", group(gid), true, sendTarget{group: u128(t, gid)}},
+		{"zero cmid", sendPayload(t, 5, make([]byte, 16)), false, sendTarget{}},
+		{"15-byte cmid", sendPayload(t, 5, good[:15]), false, sendTarget{}},
+		{"17-byte cmid", sendPayload(t, 5, append(good, 1)), false, sendTarget{}},
+		{"missing cmid", sendPayload(t, 5, nil), false, sendTarget{}},
+		{"cmid as varint", wrongType, false, sendTarget{}},
+		{"truncated", sendPayload(t, 5, good)[:5], false, sendTarget{}},
+		{"last cmid wins (zero)", lastWins, false, sendTarget{}},
+		{"zero group id", group(make([]byte, 16)), false, sendTarget{}},
+		{"short group id", group([]byte{1}), false, sendTarget{}},
+		{"peer after zero group: oneof last wins", groupThenPeer, true, sendTarget{peer: 9}},
+		{"empty payload", nil, false, sendTarget{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := checkSendRequest(tc.payload); (err == nil) != tc.ok {
+			target, err := checkSendRequest(tc.payload)
+			if (err == nil) != tc.ok {
 				t.Fatalf("checkSendRequest = %v, want ok=%v", err, tc.ok)
+			}
+			if tc.ok && target != tc.target {
+				t.Fatalf("routing target %+v, want %+v", target, tc.target)
 			}
 		})
 	}
+}
+
+func u128(t *testing.T, b []byte) contract.U128 {
+	t.Helper()
+	u, err := contract.U128FromBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -60,13 +60,10 @@ type Service struct {
 	tls       *tls.Config
 	rpc       *rpcauth.Transport
 	rdb       *redis.Client
-	writerCC  *grpc.ClientConn
-	mailboxCC *grpc.ClientConn
-	sessionCC *grpc.ClientConn
-	writer    internalv1.WriterClient
-	mailbox   internalv1.MailboxClient
-	session   internalv1.SessionClient
-	pulls     *pullBatcher // PULL_MAILBOX goes through it; set by start before any connection
+	writers   *writerPool
+	mailboxes []*mailboxNode // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
+	sessions  []*sessionNode // entry i serves the i-th shard range
+	shards    contract.ShardCount
 	lns       *listeners
 	ws        *http.Server
 
@@ -128,7 +125,7 @@ func (s *Service) start(ctx context.Context) error {
 	if err := s.dialBackends(); err != nil {
 		return err
 	}
-	s.startPulls()
+	s.startBackends()
 	if s.lns, err = s.listen(); err != nil {
 		return err
 	}
@@ -154,35 +151,71 @@ func (s *Service) openRedis(ctx context.Context) error {
 	return nil
 }
 
-// dialBackends creates the three backend channels. Nothing is contacted yet (see dialBackend).
+// dialBackends creates the backend channels, one per distinct address. Nothing is contacted
+// yet (see dialBackend).
 func (s *Service) dialBackends() error {
-	for _, b := range []struct {
-		name, addr string
-		dst        **grpc.ClientConn
-	}{
-		{contract.RPCServiceWriter, s.cfg.WriterAddr, &s.writerCC}, {contract.RPCServiceMailbox, s.cfg.MailboxAddr, &s.mailboxCC},
-		{contract.RPCServiceSession, s.cfg.SessionAddr, &s.sessionCC},
-	} {
-		cc, err := dialBackend(b.addr, s.cfg.BackendTimeout, s.rpc.DialOption(b.name))
+	s.shards = contract.ShardCount(s.cfg.ShardCount)
+	ch := &channels{byAd: map[string]*grpc.ClientConn{}, dial: func(service, addr string) (*grpc.ClientConn, error) {
+		return dialBackend(addr, s.cfg.BackendTimeout, s.rpc.DialOption(service))
+	}}
+	defer func() {
+		for _, cc := range ch.all {
+			s.proc.OnClose("backend channel", cc.Close)
+		}
+	}()
+	var wccs []*grpc.ClientConn
+	for _, a := range s.cfg.WriterAddrs {
+		cc, err := ch.get(contract.RPCServiceWriter, a)
 		if err != nil {
 			return err
 		}
-		*b.dst = cc
-		s.proc.OnClose(b.name+" channel", cc.Close)
+		wccs = append(wccs, cc)
 	}
-	s.writer = internalv1.NewWriterClient(s.writerCC)
-	s.mailbox = internalv1.NewMailboxClient(s.mailboxCC)
-	s.session = internalv1.NewSessionClient(s.sessionCC)
+	s.writers = newWriterPool(s.cfg.WriterAddrs, wccs)
+	s.writers.onDown = func(int) { s.m.writerLost.Inc() }
+	nodes := map[*grpc.ClientConn]*mailboxNode{}
+	for _, a := range s.cfg.MailboxAddrs {
+		cc, err := ch.get(contract.RPCServiceMailbox, a)
+		if err != nil {
+			return err
+		}
+		if nodes[cc] == nil {
+			nodes[cc] = &mailboxNode{addr: a, cc: cc, client: internalv1.NewMailboxClient(cc)}
+		}
+		s.mailboxes = append(s.mailboxes, nodes[cc])
+	}
+	for _, a := range s.cfg.SessionAddrs {
+		cc, err := ch.get(contract.RPCServiceSession, a)
+		if err != nil {
+			return err
+		}
+		s.sessions = append(s.sessions, &sessionNode{addr: a, cc: cc, client: internalv1.NewSessionClient(cc)})
+	}
 	return nil
 }
 
-// startPulls runs the pull batcher until the dependencies close: after the drain, before the
-// mailbox channel it sends on.
-func (s *Service) startPulls() {
-	s.pulls = newPullBatcher(s.mailbox, s.cfg.BackendTimeout, s.m.pullBatchSize)
+// startBackends runs the writer watchers and one pull batcher per MailboxNode until the
+// dependencies close: after the drain, before the channels they use.
+func (s *Service) startBackends() {
 	ctx, stop := context.WithCancel(context.Background())
-	go s.pulls.run(ctx)
-	s.proc.OnClose("pull batcher", func() error { stop(); <-s.pulls.done; return nil })
+	var batchers []*pullBatcher
+	for _, n := range s.mailboxes {
+		if n.pulls == nil {
+			n.pulls = newPullBatcher(n.client, s.cfg.BackendTimeout, s.m.pullBatchSize)
+			batchers = append(batchers, n.pulls)
+			go n.pulls.run(ctx)
+		}
+	}
+	for i := range s.writers.addrs {
+		go s.writers.watch(ctx, i)
+	}
+	s.proc.OnClose("pull batchers", func() error {
+		stop()
+		for _, b := range batchers {
+			<-b.done
+		}
+		return nil
+	})
 }
 
 // register hands the accept loop, the WebSocket server, the Push server and the drain to the
@@ -214,13 +247,21 @@ func (s *Service) readiness(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("gateway: core redis: %w", err)
 	}
-	if err := waitBackendReady(ctx, "writer", s.writerCC); err != nil {
+	if err := s.writers.anyReady(ctx); err != nil {
 		return err
 	}
-	if err := waitBackendReady(ctx, "mailbox", s.mailboxCC); err != nil {
+	mccs, maddrs := make([]*grpc.ClientConn, len(s.mailboxes)), make([]string, len(s.mailboxes))
+	for i, n := range s.mailboxes {
+		mccs[i], maddrs[i] = n.cc, n.addr
+	}
+	if err := allReady(ctx, "mailbox", mccs, maddrs); err != nil {
 		return err
 	}
-	return waitBackendReady(ctx, "session", s.sessionCC)
+	sccs, saddrs := make([]*grpc.ClientConn, len(s.sessions)), make([]string, len(s.sessions))
+	for i, n := range s.sessions {
+		sccs[i], saddrs[i] = n.cc, n.addr
+	}
+	return allReady(ctx, "session", sccs, saddrs)
 }
 
 // admitConn registers a new client connection, or closes it when the gateway is draining or

@@ -16,7 +16,7 @@ import (
 
 // pullSessionList forwards PULL_SESSION_LIST and answers SESSION_LIST_BATCH or ERROR.
 func (c *conn) pullSessionList(ctx context.Context, j pullJob) bool {
-	out, err := c.s.session.PullSessionList(ctx, &internalv1.AuthenticatedPullSessionList{TenantId: c.tenantBytes,
+	out, err := c.s.sessionFor(c.sess.key.tenant, c.sess.key.user).client.PullSessionList(ctx, &internalv1.AuthenticatedPullSessionList{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, PullSessionList: j.payload})
 	if err != nil {
 		return c.backendFailed(j.requestID, j.op, "session", err)
@@ -33,7 +33,7 @@ func (c *conn) pullSessionList(ctx context.Context, j pullJob) bool {
 
 // markRead forwards MARK_READ and answers MARK_READ_ACK (the absolute stored watermark) or ERROR.
 func (c *conn) markRead(ctx context.Context, j pullJob) bool {
-	out, err := c.s.session.MarkRead(ctx, &internalv1.AuthenticatedMarkRead{TenantId: c.tenantBytes,
+	out, err := c.s.sessionFor(c.sess.key.tenant, c.sess.key.user).client.MarkRead(ctx, &internalv1.AuthenticatedMarkRead{TenantId: c.tenantBytes,
 		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, MarkRead: j.payload})
 	if err != nil {
 		return c.backendFailed(j.requestID, j.op, "session", err)

@@ -88,7 +88,7 @@ func TestMarkReadForwardsToSession(t *testing.T) {
 
 func TestSessionBackendDown(t *testing.T) {
 	h := startGateway(t, harnessOpts{mutate: func(c *Config) {
-		c.SessionAddr = "127.0.0.1:1" // nothing listens there
+		c.SessionAddrs = []string{"127.0.0.1:1"} // nothing listens there
 		c.BackendTimeout = 300 * time.Millisecond
 	}})
 	if code, body := get(t, "http://"+h.addrs.Metrics+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "session") {

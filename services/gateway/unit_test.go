@@ -10,7 +10,7 @@ import (
 )
 
 func validConfig() Config {
-	return Config{WriterAddr: "127.0.0.1:7101", MailboxAddr: "127.0.0.1:7102", SessionAddr: "127.0.0.1:7104", RedisAddr: "127.0.0.1:6379",
+	return Config{WriterAddrs: []string{"127.0.0.1:7101"}, MailboxAddrs: []string{"127.0.0.1:7102"}, SessionAddrs: []string{"127.0.0.1:7104"}, RedisAddr: "127.0.0.1:6379",
 		TokenSecret: Secret("unit-test-secret-0123456789"), RPC: rpcauth.Config{PlaintextLoopback: true}}
 }
 

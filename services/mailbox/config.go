@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/internal/shardset"
 )
 
 // Config is the MailboxNode's configuration: one field per QIM_* variable (the tags give its
@@ -30,7 +28,7 @@ type Config struct {
 	// OwnedShards are the shards this node materializes. Two nodes owning one shard fence each
 	// other through the watermark compare-and-set: the loser stops, so an overlap costs a
 	// restart, never a duplicate or a gap.
-	OwnedShards ShardSet `env:"QIM_MAILBOX_OWNED_SHARDS" default:"all shards" doc:"shards this node materializes, e.g. 0-31 or 0,4,8-11 (ranges inclusive)"`
+	OwnedShards shardset.Set `env:"QIM_MAILBOX_OWNED_SHARDS" default:"all shards" doc:"shards this node materializes, e.g. 0-31 or 0,4,8-11 (ranges inclusive)"`
 	// ListenAddr is the gRPC address of the Mailbox service. It opens only after every owned
 	// shard caught up with its log, so a pull never reads a shard that is still replaying.
 	ListenAddr string `env:"QIM_MAILBOX_LISTEN" doc:"gRPC listen address of the Mailbox service (opened once every owned shard caught up)"`
@@ -116,74 +114,12 @@ func (c *Config) Validate() error {
 // validateOwned takes every shard when none is named, and otherwise sorts the owned shards and
 // refuses duplicates and shards the topic does not have.
 func (c *Config) validateOwned(n contract.ShardCount) error {
-	if len(c.OwnedShards) == 0 {
-		c.OwnedShards = allShards(n)
+	owned, err := shardset.Normalize(c.OwnedShards, n, "QIM_MAILBOX_OWNED_SHARDS")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	c.OwnedShards = slices.Clone(c.OwnedShards)
-	slices.Sort(c.OwnedShards)
-	for i, s := range c.OwnedShards {
-		if s >= uint32(n) || (i > 0 && c.OwnedShards[i-1] == s) {
-			return fmt.Errorf("%w: QIM_MAILBOX_OWNED_SHARDS: shard %d duplicated or not below QIM_MAILBOX_SHARD_COUNT=%d",
-				ErrConfig, s, n)
-		}
-	}
+	c.OwnedShards = owned
 	return nil
 }
 
 func (c *Config) shards() contract.ShardCount { return contract.ShardCount(c.ShardCount) }
-
-func allShards(n contract.ShardCount) ShardSet {
-	out := make(ShardSet, n)
-	for i := range out {
-		out[i] = uint32(i)
-	}
-	return out
-}
-
-// ShardSet is a set of mailbox shards, written "0-31", "3" or "0,4,8-11" in the environment.
-type ShardSet []uint32
-
-// UnmarshalText parses the environment form (see ParseShardSet).
-func (s *ShardSet) UnmarshalText(b []byte) error {
-	v, err := parseShardSet(string(b))
-	if err != nil {
-		return err
-	}
-	*s = v
-	return nil
-}
-
-// ParseShardSet parses "0-31", "3", "0,4,8-11" (ranges inclusive). Empty means none (Validate
-// then takes every shard); an empty element ("0,,4", a trailing comma) is a typo and refused.
-// Bounds against the shard count are checked by Validate.
-func ParseShardSet(s string) ([]uint32, error) {
-	v, err := parseShardSet(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: shard set %q: %w", ErrConfig, s, err)
-	}
-	return v, nil
-}
-
-func parseShardSet(s string) ([]uint32, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []uint32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 16)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.ParseUint(strings.TrimSpace(hi), 10, 16)
-		}
-		if err1 != nil || err2 != nil || b < a {
-			return nil, fmt.Errorf("bad element %q (want a shard or an inclusive range such as 8-11)", part)
-		}
-		for v := a; v <= b; v++ {
-			out = append(out, uint32(v))
-		}
-	}
-	return out, nil
-}

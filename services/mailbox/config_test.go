@@ -11,34 +11,6 @@ import (
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
-func TestParseShardSet(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []uint32
-		bad  bool
-	}{
-		{"", nil, false},
-		{"0-3", []uint32{0, 1, 2, 3}, false},
-		{"5", []uint32{5}, false},
-		{"0, 4,8-10", []uint32{0, 4, 8, 9, 10}, false},
-		{"3-1", nil, true},
-		{"x", nil, true},
-		{"-1", nil, true},
-		{"65536", nil, true},
-		{"0,,4", nil, true}, // an empty element is a typo, not "no shard"
-		{"0-3,", nil, true},
-	}
-	for _, tc := range cases {
-		got, err := ParseShardSet(tc.in)
-		if (err != nil) != tc.bad || (!tc.bad && !slices.Equal(got, tc.want)) {
-			t.Errorf("%q: got %v, %v", tc.in, got, err)
-		}
-		if err != nil && !errors.Is(err, ErrConfig) {
-			t.Errorf("%q: %v does not wrap ErrConfig", tc.in, err)
-		}
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	base := func() Config {
 		return Config{RedisAddr: "127.0.0.1:6379", KafkaBrokers: []string{"127.0.0.1:9092"}, RPC: rpcauth.Config{PlaintextLoopback: true}}

@@ -14,6 +14,8 @@
 // store writes both in one script); skip or reorder a record of a partition; keep running after
 // a record it cannot apply (bad record, digest conflict, fencing, Redis error) — it stops and a
 // restart replays from the watermark; move a device cursor from a push; serve pulls before its
-// shards caught up; block materialization on the gateway; log message bodies, keys or cursors
+// shards caught up, or serve a pull or offline check of a user whose shard it does not own (it
+// refuses UNAVAILABLE, counted, and the gateway retries at the owner); block materialization on
+// the gateway; log message bodies, keys or cursors
 // of named users.
 package mailbox

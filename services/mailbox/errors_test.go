@@ -13,6 +13,7 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/rpc"
+	"github.com/qim-dev/qim/services/internal/shardset"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
@@ -24,7 +25,8 @@ func TestPullOutcomeCodes(t *testing.T) {
 	if err := rdb.Close(); err != nil { // every call now fails at once, without a network
 		t.Fatal(err)
 	}
-	s := &Service{log: discardLog(), m: newMetrics(newTestRegistry()), store: mailboxstore.New(rdb, 64)}
+	s := &Service{cfg: Config{ShardCount: 64, OwnedShards: shardset.All(64)}, log: discardLog(), m: newMetrics(newTestRegistry()),
+		store: mailboxstore.New(rdb, 64)}
 	g := grpcServer{s: s}
 	tenant := contract.U128{Hi: 1, Lo: 1}.Bytes()
 	req, err := proto.Marshal(&qimv1.PullMailbox{})

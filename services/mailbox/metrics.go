@@ -25,6 +25,8 @@ type metrics struct {
 	pullLatency  prometheus.Histogram
 	// pullBatchSize is pulls per PullMailboxBatch call (one store round trip each).
 	pullBatchSize prometheus.Histogram
+	// unowned counts pulls and offline checks refused because the user's shard is not owned here.
+	unowned prometheus.Counter
 }
 
 func newMetrics(reg *obs.Registry) *metrics {
@@ -54,6 +56,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Latency of PULL_MAILBOX (µs); a batched pull observes its batch's latency.", obs.LatencyBucketsMicros),
 		pullBatchSize: reg.Histogram("qim_mailbox_pull_batch_pulls",
 			"Pulls per PullMailboxBatch call, each batch one Redis round trip.", prometheus.ExponentialBuckets(1, 2, 12)),
+		unowned: reg.Counter("qim_mailbox_unowned_requests_total",
+			"PULL_MAILBOX and offline checks refused UNAVAILABLE because the user's shard is not owned here (misrouted, e.g. while shards move)."),
 	}
 }
 

@@ -85,7 +85,8 @@ func clamp(v, def, max int) int {
 
 // pullMany serves PULL_MAILBOX requests (each records its cursor as the device's cursor and gets
 // the entries after it) with one store round trip; batches[i] or errs[i]
-// answers ins[i], and one pull's error never fails another. A failed round trip fails every
+// answers ins[i], and one pull's error never fails another (a pull of a user on a shard this node
+// does not own is refused on its own, see owned). A failed round trip fails every
 // pull that reached the store, each as UNAVAILABLE through rpc.CodeOf (retryable: a stored
 // cursor only moves forward).
 func (s *Service) pullMany(ctx context.Context, ins []*internalv1.AuthenticatedPullMailbox) ([]*qimv1.MailboxBatch, []error) {
@@ -94,6 +95,9 @@ func (s *Service) pullMany(ctx context.Context, ins []*internalv1.AuthenticatedP
 	idx := make([]int, 0, len(ins)) // qs[k] answers ins[idx[k]]
 	for i, in := range ins {
 		q, err := parsePull(in)
+		if err == nil {
+			err = s.owned(q.tenant, q.user)
+		}
 		if err != nil {
 			errs[i] = err
 			continue
@@ -150,12 +154,30 @@ func (s *Service) hasOffline(ctx context.Context, in *internalv1.OfflineQuery) (
 	if err != nil {
 		return false, rpc.Refuse(contract.ErrCodeInvalidArgument, "cursor: %v", err)
 	}
+	user := contract.UserID(in.GetUserId())
+	if err := s.owned(tenant, user); err != nil {
+		return false, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
 	defer cancel()
-	res, err := s.store.Pull(ctx, mailboxstore.PullQuery{Tenant: tenant, User: contract.UserID(in.GetUserId()),
-		Cursor: cursor, Limit: 1, MaxBytes: 1})
+	res, err := s.store.Pull(ctx, mailboxstore.PullQuery{Tenant: tenant, User: user, Cursor: cursor, Limit: 1, MaxBytes: 1})
 	if err != nil {
 		return false, fmt.Errorf("mailbox: offline check: %w", err)
 	}
 	return res.Expired || len(res.Entries) > 0, nil
+}
+
+// owned refuses, UNAVAILABLE and before anything is read or written, a user whose shard this
+// node does not own. Only the owner materializes the shard and knows its watermark is caught up;
+// another node would answer from whatever the shared Redis holds, possibly a shard nobody is
+// materializing any more, and record a cursor against it. Misrouting happens while shards move
+// between nodes by restart and the gateways' routing lags, so the gateway retries at the owner.
+func (s *Service) owned(tenant contract.TenantID, user contract.UserID) error {
+	shard := s.cfg.shards().UserShard(tenant, user)
+	if s.cfg.OwnedShards.Contains(shard) {
+		return nil
+	}
+	s.m.unowned.Inc()
+	return rpc.Refuse(contract.ErrCodeUnavailable,
+		"the request reached the wrong MailboxNode: shard %d is not owned by this node; retry", shard)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/shardset"
 )
 
 // Checkpoint binding: why checkpoints carry the log's identity.
@@ -93,21 +94,26 @@ func compareBinding(topic string, stored, live binding) error {
 	return nil
 }
 
-// startOffsets applies the start rule to every partition: a checkpoint must lie inside the log
-// [low, high]; without one, only a log that still starts at 0 may be read from 0. Anything else
-// is a *StartError (the operator decides; the code never guesses).
-func startOffsets(cps []int64, bounds map[int32]commitlog.Bounds) (map[int32]int64, error) {
-	starts := make(map[int32]int64, len(cps))
-	for p, cp := range cps {
-		b, ok := bounds[int32(p)]
+// startOffsets applies the start rule to every owned partition: a checkpoint must lie inside the
+// log [low, high]; without one, only a log that still starts at 0 may be read from 0. Anything
+// else is a *StartError (the operator decides; the code never guesses). Partitions owned by other
+// instances are not judged: their checkpoints move under those instances while this one starts.
+func startOffsets(cps []int64, bounds map[int32]commitlog.Bounds, owned shardset.Set) (map[int32]int64, error) {
+	starts := make(map[int32]int64, len(owned))
+	for _, s := range owned {
+		p := int32(s)
+		if int(p) >= len(cps) {
+			return nil, fmt.Errorf("session: owned shard %d beyond the %d checkpointed partitions", p, len(cps))
+		}
+		b, ok := bounds[p]
 		if !ok {
 			return nil, fmt.Errorf("session: no offsets listed for partition %d", p)
 		}
-		start, err := commitlog.ValidateStart(cp, cp >= 0, b)
+		start, err := commitlog.ValidateStart(cps[p], cps[p] >= 0, b)
 		if err != nil {
-			return nil, &StartError{Partition: int32(p), Checkpoint: cp, Bounds: b, Err: err}
+			return nil, &StartError{Partition: p, Checkpoint: cps[p], Bounds: b, Err: err}
 		}
-		starts[int32(p)] = start
+		starts[p] = start
 	}
 	return starts, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/shardset"
 )
 
 func TestCheckLive(t *testing.T) {
@@ -82,8 +83,9 @@ func TestStartOffsets(t *testing.T) {
 		{"beyond the end (shorter log)", 12, commitlog.Bounds{Low: 0, High: 9}, 0, true},
 		{"behind retention", 2, commitlog.Bounds{Low: 3, High: 9}, 0, true},
 	}
+	both := shardset.Set{0, 1}
 	for _, tc := range tests {
-		starts, err := startOffsets([]int64{0, tc.cp}, map[int32]commitlog.Bounds{0: {}, 1: tc.b})
+		starts, err := startOffsets([]int64{0, tc.cp}, map[int32]commitlog.Bounds{0: {}, 1: tc.b}, both)
 		if tc.refuse {
 			var se *StartError
 			var oe *commitlog.OffsetOutOfRangeError
@@ -96,7 +98,13 @@ func TestStartOffsets(t *testing.T) {
 			t.Errorf("%s: start = %d, %v; want %d", tc.name, starts[1], err, tc.start)
 		}
 	}
-	if _, err := startOffsets([]int64{0, 0}, map[int32]commitlog.Bounds{0: {}}); err == nil {
+	if _, err := startOffsets([]int64{0, 0}, map[int32]commitlog.Bounds{0: {}}, both); err == nil {
 		t.Error("a partition without listed offsets was accepted")
+	}
+	// A partition another instance owns is neither judged nor consumed: its checkpoint moves
+	// under that instance while this one starts.
+	starts, err := startOffsets([]int64{0, 12}, map[int32]commitlog.Bounds{0: {}, 1: {High: 9}}, shardset.Set{0})
+	if _, consumed := starts[1]; err != nil || len(starts) != 1 || consumed {
+		t.Errorf("owning only partition 0: starts %v, %v", starts, err)
 	}
 }

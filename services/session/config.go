@@ -10,6 +10,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/internal/shardset"
 )
 
 // Package tuning (not contract values).
@@ -43,6 +44,13 @@ type Config struct {
 	// [1, 65536]. Writer, fanout, mailbox and session must agree; start-up refuses a topic with
 	// another count.
 	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"partitions" doc:"partition count the dispatch topic must have (a power of two; every service agrees)"`
+	// OwnedShards are the shards (dispatch partitions) this instance projects and whose users it
+	// serves; a request for a user of another shard is refused UNAVAILABLE, because snapshots and
+	// dirty markers are process-local and only the projecting instance keeps them fresh. Gateways
+	// route by contract.ShardCount.InstanceShards, so instance i of n owns that range. Two
+	// instances owning one shard are fenced by the checkpoint compare-and-set (QIMFENCED): the one
+	// that falls behind stops, so an overlap costs a restart, never a lost or interleaved record.
+	OwnedShards shardset.Set `env:"QIM_SESSION_OWNED_SHARDS" default:"all shards" doc:"shards this instance projects and serves, e.g. 0-31 or 0,4,8-11 (ranges inclusive)"`
 	// Topic is the dispatch topic. Only tests and migrations point elsewhere; the checkpoint key
 	// is per topic name.
 	Topic string `env:"QIM_SESSION_DISPATCH_TOPIC" doc:"dispatch topic consumed (tests and migrations only)"`
@@ -84,6 +92,7 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration with every default set and the required fields empty.
+// OwnedShards stays empty: Validate takes every shard of ShardCount.
 func DefaultConfig() Config {
 	return Config{
 		ShardCount:    contract.MailboxShardsDefault,
@@ -107,14 +116,21 @@ func FromEnv() (Config, error) {
 	return config.FromEnv(DefaultConfig(), ErrConfig)
 }
 
-// Validate fills the defaults of zero fields and rejects bad values.
+// Validate fills the defaults of zero fields (every shard when none is named) and rejects bad
+// values, naming the variable.
 func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
 	}
-	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
+	n, err := contract.NewShardCount(c.ShardCount)
+	if err != nil {
 		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %v", ErrConfig, c.ShardCount, err)
 	}
+	owned, err := shardset.Normalize(c.OwnedShards, n, "QIM_SESSION_OWNED_SHARDS")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.OwnedShards = owned
 	for _, a := range []struct{ name, addr string }{
 		{"QIM_SESSION_LISTEN", c.ListenAddr}, {"QIM_SESSION_METRICS", c.MetricsAddr}, {"QIM_REDIS_ADDR", c.RedisAddr},
 	} {
@@ -147,3 +163,5 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+func (c *Config) shards() contract.ShardCount { return contract.ShardCount(c.ShardCount) }

@@ -3,10 +3,12 @@
 // watermarks, and serves PULL_SESSION_LIST and MARK_READ to the gateway.
 //
 // It owns:
-//   - its own static consumer of qim.dispatch (every partition, no consumer group) and one
-//     checkpoint per partition in the core Redis, bound to the Kafka cluster id, the topic id
-//     (KIP-516) and the partition count, advanced by compare-and-set in the same script that
-//     writes every recipient of the record (projector.go, binding.go);
+//   - its own static consumer of the qim.dispatch partitions of its shards
+//     (QIM_SESSION_OWNED_SHARDS, every shard by default; no consumer group) and one checkpoint
+//     per partition in the core Redis, bound to the Kafka cluster id, the topic id (KIP-516) and
+//     the partition count, advanced by compare-and-set in the same script that writes every
+//     recipient of the record (projector.go, binding.go); instances owning disjoint shards share
+//     the binding and never touch each other's checkpoints;
 //   - the per-user conversation set `qim:sess:list:<tenant>:<user>`, updated with ZADD GT so
 //     arrival order never moves a conversation back (store.go);
 //   - the per-user read watermark `qim:read:<tenant>:<user>` (conversation → read seq, shared by
@@ -20,6 +22,11 @@
 //     writer's, read only here).
 //
 // It must never:
+//   - serve a user of a shard it does not own: snapshots and dirty markers are process-local, so
+//     only the owner's are fresh; such a request is refused UNAVAILABLE (counted in
+//     qim_session_unowned_requests_total) and the gateway retries at the owner;
+//   - project a record of a partition it does not own, or one naming a recipient of another
+//     shard than its partition (that user's owner would never see the dirty marker);
 //   - advance a checkpoint past a record whose recipients are not all written, skip a record, or
 //     start from a position it cannot justify (a recreated topic, another cluster, another
 //     partition count, an offset outside the log): it stops and says why;
@@ -33,8 +40,10 @@
 //   - move a read watermark backwards, or write history (the writer owns it);
 //   - log message bodies, keys or tokens.
 //
-// Phase-one limits: one session instance serves every user (snapshots and dirty markers are
-// process-local; several instances need sticky routing by user); a MARK_READ is not pushed to the
+// Phase-one limits: shards are placed on instances statically, by configuration (ADR-0026:
+// instance i of n owns contract.ShardCount.InstanceShards(i, n), and gateways route each user
+// by contract.ShardCount.UserShard); moving shards takes a restart of the instances involved,
+// during which misrouted requests are refused and retried; a MARK_READ is not pushed to the
 // user's other devices as SESSION_DELTA (they see it on their next PULL_SESSION_LIST); a group
 // row's head is searched among the headScan newest records below the user's upper bound only, so
 // a member just added again after a long gap may see no head until new traffic arrives.

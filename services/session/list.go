@@ -55,7 +55,7 @@ func appendToken(dst []byte, r row) []byte {
 // when its content was computed); the page token still names the page's last snapshot row, so
 // paging neither repeats nor skips around it.
 func (s *Service) pullSessionList(ctx context.Context, in *internalv1.AuthenticatedPullSessionList) (*qimv1.SessionListBatch, error) {
-	k, err := identityOf(in.GetTenantId(), in.GetUserId())
+	k, err := s.ownedIdentity(in.GetTenantId(), in.GetUserId())
 	if err != nil {
 		return nil, err
 	}

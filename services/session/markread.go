@@ -20,7 +20,7 @@ import (
 // for it): they learn the watermark from their next PULL_SESSION_LIST; the value is per user, so
 // every device reads the same one.
 func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMarkRead) (*qimv1.MarkReadAck, error) {
-	k, err := identityOf(in.GetTenantId(), in.GetUserId())
+	k, err := s.ownedIdentity(in.GetTenantId(), in.GetUserId())
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ type metrics struct {
 	refreshed    prometheus.Counter
 	evicted      prometheus.Counter
 	requests     *prometheus.CounterVec // op, code
+	unowned      prometheus.Counter     // requests for a user of a shard this instance does not own
 	latency      *prometheus.HistogramVec
 
 	// groupIntervalMissing counts group rows hidden because the user has no interval in the
@@ -47,6 +48,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Session-list snapshots updated from their dirty markers (only the changed conversations re-read)."),
 		evicted: reg.Counter("qim_session_snapshot_evicted_total",
 			"Session-list snapshots evicted by the user bound (least recently used)."),
+		unowned: reg.Counter("qim_session_unowned_requests_total",
+			"PULL_SESSION_LIST and MARK_READ refused UNAVAILABLE because the user's shard is not owned here (misrouted, e.g. while shards move)."),
 		requests: reg.CounterVec("qim_session_requests_total",
 			"PULL_SESSION_LIST and MARK_READ requests, by op and contract error code (UNSPECIFIED = ok).", "op", "code"),
 		latency: reg.HistogramVec("qim_session_request_latency_us",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/shardset"
 )
 
 // logConsumer is what the projector needs of commitlog.PartitionConsumer.
@@ -17,33 +18,41 @@ type logConsumer interface {
 	Poll(ctx context.Context, max int) ([]commitlog.Record, error)
 }
 
-// projector applies the dispatch log to the session lists.
+// projector applies the owned partitions of the dispatch log to the session lists.
 //
-// Invariants: records of a partition are applied in log order, each in one script that writes
-// every recipient and moves the partition's checkpoint from the value this process left it at
-// to offset + 1 — so a checkpoint never passes a record with a recipient missing, and a second
-// process projecting the same partition is fenced (QIMFENCED) instead of interleaving; any
-// record that cannot be applied (bad record, fencing, Redis error) stops the projector, and the
-// restart resumes from the checkpoints, which the scripts make safe (ZADD GT and max() are
-// idempotent, a retry of an applied record is answered "already applied"). Dirty markers are
-// set only after the script returned, so a snapshot that read Redis after a marker covers it.
+// Invariants: only the owned partitions (Config.OwnedShards) are consumed, checkpointed and
+// waited for; a record of another partition is refused, because its users are served by the
+// instance that owns it and their snapshots' dirty markers would land here. Records of a
+// partition are applied in log order, each in one script that writes every recipient and moves
+// the partition's checkpoint from the value this process left it at to offset + 1 — so a
+// checkpoint never passes a record with a recipient missing, instances owning disjoint shards
+// never touch each other's checkpoints (one hash field per partition), and a second process
+// projecting the same partition is fenced (QIMFENCED) instead of interleaving; any record that
+// cannot be applied (bad record, fencing, Redis error) stops the projector, and the restart
+// resumes from the checkpoints, which the scripts make safe (ZADD GT and max() are idempotent, a
+// retry of an applied record is answered "already applied"). Dirty markers are set only after
+// the script returned, so a snapshot that read Redis after a marker covers it. Caught up means
+// every owned partition reached the log end seen at start-up.
 //
-// How: one PartitionConsumer statically assigned every partition; each poll (up to PollMax
+// How: one PartitionConsumer statically assigned the owned partitions; each poll (up to PollMax
 // records) becomes one Redis pipeline of one EVALSHA per record, in poll order (which keeps each
 // partition's order).
 //
 // Rejected: a FIFO and a worker per partition as in the MailboxNode. A record here costs one
 // small script with no push behind it, so one pipeline per poll keeps up with the log without 64
 // goroutines; and a consumer group (rebalances would hand a partition to another process
-// mid-batch, and positions belong next to the lists they describe).
+// mid-batch, away from the snapshots of its users, and positions belong next to the lists they
+// describe).
 type projector struct {
 	c       logConsumer
 	st      *store
 	topicID string
 	pollMax int
-	prev    []string // checkpoint value this process left per partition ("" = none); run only
-	next    []int64  // next offset per partition; run only
-	target  []int64  // log end seen at start-up
+	shards  contract.ShardCount
+	owned   shardset.Set // sorted; the partitions consumed
+	prev    []string     // checkpoint value this process left per partition ("" = none); run only
+	next    []int64      // next offset per partition (owned ones only meaningful); run only
+	target  []int64      // log end seen at start-up, per partition (owned ones only meaningful)
 	caught  atomic.Bool
 	mark    func(userKey, contract.ConversationID)
 	m       *metrics
@@ -78,8 +87,8 @@ func (p *projector) checkCaughtUp() {
 	if p.caught.Load() {
 		return
 	}
-	for i, t := range p.target {
-		if p.next[i] < t {
+	for _, part := range p.owned {
+		if p.next[part] < p.target[part] {
 			return
 		}
 	}
@@ -90,10 +99,10 @@ func (p *projector) checkCaughtUp() {
 func (p *projector) apply(ctx context.Context, recs []commitlog.Record) error {
 	calls := make([]applyCall, 0, len(recs))
 	for _, r := range recs {
-		if r.Partition < 0 || int(r.Partition) >= len(p.prev) {
-			return &RecordError{Partition: r.Partition, Offset: r.Offset, Err: fmt.Errorf("%w: partition not consumed", ErrBadDispatch)}
+		if r.Partition < 0 || !p.owned.Contains(uint32(r.Partition)) {
+			return &RecordError{Partition: r.Partition, Offset: r.Offset, Err: fmt.Errorf("%w: partition not owned", ErrBadDispatch)}
 		}
-		pr, err := decodeDispatch(r)
+		pr, err := decodeDispatch(r, p.shards)
 		if err != nil {
 			p.m.rejected.Inc()
 			return &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}

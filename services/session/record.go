@@ -24,9 +24,11 @@ type projection struct {
 }
 
 // decodeDispatch validates a record before anything is written for it: schema, partition =
-// shard, the digest and dispatch_id (dispatch.Verify), ids and recipients. A record that fails
-// stops the projection (ErrBadDispatch); skipping it would lose a conversation from lists.
-func decodeDispatch(rec commitlog.Record) (projection, error) {
+// shard, the digest and dispatch_id (dispatch.Verify), ids, and recipients all of that shard
+// (the MailboxNode checks the same): a recipient of another shard is served by another instance,
+// which would never get the dirty marker of the row written here. A record that fails stops the
+// projection (ErrBadDispatch); skipping it would lose a conversation from lists.
+func decodeDispatch(rec commitlog.Record, shards contract.ShardCount) (projection, error) {
 	bad := func(format string, args ...any) (projection, error) {
 		return projection{}, fmt.Errorf("%w: %s", ErrBadDispatch, fmt.Sprintf(format, args...))
 	}
@@ -62,6 +64,11 @@ func decodeDispatch(rec commitlog.Record) (projection, error) {
 	}
 	if p.activity.TimeMs() == 0 { // the activity score; a zero time would sort below every list
 		return bad("message_id has time_ms 0")
+	}
+	for _, u := range p.recipients {
+		if s := shards.UserShard(p.tenant, contract.UserID(u)); s != d.GetShard() {
+			return bad("recipient of shard %d in a dispatch for shard %d", s, d.GetShard())
+		}
 	}
 	return p, nil
 }

@@ -49,3 +49,21 @@ func (s *Service) outcome(op string, start time.Time, err error) (contract.Error
 	}
 	return code, rpc.ClientMessage(err)
 }
+
+// ownedIdentity is identityOf for a user this instance serves. A user of a shard it does not own
+// is refused UNAVAILABLE (retryable): only the owner projects the user's records, so only its
+// snapshot is kept fresh by dirty markers, and another instance would answer from a stale or
+// empty snapshot. It happens while shards move between instances by restart and the gateways'
+// routing lags, so the gateway's retry reaches the owner.
+func (s *Service) ownedIdentity(tenant []byte, user uint64) (userKey, error) {
+	k, err := identityOf(tenant, user)
+	if err != nil {
+		return userKey{}, err
+	}
+	if shard := s.cfg.shards().UserShard(k.tenant, k.user); !s.cfg.OwnedShards.Contains(shard) {
+		s.m.unowned.Inc()
+		return userKey{}, rpc.Refuse(contract.ErrCodeUnavailable,
+			"shard %d is not owned by this SessionProjection instance: the request was routed to the wrong instance; retry", shard)
+	}
+	return k, nil
+}

@@ -71,15 +71,15 @@ func (s *Service) Registry() *obs.Registry { return s.reg }
 // naming the partition and offset). Start-up fails closed: a core Redis that does not fsync every
 // write, a dispatch topic without a usable topic id or with another partition count than
 // QIM_MAILBOX_SHARD_COUNT, checkpoints bound to another cluster or topic, or a checkpoint outside
-// its log refuse to start with an error naming the cause. The Session listener opens only after
-// the projection caught up with the log end seen at start-up, so a first page never shows a list
-// that is still replaying.
+// an owned partition's log refuse to start with an error naming the cause. The Session listener
+// opens only after the owned partitions caught up with the log end seen at start-up, so a first
+// page never shows a list that is still replaying.
 func (s *Service) Run(ctx context.Context) error {
 	return s.proc.Run(ctx, s.start, s.ready)
 }
 
 // register hands the projector and the Session server to the lifecycle. The server's gate is
-// the catch-up: it listens once every partition reached the log end seen at start-up.
+// the catch-up: it listens once every owned partition reached the log end seen at start-up.
 func (s *Service) register() {
 	s.proc.Go("projector", s.proj.run)
 	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)

@@ -14,8 +14,8 @@ import (
 )
 
 // start performs the fail-closed start-up checks in order and builds the pipeline: core Redis
-// fitness, the topic's live identity, the checkpoint binding, each partition's checkpoint against
-// its log, then one consumer from the checkpoints; last it registers the projector and the
+// fitness, the topic's live identity, the checkpoint binding, each owned partition's checkpoint
+// against its log, then one consumer of the owned partitions from their checkpoints; last it registers the projector and the
 // Session server with the lifecycle. Each dependency's close is registered as soon as it opened,
 // so a refusal half-way closes what was opened.
 func (s *Service) start(ctx context.Context) error {
@@ -54,7 +54,7 @@ func (s *Service) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	starts, err := startOffsets(cps, bounds)
+	starts, err := startOffsets(cps, bounds, s.cfg.OwnedShards)
 	if err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
@@ -69,7 +69,7 @@ func (s *Service) start(ctx context.Context) error {
 	}
 	s.build(live.topicID, cps, starts, bounds, hist)
 	s.log.Info("session: checkpoints bound", "topic", s.cfg.Topic, "topic_id", live.topicID, "cluster", live.cluster,
-		"partitions", live.partitions, "fresh_binding", fresh)
+		"partitions", live.partitions, "owned_shards", s.cfg.OwnedShards.String(), "fresh_binding", fresh)
 	s.register()
 	return nil
 }
@@ -98,17 +98,18 @@ func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error
 	return b, nil
 }
 
-// build wires the projector and the read side.
+// build wires the projector and the read side. Only the owned partitions get a position and a
+// catch-up target; the others are never consumed.
 func (s *Service) build(topicID string, cps []int64, starts map[int32]int64, bounds map[int32]commitlog.Bounds, hist *msgstore.Store) {
 	n := len(cps)
-	p := &projector{c: s.consumer, st: s.st, topicID: topicID, pollMax: s.cfg.PollMax,
-		prev: make([]string, n), next: make([]int64, n), target: make([]int64, n), m: s.m}
-	for i, cp := range cps {
-		if cp >= 0 {
-			p.prev[i] = strconv.FormatInt(cp, 10)
+	p := &projector{c: s.consumer, st: s.st, topicID: topicID, pollMax: s.cfg.PollMax, shards: s.cfg.shards(),
+		owned: s.cfg.OwnedShards, prev: make([]string, n), next: make([]int64, n), target: make([]int64, n), m: s.m}
+	for _, part := range s.cfg.OwnedShards {
+		if cp := cps[part]; cp >= 0 {
+			p.prev[part] = strconv.FormatInt(cp, 10)
 		}
-		p.next[i] = starts[int32(i)]
-		p.target[i] = bounds[int32(i)].High
+		p.next[part] = starts[int32(part)]
+		p.target[part] = bounds[int32(part)].High
 	}
 	s.src = redisSource{st: s.st, hist: hist, headBodyMax: s.cfg.HeadBodyMax, missing: s.m.groupIntervalMissing}
 	s.cache = newCache(s.src, s.cfg.SnapshotUsers, s.m.rebuilt, s.m.refreshed, s.m.evicted)

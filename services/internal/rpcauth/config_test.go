@@ -11,8 +11,8 @@ import (
 func TestValidate(t *testing.T) {
 	fp := strings.Repeat("ab", 32)
 	full := Config{CAFile: "ca.pem", CertFile: "c.pem", KeyFile: "c.key", Peers: []string{"gateway:" + fp}}
-	remote := Addr{Var: "QIM_WRITER_ADDR", Addr: "10.0.0.7:7101"}
-	local := Addr{Var: "QIM_WRITER_ADDR", Addr: "127.0.0.1:7101"}
+	remote := Addr{Var: "QIM_WRITER_ADDRS", Addr: "10.0.0.7:7101"}
+	local := Addr{Var: "QIM_WRITER_ADDRS", Addr: "127.0.0.1:7101"}
 	with := func(f func(*Config)) Config { c := full; f(&c); return c }
 	cases := []struct {
 		name    string
@@ -22,7 +22,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"neither mode", Config{}, []Addr{local}, "internal gRPC needs mTLS"},
 		{"plaintext on loopback", Config{PlaintextLoopback: true}, []Addr{local, {Var: "X", Addr: "localhost:1"}}, ""},
-		{"plaintext beyond loopback", Config{PlaintextLoopback: true}, []Addr{local, remote}, "QIM_WRITER_ADDR=\"10.0.0.7:7101\" is not loopback"},
+		{"plaintext beyond loopback", Config{PlaintextLoopback: true}, []Addr{local, remote}, "QIM_WRITER_ADDRS=\"10.0.0.7:7101\" is not loopback"},
 		{"plaintext with a whitelist", Config{PlaintextLoopback: true, Peers: full.Peers}, nil, "QIM_RPC_PEERS is set"},
 		{"mTLS beyond loopback", full, []Addr{remote}, ""},
 		{"mTLS and plaintext", with(func(c *Config) { c.PlaintextLoopback = true }), nil, "choose one"},
