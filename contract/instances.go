@@ -51,16 +51,12 @@ func (n ShardCount) InstanceShardSpec(i, instances int) string {
 // conversation correctly, because the conversation_seq and the idempotency record are assigned
 // atomically in the core Redis.
 func WriterRendezvous(tenant TenantID, conv ConversationID, instance string) uint64 {
-	h := blake3.New(32, nil)
-	var buf [len(DomainWriterRoute) + 32]byte
-	k := copy(buf[:], DomainWriterRoute)
-	binary.BigEndian.PutUint64(buf[k:], tenant.Hi)
-	binary.BigEndian.PutUint64(buf[k+8:], tenant.Lo)
-	binary.BigEndian.PutUint64(buf[k+16:], conv.Hi)
-	binary.BigEndian.PutUint64(buf[k+24:], conv.Lo)
-	_, _ = h.Write(buf[:])
-	_, _ = h.Write([]byte(instance))
-	var sum [32]byte
-	h.Sum(sum[:0])
+	var arr [len(DomainWriterRoute) + 32 + 64]byte // room for a host:port without growing
+	buf := append(arr[:0], DomainWriterRoute...)
+	buf = binary.BigEndian.AppendUint64(buf, tenant.Hi)
+	buf = binary.BigEndian.AppendUint64(buf, tenant.Lo)
+	buf = binary.BigEndian.AppendUint64(buf, conv.Hi)
+	buf = binary.BigEndian.AppendUint64(buf, conv.Lo)
+	sum := blake3.Sum256(append(buf, instance...))
 	return binary.BigEndian.Uint64(sum[:8])
 }

@@ -66,20 +66,24 @@ func (s *Set) AdminDialOption() (grpc.DialOption, error) {
 	return services.AdminDialOption(s.certs.CA, c.CertFile, c.KeyFile)
 }
 
-var rpcAuthProbe sync.Map // binary path → bool
+var helpProbe sync.Map // "binary\x00service" → the service's --help text
 
-// knowsRPCAuth reports whether bin's writer reads QIM_RPC_TLS_CA (its help lists every variable).
-func knowsRPCAuth(bin string) bool {
-	if v, ok := rpcAuthProbe.Load(bin); ok {
-		return v.(bool)
+// knows reports whether bin's service reads variable: its --help lists every variable it reads.
+// The help is run once per binary and service.
+func knows(bin, service, variable string) bool {
+	key := bin + "\x00" + service
+	if v, ok := helpProbe.Load(key); ok {
+		return strings.Contains(v.(string), variable)
 	}
 	// Bounded: a test's stand-in binary may ignore --help and sleep.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "writer", "--help")
+	cmd := exec.CommandContext(ctx, bin, service, "--help")
 	cmd.WaitDelay = time.Second
 	out, _ := cmd.CombinedOutput()
-	known := strings.Contains(string(out), "QIM_RPC_TLS_CA")
-	rpcAuthProbe.Store(bin, known)
-	return known
+	helpProbe.Store(key, string(out))
+	return strings.Contains(string(out), variable)
 }
+
+// knowsRPCAuth reports whether bin's writer reads QIM_RPC_TLS_CA.
+func knowsRPCAuth(bin string) bool { return knows(bin, Writer, "QIM_RPC_TLS_CA") }

@@ -33,7 +33,7 @@ func serveWriter(t *testing.T, f *fakeWriter) (string, *grpc.Server) {
 func peerRankedFirst(t *testing.T, id identity, addrs []string, want int) contract.UserID {
 	t.Helper()
 	for p := contract.UserID(2); p < 10_000; p++ {
-		if rank(addrs, id.tenant, contract.DirectConversationID(id.tenant, id.user, p))[0] == want {
+		if best(addrs, id.tenant, contract.DirectConversationID(id.tenant, id.user, p), func(int) bool { return true }) == want {
 			return p
 		}
 	}

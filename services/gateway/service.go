@@ -250,18 +250,18 @@ func (s *Service) readiness(ctx context.Context) error {
 	if err := s.writers.anyReady(ctx); err != nil {
 		return err
 	}
-	mccs, maddrs := make([]*grpc.ClientConn, len(s.mailboxes)), make([]string, len(s.mailboxes))
-	for i, n := range s.mailboxes {
-		mccs[i], maddrs[i] = n.cc, n.addr
+	// Each MailboxNode and SessionProjection serves users no other instance serves.
+	for _, n := range s.mailboxes {
+		if err := waitBackendReady(ctx, "mailbox "+n.addr, n.cc); err != nil {
+			return err
+		}
 	}
-	if err := allReady(ctx, "mailbox", mccs, maddrs); err != nil {
-		return err
+	for _, n := range s.sessions {
+		if err := waitBackendReady(ctx, "session "+n.addr, n.cc); err != nil {
+			return err
+		}
 	}
-	sccs, saddrs := make([]*grpc.ClientConn, len(s.sessions)), make([]string, len(s.sessions))
-	for i, n := range s.sessions {
-		sccs[i], saddrs[i] = n.cc, n.addr
-	}
-	return allReady(ctx, "session", sccs, saddrs)
+	return nil
 }
 
 // admitConn registers a new client connection, or closes it when the gateway is draining or

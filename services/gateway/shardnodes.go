@@ -1,9 +1,6 @@
 package gateway
 
 import (
-	"context"
-	"errors"
-
 	"google.golang.org/grpc"
 
 	"github.com/qim-dev/qim/contract"
@@ -34,25 +31,20 @@ type sessionNode struct {
 	client internalv1.SessionClient
 }
 
-// shardRoute maps a user to the index of the instance serving the user's shard.
-type shardRoute struct {
-	shards    contract.ShardCount
-	instances int
-}
-
-func (r shardRoute) of(tenant contract.TenantID, user contract.UserID) int {
-	if r.instances == 1 {
+// shardInstance is the index of the instance serving the user's shard, of n.
+func (s *Service) shardInstance(tenant contract.TenantID, user contract.UserID, n int) int {
+	if n == 1 {
 		return 0
 	}
-	return r.shards.ShardInstance(r.shards.UserShard(tenant, user), r.instances)
+	return s.shards.ShardInstance(s.shards.UserShard(tenant, user), n)
 }
 
 func (s *Service) mailboxFor(tenant contract.TenantID, user contract.UserID) *mailboxNode {
-	return s.mailboxes[shardRoute{s.shards, len(s.mailboxes)}.of(tenant, user)]
+	return s.mailboxes[s.shardInstance(tenant, user, len(s.mailboxes))]
 }
 
 func (s *Service) sessionFor(tenant contract.TenantID, user contract.UserID) *sessionNode {
-	return s.sessions[shardRoute{s.shards, len(s.sessions)}.of(tenant, user)]
+	return s.sessions[s.shardInstance(tenant, user, len(s.sessions))]
 }
 
 // channels dials each distinct address once: an address listed twice (a node that took over
@@ -75,16 +67,4 @@ func (c *channels) get(service, addr string) (*grpc.ClientConn, error) {
 	c.byAd[key] = cc
 	c.all = append(c.all, cc)
 	return cc, nil
-}
-
-// allReady reports nil once every listed channel is READY: each MailboxNode and each
-// SessionProjection serves users no other instance serves.
-func allReady(ctx context.Context, name string, ccs []*grpc.ClientConn, addrs []string) error {
-	var errs []error
-	for i, cc := range ccs {
-		if err := waitBackendReady(ctx, name+" "+addrs[i], cc); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -48,25 +47,25 @@ func newWriterPool(addrs []string, ccs []*grpc.ClientConn) *writerPool {
 	return p
 }
 
-// rank orders the instances by score for a conversation, best first. Ties (never seen with a
-// 64-bit hash of distinct addresses) fall back to configuration order, so every gateway agrees.
-func rank(addrs []string, tenant contract.TenantID, conv contract.ConversationID) []int {
-	idx := make([]int, len(addrs))
-	score := make([]uint64, len(addrs))
+// best is the instance with the highest score for a conversation among those up accepts, or
+// the best of all when up accepts none. Ties (never seen with a 64-bit hash of distinct
+// addresses) go to the earlier entry, so every gateway agrees. One pass, no allocation: it runs
+// per SEND.
+func best(addrs []string, tenant contract.TenantID, conv contract.ConversationID, up func(int) bool) int {
+	top, topScore, live, liveScore := 0, uint64(0), -1, uint64(0)
 	for i, a := range addrs {
-		idx[i] = i
-		score[i] = contract.WriterRendezvous(tenant, conv, a)
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case score[a] > score[b]:
-			return -1
-		case score[a] < score[b]:
-			return 1
+		sc := contract.WriterRendezvous(tenant, conv, a)
+		if i == 0 || sc > topScore {
+			top, topScore = i, sc
 		}
-		return 0
-	})
-	return idx
+		if (live < 0 || sc > liveScore) && up(i) {
+			live, liveScore = i, sc
+		}
+	}
+	if live < 0 {
+		return top
+	}
+	return live
 }
 
 // userRoute is the routing key of writer calls whose conversation the gateway does not peek at
@@ -81,13 +80,7 @@ func (p *writerPool) pick(tenant contract.TenantID, conv contract.ConversationID
 	if len(p.addrs) == 1 {
 		return 0
 	}
-	order := rank(p.addrs, tenant, conv)
-	for _, i := range order {
-		if p.up(i) {
-			return i
-		}
-	}
-	return order[0]
+	return best(p.addrs, tenant, conv, p.up)
 }
 
 func (p *writerPool) up(i int) bool {
