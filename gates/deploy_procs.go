@@ -41,11 +41,15 @@ func deployedGoMaxProcs(env *Env, procs int) int {
 	return serviceGoMaxProcs(env.GoMaxProcs, runtime.NumCPU(), procs, env.OneProcess)
 }
 
-// serviceProcs counts the service processes of a split deployment on ep: svc.Order, and the
-// HistoryArchiver with a CQL node.
-func serviceProcs(ep stack.Endpoints) int {
+// serviceProcs counts the service processes of a split deployment on ep of instances of each
+// scaled service: svc.Order with the extra instances, and the HistoryArchiver with a CQL node.
+func serviceProcs(ep stack.Endpoints, instances int) int {
+	n := len(svc.Order) + len(svc.Scaled)*(max(instances, 1)-1)
 	if ep.CQL != "" {
-		return len(svc.Order) + 1
+		n++
 	}
-	return len(svc.Order)
+	return n
 }
+
+// instances is Env.Instances with 0 read as 1.
+func (e *Env) instances() int { return max(e.Instances, 1) }

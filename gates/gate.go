@@ -94,8 +94,11 @@ type Env struct {
 	// GoMaxProcs is the GOMAXPROCS of each service process: 0 its share of the machine's cores
 	// (serviceGoMaxProcs), N > 0 exactly N, negative Go's default.
 	GoMaxProcs int
-	ReportDir  string    // where artifacts go
-	Progress   io.Writer // human progress lines
+	// Instances is how many ConversationWriters, MailboxNodes and SessionProjections the
+	// deployment runs (svc.NewInstances; 0 means 1).
+	Instances int
+	ReportDir string    // where artifacts go
+	Progress  io.Writer // human progress lines
 	// Stack returns the run's stack, starting it on first use; gates that need no servers never
 	// pay for one. Every run gets a fresh qim-it-* stack, torn down when the run ends.
 	Stack func(ctx context.Context) (stack.Stack, error)

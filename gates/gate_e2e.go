@@ -35,8 +35,10 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 	list := g.scenarios
 	if list == nil {
 		list = func() []e2e.Scenario {
-			return slices.Concat(e2e.Scenarios(), e2e.SessionScenarios(), e2e.GroupScenarios(), e2e.SDKScenarios(),
-				e2e.SDKSessionScenarios(), e2e.TieredScenarios())
+			// The instance scenarios first: they restart MailboxNodes, and judgeInstances reads
+			// counters a restart zeroes, so the traffic it judges comes after them.
+			return slices.Concat(e2e.InstancesScenarios(), e2e.Scenarios(), e2e.SessionScenarios(), e2e.GroupScenarios(),
+				e2e.SDKScenarios(), e2e.SDKSessionScenarios(), e2e.TieredScenarios())
 		}
 	}
 	passed, skipped := 0, 0
@@ -61,6 +63,8 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 		r.Check(sc.Name, true, "passed in %s", took)
 		env.Progressf("pass %s (%s)", sc.Name, took)
 	}
+	judgeInstances(ctx, r, set)
+	r.Metric("instances", float64(set.Instances()))
 	r.Metric("scenarios_passed", float64(passed))
 	r.Metric("scenarios_skipped", float64(skipped))
 	r.Metric("scenarios_total", float64(len(list())))

@@ -68,7 +68,8 @@ func judgeDeployment(ctx context.Context, r *Result, set *svc.Set, env *Env) {
 			continue
 		}
 		s := scrapeService(ctx, service, addr)
-		judgeInvariants(r, s, want[service])
+		base, _ := svc.ServiceOf(service) // every instance owes its service's counters
+		judgeInvariants(r, s, want[base])
 		if env != nil {
 			env.Progressf("%s: /healthz %d, %d invariant counters expected", service, s.healthCode, len(want[service]))
 		}
@@ -123,8 +124,9 @@ func judgeInvariants(r *Result, s serviceScrape, want []contract.InvariantCounte
 }
 
 // invariantValue reads an expected counter from its family: present, a counter, the table's
-// meaning as HELP, exactly one series, labelled with the scraped service.
-func invariantValue(mf *dto.MetricFamily, service string, c contract.InvariantCounter) (float64, error) {
+// meaning as HELP, exactly one series, labelled with the counter's service (every instance of a
+// service labels its series alike; scraped names the process, writer-2 included).
+func invariantValue(mf *dto.MetricFamily, scraped string, c contract.InvariantCounter) (float64, error) {
 	switch {
 	case mf == nil:
 		return 0, fmt.Errorf("missing from /metrics")
@@ -136,8 +138,8 @@ func invariantValue(mf *dto.MetricFamily, service string, c contract.InvariantCo
 		return 0, fmt.Errorf("%d series, want exactly 1", len(mf.GetMetric()))
 	}
 	m := mf.GetMetric()[0]
-	if got := labelValue(m, "service"); got != service {
-		return 0, fmt.Errorf("series labelled service=%q, scraped from %s", got, service)
+	if got := labelValue(m, "service"); got != c.Service {
+		return 0, fmt.Errorf("series labelled service=%q, scraped from %s", got, scraped)
 	}
 	return m.GetCounter().GetValue(), nil
 }

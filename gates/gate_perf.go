@@ -118,7 +118,8 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	if st, err := env.Stack(ctx); err == nil { // the configuration measured belongs in the report
 		r.Metric("dispatch_shards", float64(st.Endpoints().DispatchShards))
-		r.Metric("service_gomaxprocs", float64(deployedGoMaxProcs(env, serviceProcs(st.Endpoints())))) // 0: Go's default
+		r.Metric("service_instances", float64(env.instances()))
+		r.Metric("service_gomaxprocs", float64(deployedGoMaxProcs(env, serviceProcs(st.Endpoints(), env.instances())))) // 0: Go's default
 		if env.OneProcess {
 			r.Metric("one_process", 1)
 		}

@@ -23,10 +23,15 @@ func (servicesGate) Run(ctx context.Context, env *Env, r *Result) {
 		return
 	}
 	r.Metric("deploy_seconds", time.Since(start).Seconds())
+	r.Metric("instances", float64(set.Instances()))
 	for _, name := range set.Services() {
 		code, body := healthz(ctx, set.Addrs.Metrics[name])
 		r.Check(name+" healthy", set.Running(name) && code == http.StatusOK, "pid running=%v, /healthz %d %s",
 			set.Running(name), code, body)
+		if set.ServesRPC(name) { // the mode the process says it serves, not the one it was given
+			mode := set.RPCMode(name)
+			r.Check(name+" internal RPC mTLS", mode == "mtls", "its log says rpc=%q", mode)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,9 +62,8 @@ func (p *profileCapture) captureAll(ctx context.Context, dir string) ([]string, 
 	var wg sync.WaitGroup
 	var paths []string
 	var firstErr error
-	for _, name := range svc.Order {
-		addr, ok := p.metrics[name]
-		if !ok {
+	for name, addr := range p.metrics {
+		if base, _ := svc.ServiceOf(name); !slices.Contains(svc.Order, base) {
 			continue
 		}
 		wg.Add(1)

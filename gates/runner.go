@@ -23,8 +23,10 @@ type RunOptions struct {
 	OneProcess bool
 	// GoMaxProcs is the services' GOMAXPROCS; copied into Env.GoMaxProcs.
 	GoMaxProcs int
-	ReportDir  string    // required; created if missing
-	Progress   io.Writer // default os.Stderr
+	// Instances is the deployment's instances of each scaled service; copied into Env.Instances.
+	Instances int
+	ReportDir string    // required; created if missing
+	Progress  io.Writer // default os.Stderr
 	// NewStack builds the run's stack on first use (default: the process provider).
 	NewStack func() stack.Stack
 	// Heartbeat is how often a long gate prints "still running" (default 30 s).
@@ -70,7 +72,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	if o.SUTRoot == "" {
 		o.SUTRoot = o.Root
 	}
-	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, OneProcess: o.OneProcess, GoMaxProcs: o.GoMaxProcs, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
+	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, OneProcess: o.OneProcess, GoMaxProcs: o.GoMaxProcs, Instances: o.Instances, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
 	deploy := &lazyDeployment{env: env}
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get

@@ -78,7 +78,7 @@ func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
 // deploy starts every service on the matrix's stack, the cell's target with its failpoint armed
 // but dormant.
 func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
-	set, err := svc.New(m.opts.Bin, m.opts.Stack.Endpoints())
+	set, err := svc.NewInstances(m.opts.Bin, m.opts.Stack.Endpoints(), max(c.Instances, 1))
 	if err != nil {
 		return nil, err
 	}

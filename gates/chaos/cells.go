@@ -48,6 +48,9 @@ type Cell struct {
 	// NeedsCQL cells act on the archive tier: on a stack without a CQL node they are reported
 	// skipped, never passed.
 	NeedsCQL bool
+	// Instances, when above 1, deploys that many ConversationWriters, MailboxNodes and
+	// SessionProjections (svc.NewInstances); the fault names the instance it hits.
+	Instances int
 	// Env is extra environment per service for the cell's deployment.
 	Env map[string][]string
 	// Watch, when set, observes the deployment from before the load until after the judges that
@@ -88,6 +91,7 @@ func Cells() []Cell {
 			svc.Writer, fpWriterAfterOutbox, false)),
 		groupCell(failpointCell("group-mailbox-kill-mid-materialize", "groups of 10: SIGKILL the MailboxNode after a batch's entries are durable, before its pushes",
 			svc.Mailbox, fpMailboxAfterWrite, true)),
+		writerTakeoverCell(),
 		archiverKillCell(),
 		cqlKillCell(),
 		luaFaultCell(),

@@ -66,22 +66,29 @@ type trimWatch struct {
 }
 
 func (w *trimWatch) start(ctx context.Context, t *Target) {
-	w.t, w.done = t, make(chan struct{})
+	w.t = t
 	w.rdb = redis.NewClient(&redis.Options{Addr: t.Stack.Endpoints().RedisCore})
 	ctx, w.cancel = context.WithCancel(ctx)
+	w.done = sampleLoop(ctx, trimSampleEvery, w.sample)
+}
+
+// sampleLoop calls sample every period until ctx ends; the channel is closed once it returned.
+func sampleLoop(ctx context.Context, every time.Duration, sample func(context.Context)) chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		defer close(w.done)
-		tk := time.NewTicker(trimSampleEvery)
+		defer close(done)
+		tk := time.NewTicker(every)
 		defer tk.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tk.C:
-				w.sample(ctx)
+				sample(ctx)
 			}
 		}
 	}()
+	return done
 }
 
 func (w *trimWatch) sample(ctx context.Context) {

@@ -33,6 +33,7 @@ type runOptions struct {
 	// stop and kill single services).
 	oneProcess bool
 	goMaxProcs int
+	instances  int
 }
 
 // ErrGatesFailed is returned (exit status 1) when any gate failed.
@@ -68,6 +69,8 @@ Examples:
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
 	f.StringArrayVar(&o.skip, "skip", nil, "GATE:REASON: do not run GATE, reporting it as skipped with REASON (repeatable)")
+	f.IntVar(&o.instances, "instances", 1,
+		"ConversationWriters, MailboxNodes and SessionProjections in the run's deployment, each on its own loopback ports with mTLS (ADR-0026); one FanoutCoordinator and one gateway beside them, and the chaos cells deploy one of each")
 	addPerfFlags(f, o)
 	f.StringSliceVar(&o.chaos.Cells, "cells", nil, "chaos: cells to run, comma-separated (\"quick\": one kill of each process; default: the whole matrix; see qim-gate list)")
 	return cmd
@@ -112,6 +115,15 @@ func (o *runOptions) checkOneProcess(gs []gates.Gate) error {
 	return nil
 }
 
+// checkInstances refuses an instance count the deployment cannot run: none, or several beside
+// --one-process (one `qim all` process runs one of each service).
+func (o *runOptions) checkInstances() error {
+	if o.instances < 1 || (o.instances > 1 && o.oneProcess) {
+		return fmt.Errorf("qim-gate: --instances %d: want at least 1, and 1 with --one-process (one `qim all` runs one of each)", o.instances)
+	}
+	return nil
+}
+
 func (o *runOptions) selected(args []string) ([]gates.Gate, error) {
 	if o.full == (len(args) > 0) {
 		return nil, fmt.Errorf("qim-gate: name gates or pass --full (not both)")
@@ -147,6 +159,9 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	if err := o.checkOneProcess(gs); err != nil {
 		return err
 	}
+	if err := o.checkInstances(); err != nil {
+		return err
+	}
 	if _, err := contract.NewShardCount(o.shards); err != nil {
 		return fmt.Errorf("qim-gate: --dispatch-shards: %w", err)
 	}
@@ -162,6 +177,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		Root:       o.root,
 		OneProcess: o.oneProcess,
 		GoMaxProcs: o.goMaxProcs,
+		Instances:  o.instances,
 		ReportDir:  o.reportDir,
 		Progress:   os.Stderr,
 		NewStack: func() stack.Stack {

@@ -94,3 +94,24 @@ func TestOneProcessOnlyForPerf(t *testing.T) {
 		}
 	}
 }
+
+func TestInstancesFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr bool
+	}{
+		{[]string{"e2e"}, false},
+		{[]string{"e2e", "--instances", "2"}, false},
+		{[]string{"e2e", "--instances", "0"}, true},
+		{[]string{"perf", "--instances", "2", "--one-process"}, true},
+		{[]string{"perf", "--instances", "1", "--one-process"}, false},
+	} {
+		o := &runOptions{}
+		if err := newRunCmd(o).ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.checkInstances(); (err != nil) != tc.wantErr {
+			t.Errorf("%v: %v", tc.args, err)
+		}
+	}
+}

@@ -44,6 +44,8 @@ func (e *Env) Has(need string) bool {
 		return true
 	case NeedsCQL:
 		return e.CQL != "" && e.Set != nil
+	case NeedsInstances:
+		return e.Set != nil && e.Set.Instances() >= 2
 	}
 	return false
 }

@@ -22,11 +22,17 @@ var ErrSkipped = errors.New("e2e: scenario skipped")
 // NeedsCQL: the scenario needs the CQL archive (a stack started with --with-cql).
 const NeedsCQL = "a CQL node"
 
+// NeedsInstances: the scenario needs two instances of each scaled service (--instances 2).
+const NeedsInstances = "two instances of each writer, MailboxNode and SessionProjection"
+
+// needHints says how to get what a scenario needs.
+var needHints = map[string]string{NeedsCQL: "run with --with-cql", NeedsInstances: "run with --instances 2"}
+
 // needs wraps run so it is skipped, with the reason, on an Env without what it needs.
 func needs(what string, run func(context.Context, *Env) error) func(context.Context, *Env) error {
 	return func(ctx context.Context, e *Env) error {
 		if !e.Has(what) {
-			return fmt.Errorf("%w: needs %s (run with --with-cql)", ErrSkipped, what)
+			return fmt.Errorf("%w: needs %s (%s)", ErrSkipped, what, needHints[what])
 		}
 		return run(ctx, e)
 	}

@@ -7,8 +7,9 @@ package svc
 // backendAddrEnv is how the gateway finds the writer, MailboxNode and SessionProjection.
 func (s *Set) backendAddrEnv() []string {
 	a := s.Addrs
-	if knows(s.bin, Gateway, "QIM_WRITER_ADDRS") {
-		return []string{"QIM_WRITER_ADDRS=" + a.Writer, "QIM_MAILBOX_ADDRS=" + a.Mailbox, "QIM_SESSION_ADDRS=" + a.Session}
+	if s.n > 1 || knows(s.bin, Gateway, "QIM_WRITER_ADDRS") { // NewInstances refused n > 1 for an old binary
+		return []string{"QIM_WRITER_ADDRS=" + s.listenAddrs(Writer), "QIM_MAILBOX_ADDRS=" + s.listenAddrs(Mailbox),
+			"QIM_SESSION_ADDRS=" + s.listenAddrs(Session)}
 	}
 	return []string{"QIM_WRITER_ADDR=" + a.Writer, "QIM_MAILBOX_ADDR=" + a.Mailbox, "QIM_SESSION_ADDR=" + a.Session}
 }

@@ -1,8 +1,10 @@
 package svc
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,11 +22,19 @@ import (
 // calls with qimctl's admin certificate (ADR-0025). A qim binary from before the boundary
 // existed (an A/B baseline) gets none of it: it knows no internal RPC variable and speaks plaintext.
 
-// rpcIdentity is the certificate a process of the Set holds ("" for services without internal
-// RPC: the FanoutCoordinator and the HistoryArchiver).
-func rpcIdentity(name string) string {
-	switch name {
-	case Writer, Mailbox, Session, Gateway, OneProcessName:
+// rpcIdentity is the certificate process name of the Set holds ("" for services without
+// internal RPC: the FanoutCoordinator and the HistoryArchiver). With several instances the
+// development set numbers every identity from 1 (services.DevIdentities), the single gateway
+// included.
+func (s *Set) rpcIdentity(name string) string {
+	service, k := ServiceOf(name)
+	switch service {
+	case Writer, Mailbox, Session, Gateway:
+		if s.n > 1 {
+			return fmt.Sprintf("%s-%d", service, k)
+		}
+		return name
+	case OneProcessName:
 		return name
 	}
 	return ""
@@ -35,7 +45,7 @@ func (s *Set) writeCerts() error {
 	if !knowsRPCAuth(s.bin) {
 		return nil
 	}
-	ids := append(services.DevIdentities(1), services.OneProcessIdentity(OneProcessName))
+	ids := append(services.DevIdentities(s.n), services.OneProcessIdentity(OneProcessName))
 	certs, err := services.WriteDevCerts(filepath.Join(s.dir, "certs"), ids)
 	if err != nil {
 		return fmt.Errorf("svc: %w", err)
@@ -46,7 +56,7 @@ func (s *Set) writeCerts() error {
 
 // rpcEnv is the internal RPC environment of process name.
 func (s *Set) rpcEnv(name string) []string {
-	id := rpcIdentity(name)
+	id := s.rpcIdentity(name)
 	if s.certs == nil || id == "" {
 		return nil
 	}
@@ -87,3 +97,27 @@ func knows(bin, service, variable string) bool {
 
 // knowsRPCAuth reports whether bin's writer reads QIM_RPC_TLS_CA.
 func knowsRPCAuth(bin string) bool { return knows(bin, Writer, "QIM_RPC_TLS_CA") }
+
+// RPCMode is the internal RPC mode the process name last said it serves ("mtls", "plaintext";
+// "" when its log states none, as for the FanoutCoordinator): the services log it on start, so
+// a gate shows the mode each process runs, not the one the harness meant to give it.
+func (s *Set) RPCMode(name string) string {
+	b, err := os.ReadFile(s.LogPath(name))
+	if err != nil {
+		return ""
+	}
+	const key = `"rpc":"`
+	i := bytes.LastIndex(b, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := b[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// ServesRPC reports whether process name holds an internal RPC certificate in this deployment.
+func (s *Set) ServesRPC(name string) bool { return s.certs != nil && s.rpcIdentity(name) != "" }

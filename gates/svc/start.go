@@ -41,7 +41,8 @@ func (s *Set) StartNoWait(name string, extraEnv ...string) error {
 	if err != nil {
 		return fmt.Errorf("svc: %w", err)
 	}
-	cmd := exec.Command(s.bin, name)
+	service, _ := ServiceOf(name)
+	cmd := exec.Command(s.bin, service)
 	cmd.Env = append(append(os.Environ(), s.Env(name)...), extraEnv...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

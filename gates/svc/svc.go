@@ -33,21 +33,30 @@ const (
 // Order is the start order of a full deployment on a stack without a CQL node.
 var Order = []string{Writer, Mailbox, Fanout, Session, Gateway}
 
-// Services is the start order of this Set's deployment: Order, then the HistoryArchiver when the
-// stack has a CQL node (its keyspace must be migrated first: MigrateArchive).
+// Services is the start order of this Set's deployment, by process name: Order with every
+// instance of a scaled service (Instance), then the HistoryArchiver when the stack has a CQL
+// node (its keyspace must be migrated first: MigrateArchive).
 func (s *Set) Services() []string {
-	if s.ep.CQL == "" {
-		return Order
+	var out []string
+	for _, service := range Order {
+		out = append(out, s.Instance(service)...)
 	}
-	return append(append([]string(nil), Order...), Archiver)
+	if s.ep.CQL != "" {
+		out = append(out, Archiver)
+	}
+	return out
 }
 
 // Addrs are the loopback addresses the services of one Set listen on.
 type Addrs struct {
 	GatewayTCP, GatewayWS, GatewayPush string
-	Writer, Mailbox, Session           string
-	Metrics                            map[string]string
-	TokenSecret                        string
+	// Writer, Mailbox and Session are the internal RPC addresses of each service's instance 1.
+	Writer, Mailbox, Session string
+	// RPC is every instance's internal RPC address, by process name (writer, writer-2, …).
+	RPC map[string]string
+	// Metrics is every process's /metrics address, by process name.
+	Metrics     map[string]string
+	TokenSecret string
 }
 
 // Set is one deployment of the services on one stack.
@@ -59,6 +68,7 @@ type Set struct {
 	mu    sync.Mutex
 	procs map[string]*proc
 	extra []string
+	n     int                // instances of each Scaled service
 	certs *services.DevCerts // nil: the binary predates the internal RPC boundary
 }
 
@@ -94,23 +104,41 @@ func Build(ctx context.Context, root, dir string, tags ...string) (string, error
 	return bin, nil
 }
 
-// New prepares a Set: free ports are chosen now, nothing is started. extraEnv (KEY=VALUE) is
-// added to every service's environment.
+// New prepares a Set of one instance per service: free ports are chosen now, nothing is
+// started. extraEnv (KEY=VALUE) is added to every service's environment.
 func New(bin string, ep stack.Endpoints, extraEnv ...string) (*Set, error) {
+	return NewInstances(bin, ep, 1, extraEnv...)
+}
+
+// NewInstances is New for a deployment of n instances of each Scaled service (ADR-0026). A
+// count the stack's shards cannot serve, or a binary that predates several instances, is an
+// error wrapping ErrInstances.
+func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*Set, error) {
+	if err := checkInstances(bin, n, ep.DispatchShards); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(ep.Dir, "services")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
-	ports, err := freePorts(12)
+	ports, err := freePorts(12 + 2*len(Scaled)*(n-1))
 	if err != nil {
 		return nil, err
 	}
 	a := Addrs{GatewayTCP: ports[0], GatewayWS: ports[1], GatewayPush: ports[2], Writer: ports[3], Mailbox: ports[4],
 		Session: ports[9],
+		RPC:     map[string]string{Writer: ports[3], Mailbox: ports[4], Session: ports[9]},
 		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
 			Session: ports[10], Archiver: ports[11]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
-	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv}
+	next := ports[12:]
+	for _, service := range Scaled {
+		for k := 2; k <= n; k++ {
+			name := InstanceName(service, k)
+			a.RPC[name], a.Metrics[name], next = next[0], next[1], next[2:]
+		}
+	}
+	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv, n: n}
 	if err := s.writeCerts(); err != nil {
 		return nil, err
 	}
@@ -136,24 +164,34 @@ func freePorts(n int) ([]string, error) {
 	return out, nil
 }
 
-// Env is the environment of one service (also what `qim-gate` prints for people).
+// Env is the environment of one process (also what `qim-gate` prints for people): name is a
+// process name, an instance's own (writer-2) included.
 func (s *Set) Env(name string) []string {
 	a := s.Addrs
+	service, k := ServiceOf(name)
+	own := func(of string) string { // this process's instance of service of, else instance 1
+		if of == service {
+			return name
+		}
+		return of
+	}
 	env := []string{
 		"QIM_REDIS_ADDR=" + s.ep.RedisCore, "QIM_MAILBOX_REDIS_ADDR=" + s.ep.RedisMailbox,
 		"QIM_KAFKA_BROKERS=" + strings.Join(s.ep.KafkaBrokers, ","),
 		fmt.Sprintf("QIM_MAILBOX_SHARD_COUNT=%d", s.ep.DispatchShards),
-		"QIM_WRITER_LISTEN=" + a.Writer, "QIM_MAILBOX_LISTEN=" + a.Mailbox, "QIM_SESSION_LISTEN=" + a.Session,
+		"QIM_WRITER_LISTEN=" + a.RPC[own(Writer)], "QIM_MAILBOX_LISTEN=" + a.RPC[own(Mailbox)],
+		"QIM_SESSION_LISTEN=" + a.RPC[own(Session)],
 		"QIM_GATEWAY_LISTEN=" + a.GatewayTCP, "QIM_GATEWAY_WS_LISTEN=" + a.GatewayWS,
 		"QIM_GATEWAY_PUSH_LISTEN=" + a.GatewayPush, "QIM_GATEWAY_PUSH_ADDR=" + a.GatewayPush,
 		"QIM_TOKEN_SECRET=" + a.TokenSecret,
-		"QIM_WRITER_METRICS=" + a.Metrics[Writer], "QIM_MAILBOX_METRICS=" + a.Metrics[Mailbox],
+		"QIM_WRITER_METRICS=" + a.Metrics[own(Writer)], "QIM_MAILBOX_METRICS=" + a.Metrics[own(Mailbox)],
 		"QIM_FANOUT_METRICS=" + a.Metrics[Fanout], "QIM_GATEWAY_METRICS=" + a.Metrics[Gateway],
-		"QIM_SESSION_METRICS=" + a.Metrics[Session],
+		"QIM_SESSION_METRICS=" + a.Metrics[own(Session)],
 	}
 	if s.ep.CQL != "" {
 		env = append(env, "QIM_CQL_HOSTS="+s.ep.CQL, "QIM_ARCHIVER_METRICS="+a.Metrics[Archiver])
 	}
+	env = append(env, s.ownedShardsEnv(service, k)...)
 	env = append(env, s.backendAddrEnv()...)
 	env = append(env, s.rpcEnv(name)...)
 	return append(env, s.extra...)

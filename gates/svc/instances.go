@@ -1,0 +1,116 @@
+package svc
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// A deployment of several instances (ADR-0026) runs N ConversationWriters, N MailboxNodes and N
+// SessionProjections, each on its own loopback ports, beside one FanoutCoordinator (the Outbox
+// has one partition) and one ConnectionNode (MailboxNodes push to one QIM_GATEWAY_PUSH_ADDR
+// until the PresenceDirectory routes pushes). Instance 1 keeps the service's name, so every
+// caller that names "writer" keeps meaning a writer; instance k ≥ 2 is "writer-k".
+
+// Scaled lists the services a deployment of several instances runs N of.
+var Scaled = []string{Writer, Mailbox, Session}
+
+// ErrInstances is returned (wrapped) for an instance count a deployment cannot run.
+var ErrInstances = errors.New("svc: instances")
+
+// InstanceName is the process name of instance k (from 1) of service.
+func InstanceName(service string, k int) string {
+	if k <= 1 {
+		return service
+	}
+	return service + "-" + strconv.Itoa(k)
+}
+
+// ServiceOf splits a process name into its service and instance number (1 for the service's
+// own name): "mailbox-2" is the MailboxNode's second instance.
+func ServiceOf(name string) (service string, k int) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return name, 1
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 2 || !isScaled(name[:i]) {
+		return name, 1
+	}
+	return name[:i], n
+}
+
+func isScaled(service string) bool {
+	for _, s := range Scaled {
+		if s == service {
+			return true
+		}
+	}
+	return false
+}
+
+// Instances is how many instances of each scaled service the deployment runs.
+func (s *Set) Instances() int { return s.n }
+
+// Instance lists the process names of one service's instances, instance 1 first.
+func (s *Set) Instance(service string) []string {
+	if !isScaled(service) {
+		return []string{service}
+	}
+	out := make([]string, s.n)
+	for k := 1; k <= s.n; k++ {
+		out[k-1] = InstanceName(service, k)
+	}
+	return out
+}
+
+// listenAddrs are the internal RPC addresses of one service's instances, in instance order:
+// the gateway's QIM_<SERVICE>_ADDRS, whose order decides which shards each node serves.
+func (s *Set) listenAddrs(service string) string {
+	names := s.Instance(service)
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = s.Addrs.RPC[n]
+	}
+	return strings.Join(out, ",")
+}
+
+// ownedShardsEnv is the shard range of instance k of a MailboxNode or SessionProjection: the
+// range the gateway routes to entry k of its address list (contract.ShardCount.InstanceShards);
+// checkInstances made sure every instance has one.
+func (s *Set) ownedShardsEnv(service string, k int) []string {
+	if s.n == 1 {
+		return nil // every shard: the services' default
+	}
+	spec := contract.ShardCount(s.ep.DispatchShards).InstanceShardSpec(k-1, s.n)
+	switch service {
+	case Mailbox:
+		return []string{"QIM_MAILBOX_OWNED_SHARDS=" + spec}
+	case Session:
+		return []string{"QIM_SESSION_OWNED_SHARDS=" + spec}
+	}
+	return nil
+}
+
+// checkInstances refuses counts the deployment cannot run before any port is taken.
+func checkInstances(bin string, n, shards int) error {
+	if n == 1 {
+		return nil
+	}
+	if n < 1 {
+		return fmt.Errorf("%w: %d (want at least 1)", ErrInstances, n)
+	}
+	if _, err := contract.NewShardCount(shards); err != nil {
+		return fmt.Errorf("%w: the stack's dispatch shards: %w", ErrInstances, err)
+	}
+	if n > shards {
+		return fmt.Errorf("%w: %d instances for %d dispatch shards (each instance needs a shard)", ErrInstances, n, shards)
+	}
+	if !knows(bin, Gateway, "QIM_WRITER_ADDRS") {
+		return fmt.Errorf("%w: %s predates several instances (its gateway reads no QIM_WRITER_ADDRS): deploy it with 1", ErrInstances, bin)
+	}
+	return nil
+}
