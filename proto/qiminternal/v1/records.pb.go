@@ -932,6 +932,133 @@ func (x *MailboxEntry) GetCreatedAtMs() int64 {
 	return 0
 }
 
+// PresenceEntry is the value of one key of the compacted qim.presence topic (ADR-0027), written
+// by the ConnectionNode that holds a device's session: where a device is online, or that the
+// session it names ended. The Kafka key is (tenant, user, device), so compaction keeps the last
+// entry per device; the partition is the user's mailbox shard. Consumers order entries by
+// session_epoch, never by log position: two gateways racing on one device converge on the
+// higher epoch whatever order their produces land in.
+//
+// An entry with user_id 0 is a gateway boot announcement (key: the gateway's push address),
+// written to every partition when a ConnectionNode starts: entries naming an older boot of that
+// address are offline from then on, so a crashed gateway leaves no device online.
+type PresenceEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Layout version of this record; currently 1. See the file header for unknown versions.
+	SchemaVersion uint32 `protobuf:"varint,1,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
+	// Tenant of the user: exactly 16 bytes, big-endian u128 (absent in a boot announcement).
+	TenantId []byte `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId   uint64 `protobuf:"varint,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Device, at most 64 bytes.
+	DeviceId string `protobuf:"bytes,4,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// The ConnectionNode's Push listener address, as the MailboxNodes dial it.
+	GatewayPushAddr string `protobuf:"bytes,5,opt,name=gateway_push_addr,json=gatewayPushAddr,proto3" json:"gateway_push_addr,omitempty"`
+	// Distinguishes starts of one gateway address: a boot strictly greater than an entry's means
+	// the entry's session is gone.
+	GatewayBoot uint64 `protobuf:"varint,6,opt,name=gateway_boot,json=gatewayBoot,proto3" json:"gateway_boot,omitempty"`
+	// The session's epoch (the device's INCR in core Redis); 0 in a boot announcement.
+	SessionEpoch uint64 `protobuf:"varint,7,opt,name=session_epoch,json=sessionEpoch,proto3" json:"session_epoch,omitempty"`
+	// True from AUTH_OK until the session ends.
+	Online bool `protobuf:"varint,8,opt,name=online,proto3" json:"online,omitempty"`
+	// When the gateway wrote the entry, Unix ms (for lag metrics only).
+	WrittenAtMs   int64 `protobuf:"varint,9,opt,name=written_at_ms,json=writtenAtMs,proto3" json:"written_at_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PresenceEntry) Reset() {
+	*x = PresenceEntry{}
+	mi := &file_qiminternal_v1_records_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PresenceEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PresenceEntry) ProtoMessage() {}
+
+func (x *PresenceEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_records_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PresenceEntry.ProtoReflect.Descriptor instead.
+func (*PresenceEntry) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_records_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PresenceEntry) GetSchemaVersion() uint32 {
+	if x != nil {
+		return x.SchemaVersion
+	}
+	return 0
+}
+
+func (x *PresenceEntry) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *PresenceEntry) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *PresenceEntry) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *PresenceEntry) GetGatewayPushAddr() string {
+	if x != nil {
+		return x.GatewayPushAddr
+	}
+	return ""
+}
+
+func (x *PresenceEntry) GetGatewayBoot() uint64 {
+	if x != nil {
+		return x.GatewayBoot
+	}
+	return 0
+}
+
+func (x *PresenceEntry) GetSessionEpoch() uint64 {
+	if x != nil {
+		return x.SessionEpoch
+	}
+	return 0
+}
+
+func (x *PresenceEntry) GetOnline() bool {
+	if x != nil {
+		return x.Online
+	}
+	return false
+}
+
+func (x *PresenceEntry) GetWrittenAtMs() int64 {
+	if x != nil {
+		return x.WrittenAtMs
+	}
+	return 0
+}
+
 var File_qiminternal_v1_records_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_records_proto_rawDesc = "" +
@@ -1023,7 +1150,17 @@ const file_qiminternal_v1_records_proto_rawDesc = "" +
 	"\vdispatch_id\x18\v \x01(\fR\n" +
 	"dispatchId\x12\"\n" +
 	"\rcreated_at_ms\x18\f \x01(\x03R\vcreatedAtMsB\a\n" +
-	"\x05_bodyB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
+	"\x05_body\"\xb9\x02\n" +
+	"\rPresenceEntry\x12%\n" +
+	"\x0eschema_version\x18\x01 \x01(\rR\rschemaVersion\x12\x1b\n" +
+	"\ttenant_id\x18\x02 \x01(\fR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\x04R\x06userId\x12\x1b\n" +
+	"\tdevice_id\x18\x04 \x01(\tR\bdeviceId\x12*\n" +
+	"\x11gateway_push_addr\x18\x05 \x01(\tR\x0fgatewayPushAddr\x12!\n" +
+	"\fgateway_boot\x18\x06 \x01(\x04R\vgatewayBoot\x12#\n" +
+	"\rsession_epoch\x18\a \x01(\x04R\fsessionEpoch\x12\x16\n" +
+	"\x06online\x18\b \x01(\bR\x06online\x12\"\n" +
+	"\rwritten_at_ms\x18\t \x01(\x03R\vwrittenAtMsB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
 	file_qiminternal_v1_records_proto_rawDescOnce sync.Once
@@ -1037,7 +1174,7 @@ func file_qiminternal_v1_records_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_records_proto_rawDescData
 }
 
-var file_qiminternal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_qiminternal_v1_records_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_qiminternal_v1_records_proto_goTypes = []any{
 	(*MessageRecord)(nil),     // 0: qim.internal.v1.MessageRecord
 	(*FrozenAudience)(nil),    // 1: qim.internal.v1.FrozenAudience
@@ -1046,6 +1183,7 @@ var file_qiminternal_v1_records_proto_goTypes = []any{
 	(*CommittedEnvelope)(nil), // 4: qim.internal.v1.CommittedEnvelope
 	(*GroupDispatch)(nil),     // 5: qim.internal.v1.GroupDispatch
 	(*MailboxEntry)(nil),      // 6: qim.internal.v1.MailboxEntry
+	(*PresenceEntry)(nil),     // 7: qim.internal.v1.PresenceEntry
 }
 var file_qiminternal_v1_records_proto_depIdxs = []int32{
 	2, // 0: qim.internal.v1.FrozenAudience.direct:type_name -> qim.internal.v1.DirectAudience
@@ -1076,7 +1214,7 @@ func file_qiminternal_v1_records_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_records_proto_rawDesc), len(file_qiminternal_v1_records_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
