@@ -123,6 +123,9 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 		if env.OneProcess {
 			r.Metric("one_process", 1)
 		}
+		if set, err := env.Deployment(ctx); err == nil && set.MTLS() { // absent: plaintext (an A/B baseline from before the boundary)
+			r.Metric("rpc_mtls", 1)
+		}
 	}
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
 	base.Mode, base.GroupSize = o.Mode, o.GroupSize

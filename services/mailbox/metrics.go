@@ -51,7 +51,7 @@ func newMetrics(reg *obs.Registry) *metrics {
 		pushed: reg.Counter("qim_mailbox_push_delivered_total",
 			"Push targets the gateway queued to a live connection."),
 		pulls: reg.CounterVec("qim_mailbox_pulls_total",
-			"PULL_MAILBOX requests by result: ok, expired (CURSOR_EXPIRED), invalid, error.", "result"),
+			"PULL_MAILBOX requests by result: ok, expired (CURSOR_EXPIRED), invalid, unowned (the user's shard is another node's), error.", "result"),
 		pullLatency: reg.Histogram("qim_mailbox_pull_latency_us",
 			"Latency of PULL_MAILBOX (µs); a batched pull observes its batch's latency.", obs.LatencyBucketsMicros),
 		pullBatchSize: reg.Histogram("qim_mailbox_pull_batch_pulls",

@@ -74,6 +74,10 @@ func TestUnownedShardRefused(t *testing.T) {
 	if v := counterValue(t, n.svc, "qim_mailbox_unowned_requests_total", ""); v != 3 {
 		t.Fatalf("qim_mailbox_unowned_requests_total = %v, want 3", v)
 	}
+	// A misrouted pull is the routing's fault, not a failed pull: it must not page as errors.
+	if u, e := counterValue(t, n.svc, "qim_mailbox_pulls_total", "unowned"), counterValue(t, n.svc, "qim_mailbox_pulls_total", "error"); u != 2 || e != 0 {
+		t.Fatalf("qim_mailbox_pulls_total: unowned %v, error %v; want 2 and 0", u, e)
+	}
 	for _, dev := range []string{"d", "b"} {
 		if _, ok, err := e.store.DeviceCursor(e.ctx, e.tenant, stranger, dev); err != nil || ok {
 			t.Fatalf("a refused pull recorded device %s's cursor (%v, %v)", dev, ok, err)

@@ -18,6 +18,7 @@ package mailbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -178,6 +179,9 @@ func (s *Service) owned(tenant contract.TenantID, user contract.UserID) error {
 		return nil
 	}
 	s.m.unowned.Inc()
-	return rpc.Refuse(contract.ErrCodeUnavailable,
-		"the request reached the wrong MailboxNode: shard %d is not owned by this node; retry", shard)
+	return fmt.Errorf("%w: %w", errNotOwned, rpc.Refuse(contract.ErrCodeUnavailable,
+		"the request reached the wrong MailboxNode: shard %d is not owned by this node; retry", shard))
 }
+
+// errNotOwned marks owned's refusal, so the pull counter tells a misrouted pull from a failed one.
+var errNotOwned = errors.New("mailbox: shard not owned")

@@ -50,8 +50,11 @@ func (g grpcServer) outcomes(ctx context.Context, ins []*internalv1.Authenticate
 		if err != nil {
 			code := rpc.CodeOf(err)
 			result := "error"
-			if code == contract.ErrCodeInvalidArgument {
+			switch {
+			case code == contract.ErrCodeInvalidArgument:
 				result = "invalid"
+			case errors.Is(err, errNotOwned):
+				result = "unowned" // the routing's fault, already in qim_mailbox_unowned_requests_total
 			}
 			g.s.m.pulls.WithLabelValues(result).Inc()
 			out[i] = &internalv1.PullMailboxOutcome{ErrorCode: uint32(code), ErrorMessage: rpc.ClientMessage(err)}
