@@ -31,7 +31,7 @@ func userOn(e *Env, i, n int) contract.UserID {
 }
 
 // scenarioShardsMoved moves MailboxNode 2's shards to MailboxNode 1 with restarts, as an
-// operator would (docs/deployment.md): mailbox-2 stops, mailbox restarts owning every shard, the
+// operator would (docs/deployment.md): mailbox-2 stops, mailbox restarts owning both ranges, the
 // gateway restarts with mailbox's address in mailbox-2's place. A recipient on those shards gets
 // what was sent before the move, while no node owned them, and after, each exactly once. The
 // deployment is put back as it was, so later gates judge the usual one.
@@ -77,26 +77,31 @@ func scenarioShardsMoved(ctx context.Context, e *Env) (err error) {
 	return deliveredOnce(ctx, e, bob, mids...)
 }
 
-// takeOverShards restarts MailboxNode 1 owning every shard and the gateway routing instance 2's
-// range to it.
+// takeOverShards restarts MailboxNode 1 owning its own range and instance 2's (contiguous, so
+// one range) and the gateway routing instance 2's entry to it; with more instances the others
+// keep theirs, so no shard ever has two owners.
 func takeOverShards(ctx context.Context, e *Env) error {
-	set := e.Set
+	set, n := e.Set, e.Set.Instances()
+	shards := contract.ShardCount(e.Shards)
+	first, _, _ := shards.InstanceShards(0, n)
+	_, last, _ := shards.InstanceShards(1, n)
 	if err := set.Stop(svc.Mailbox); err != nil {
 		return err
 	}
-	all := fmt.Sprintf("QIM_MAILBOX_OWNED_SHARDS=0-%d", e.Shards-1)
-	if err := set.Start(ctx, svc.Mailbox, all); err != nil {
-		return fmt.Errorf("mailbox owning every shard: %w", err)
+	both := fmt.Sprintf("QIM_MAILBOX_OWNED_SHARDS=%d-%d", first, last)
+	if err := set.Start(ctx, svc.Mailbox, both); err != nil {
+		return fmt.Errorf("mailbox owning its shards and mailbox-2's: %w", err)
 	}
-	addrs := make([]string, set.Instances())
-	for i := range addrs {
-		addrs[i] = set.Addrs.Mailbox
+	addrs := make([]string, n)
+	for i, name := range set.Instance(svc.Mailbox) {
+		addrs[i] = set.Addrs.RPC[name]
 	}
+	addrs[1] = set.Addrs.Mailbox
 	if err := set.Stop(svc.Gateway); err != nil {
 		return err
 	}
 	if err := set.Start(ctx, svc.Gateway, "QIM_MAILBOX_ADDRS="+strings.Join(addrs, ",")); err != nil {
-		return fmt.Errorf("gateway routing every shard to mailbox: %w", err)
+		return fmt.Errorf("gateway routing mailbox-2's shards to mailbox: %w", err)
 	}
 	return nil
 }
