@@ -45,6 +45,7 @@ const (
 	MaxFramePayload       = 4 << 20  // largest logical message on the client wire
 	StreamWriteChunkBytes = 64 << 10 // large frames are written in chunks so PONG is never blocked
 	CustomTypeMaxBytes    = 64       // longer custom_type → PAYLOAD_TOO_LARGE
+	DeviceIDMaxBytes      = 64       // a device id is 1..64 bytes (tokens, presence keys)
 	InlineBodyBudgetBytes = 8 << 10  // members × body ≤ budget → body is inlined in mailbox entries
 	EventGroupMaxEntries  = 8        // per (user, mailbox_seq)
 	EventGroupMaxBytes    = 8 << 10  // per (user, mailbox_seq)
@@ -104,6 +105,9 @@ const (
 const (
 	TopicOutbox   = "qim.outbox"   // one partition; key = message_id; value = CommittedEnvelope
 	TopicDispatch = "qim.dispatch" // partition = mailbox shard; value = GroupDispatch
+	// TopicPresence is the PresenceDirectory (ADR-0027): compacted, partitioned like
+	// qim.dispatch (partition = the user's mailbox shard); value = PresenceEntry.
+	TopicPresence = "qim.presence"
 	// GroupArchiver is the HistoryArchiver's default consumer group, and so the member of the
 	// archive watermark the writer's hot-tier trim reads unless configured otherwise.
 	GroupArchiver = "qim-archiver"

@@ -13,6 +13,8 @@ var instanceWork = map[string]struct{ moved, zero []string }{
 	svc.Writer:  {moved: []string{"qim_writer_commits_total"}},
 	svc.Mailbox: {moved: []string{"qim_mailbox_dispatches_materialized_total", "qim_mailbox_pulls_total"}, zero: []string{"qim_mailbox_unowned_requests_total"}},
 	svc.Session: {moved: []string{"qim_session_records_applied_total", "qim_session_requests_total"}, zero: []string{"qim_session_unowned_requests_total"}},
+	// Pushes reach every gateway only if the MailboxNodes route them by qim.presence.
+	svc.Gateway: {moved: []string{"qim_gateway_auths_total", "qim_gateway_push_targets_total"}},
 }
 
 // judgeInstances checks that a deployment of several instances really spread the scenarios'

@@ -219,7 +219,7 @@ func perfTarget(ctx context.Context, env *Env) (loadgen.Config, []loadgen.Proc, 
 	if err != nil {
 		return loadgen.Config{}, nil, err
 	}
-	cfg := loadgen.Config{Gateway: set.Addrs.GatewayTCP, TokenSecret: []byte(set.Addrs.TokenSecret)}
+	cfg := loadgen.Config{Gateway: set.Addrs.GatewayTCP, MoreGateways: set.GatewayTCPs()[1:], TokenSecret: []byte(set.Addrs.TokenSecret)}
 	var procs []loadgen.Proc
 	seen := map[int]bool{}
 	for _, name := range set.Services() {

@@ -19,11 +19,14 @@ const kafkaRequestsMetric = "qim_kafka_requests_total"
 type kafkaRequests map[string]map[string]float64
 
 // kafkaClients are the /metrics addresses of the services of the deployment that speak Kafka:
-// all but the ConnectionNode, whose backends are gRPC and Redis.
+// all, the ConnectionNodes only when they publish qim.presence (a build from before it).
 func kafkaClients(set *svc.Set) map[string]string {
 	out := map[string]string{}
 	for _, name := range set.Services() {
-		if addr, ok := set.Addrs.Metrics[name]; ok && name != svc.Gateway {
+		if service, _ := svc.ServiceOf(name); service == svc.Gateway && !set.Presence() {
+			continue
+		}
+		if addr, ok := set.Addrs.Metrics[name]; ok {
 			out[name] = addr
 		}
 	}

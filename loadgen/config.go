@@ -17,6 +17,10 @@ import (
 type Config struct {
 	// Gateway is the gateway's TCP listener, host:port. Required.
 	Gateway string
+	// MoreGateways are the other gateways of a deployment with several (ADR-0027). Default none.
+	// Raw connections are spread over Gateway and these by user id, so the two users of a 1:1
+	// pair sit on different gateways and every push crosses between them; SDK lanes use Gateway.
+	MoreGateways []string
 	// TokenSecret signs the dev tokens of the run's users (contract/devtoken). Required, at
 	// least devtoken.MinSecretBytes. Never logged or written to the report.
 	TokenSecret []byte
@@ -138,10 +142,21 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("%w: mode %q: want %s or %s", ErrConfig, s, ModeDirect, ModeGroup)
 }
 
+// gatewayOf is the gateway a raw connection of user dials.
+func (c *Config) gatewayOf(user contract.UserID) string {
+	n := uint64(len(c.MoreGateways) + 1)
+	if i := uint64(user) % n; i > 0 {
+		return c.MoreGateways[i-1]
+	}
+	return c.Gateway
+}
+
 // Validate rejects bad values and fills defaults.
 func (c *Config) Validate() error {
-	if _, _, err := net.SplitHostPort(c.Gateway); err != nil {
-		return fmt.Errorf("%w: gateway %q: %v", ErrConfig, c.Gateway, err)
+	for _, g := range append([]string{c.Gateway}, c.MoreGateways...) {
+		if _, _, err := net.SplitHostPort(g); err != nil {
+			return fmt.Errorf("%w: gateway %q: %v", ErrConfig, g, err)
+		}
 	}
 	if len(c.TokenSecret) < devtoken.MinSecretBytes {
 		return fmt.Errorf("%w: token secret shorter than %d bytes", ErrConfig, devtoken.MinSecretBytes)

@@ -46,9 +46,10 @@ func (l *link) teardown() {
 // dialLink connects and authenticates user.
 func (r *runState) dialLink(ctx context.Context, user contract.UserID) (*link, error) {
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", r.cfg.Gateway)
+	gw := r.cfg.gatewayOf(user)
+	nc, err := d.DialContext(ctx, "tcp", gw)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: dial %s: %w", r.cfg.Gateway, err)
+		return nil, fmt.Errorf("loadgen: dial %s: %w", gw, err)
 	}
 	l := &link{nc: nc, rd: wire.NewReader(nc), closed: make(chan struct{})}
 	if l.beat, err = r.auth(ctx, l, user); err != nil {

@@ -49,7 +49,7 @@ func Issue(secret []byte, c Claims) (string, error) {
 	if len(secret) < MinSecretBytes {
 		return "", ErrWeakSecret
 	}
-	if c.User == 0 || len(c.Device) == 0 || len(c.Device) > 64 || c.ExpiresAtMs <= 0 {
+	if c.User == 0 || len(c.Device) == 0 || len(c.Device) > contract.DeviceIDMaxBytes || c.ExpiresAtMs <= 0 {
 		return "", fmt.Errorf("%w: user must be non-zero, device 1..64 bytes, expiry positive", ErrMalformed)
 	}
 	p := c.Tenant.AppendBytes(make([]byte, 0, 33+len(c.Device)))

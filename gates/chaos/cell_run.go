@@ -106,7 +106,7 @@ func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
 // load runs the cell's load with the fault goroutine beside it.
 func (m *matrix) load(ctx context.Context, c Cell, set *svc.Set, rec *history.Recorder, window time.Duration) (*loadgen.Report, *faultRun, error) {
 	cfg := loadgen.Config{
-		Gateway: set.Addrs.GatewayTCP, TokenSecret: []byte(set.Addrs.TokenSecret),
+		Gateway: set.Addrs.GatewayTCP, MoreGateways: set.GatewayTCPs()[1:], TokenSecret: []byte(set.Addrs.TokenSecret),
 		Rate: m.opts.Rate, Duration: window, Connections: m.opts.Connections, PingConnections: 1,
 		SDKClientsPercent: m.opts.SDKPercent, SDKLane: sdklane.New(), History: rec, Reconnect: true,
 		Window: time.Second, SettleTimeout: m.opts.Settle, SettleIdle: 20 * time.Second, Label: "chaos " + c.Name,

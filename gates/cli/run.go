@@ -70,7 +70,7 @@ Examples:
 	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
 	f.StringArrayVar(&o.skip, "skip", nil, "GATE:REASON: do not run GATE, reporting it as skipped with REASON (repeatable)")
 	f.IntVar(&o.instances, "instances", 1,
-		"ConversationWriters, MailboxNodes and SessionProjections in the run's deployment, each on its own loopback ports with mTLS (ADR-0026); one FanoutCoordinator and one gateway beside them, and the chaos cells deploy one of each")
+		"ConversationWriters, MailboxNodes, SessionProjections and gateways in the run's deployment, each on its own loopback ports with mTLS (ADR-0026; the gateways share qim.presence, ADR-0027); one FanoutCoordinator beside them; e2e spreads its clients over the gateways; the chaos cells deploy one of each")
 	addPerfFlags(f, o)
 	f.StringSliceVar(&o.chaos.Cells, "cells", nil, "chaos: cells to run, comma-separated (\"quick\": one kill of each process; default: the whole matrix; see qim-gate list)")
 	return cmd

@@ -16,13 +16,16 @@ import (
 
 // Env is what a scenario runs against: a running deployment on a real stack.
 type Env struct {
-	Gateway string // gateway TCP address
-	Secret  []byte // dev token signing secret
-	Tenant  contract.TenantID
-	Brokers []string // for scenarios that inspect the dispatch log
-	Shards  int
-	Set     *svc.Set // for scenarios that kill and restart services; nil disables them
-	CQL     string   // the stack's CQL node (host:port), "" without one
+	Gateway string // gateway TCP address (instance 1's with several)
+	// Gateways are every gateway's TCP address; Login spreads users over them by user id, so
+	// two consecutive users are on different gateways.
+	Gateways []string
+	Secret   []byte // dev token signing secret
+	Tenant   contract.TenantID
+	Brokers  []string // for scenarios that inspect the dispatch log
+	Shards   int
+	Set      *svc.Set // for scenarios that kill and restart services; nil disables them
+	CQL      string   // the stack's CQL node (host:port), "" without one
 	// RedisCore is the core Redis, for scenarios that watch the hot tier (the hot floor).
 	RedisCore string
 	base      uint64
@@ -33,8 +36,17 @@ type Env struct {
 func NewEnv(gateway string, secret []byte, brokers []string, shards int, set *svc.Set) *Env {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &Env{Gateway: gateway, Secret: secret, Brokers: brokers, Shards: shards, Set: set,
+	e := &Env{Gateway: gateway, Gateways: []string{gateway}, Secret: secret, Brokers: brokers, Shards: shards, Set: set,
 		base: uint64(binary.BigEndian.Uint32(b[:]))<<20 | 1}
+	if set != nil && len(set.Instance(svc.Gateway)) > 1 {
+		e.Gateways = set.GatewayTCPs()
+	}
+	return e
+}
+
+// GatewayOf is the gateway Login uses for user.
+func (e *Env) GatewayOf(user contract.UserID) string {
+	return e.Gateways[uint64(user)%uint64(len(e.Gateways))]
 }
 
 // Has reports whether the Env offers what a Scenario.Needs names.
@@ -73,9 +85,14 @@ func (e *Env) Token(user contract.UserID, device string) string {
 	return tok
 }
 
-// Login dials the gateway and authenticates.
+// Login dials the user's gateway (GatewayOf) and authenticates.
 func (e *Env) Login(ctx context.Context, user contract.UserID, device string, cursor uint64) (*Client, *qimv1.AuthOk, error) {
-	c, err := Dial(ctx, e.Gateway)
+	return e.LoginAt(ctx, e.GatewayOf(user), user, device, cursor)
+}
+
+// LoginAt dials the given gateway and authenticates.
+func (e *Env) LoginAt(ctx context.Context, gateway string, user contract.UserID, device string, cursor uint64) (*Client, *qimv1.AuthOk, error) {
+	c, err := Dial(ctx, gateway)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,6 +15,9 @@ import (
 // and are skipped, with the reason, on one of each.
 func InstancesScenarios() []Scenario {
 	return []Scenario{
+		{"cross-gateway-online-push-both-ways", needs(NeedsInstances, scenarioCrossGatewayOnline)},
+		{"cross-gateway-offline-recipient-logs-in-elsewhere", needs(NeedsInstances, scenarioCrossGatewayOffline)},
+		{"duplicate-login-across-gateways-kicks-old", needs(NeedsInstances, scenarioCrossGatewayKick)},
 		{"mailbox-shards-moved-to-another-node", needs(NeedsInstances, scenarioShardsMoved)},
 	}
 }
@@ -97,32 +100,35 @@ func takeOverShards(ctx context.Context, e *Env) error {
 		addrs[i] = set.Addrs.RPC[name]
 	}
 	addrs[1] = set.Addrs.Mailbox
-	if err := set.Stop(svc.Gateway); err != nil {
-		return err
-	}
-	if err := set.Start(ctx, svc.Gateway, "QIM_MAILBOX_ADDRS="+strings.Join(addrs, ",")); err != nil {
-		return fmt.Errorf("gateway routing mailbox-2's shards to mailbox: %w", err)
+	for _, gw := range set.Instance(svc.Gateway) {
+		if err := set.Stop(gw); err != nil {
+			return err
+		}
+		if err := set.Start(ctx, gw, "QIM_MAILBOX_ADDRS="+strings.Join(addrs, ",")); err != nil {
+			return fmt.Errorf("%s routing mailbox-2's shards to mailbox: %w", gw, err)
+		}
 	}
 	return nil
 }
 
-// restoreWithin bounds restoreShards: three starts of at most a minute each.
-const restoreWithin = 3 * time.Minute
+// restoreWithin bounds restoreShards: a start takes at most a minute.
+const restoreWithin = 5 * time.Minute
 
 // restoreShards puts the usual deployment back: mailbox with its own range first, then
-// mailbox-2 (never two owners of a shard at once), then the gateway with the usual lists.
+// mailbox-2 (never two owners of a shard at once), then the gateways with the usual lists.
 func restoreShards(ctx context.Context, set *svc.Set) error {
 	// The scenario's own deadline may be what failed it; the later scenarios need the restore.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreWithin)
 	defer cancel()
-	for _, name := range []string{svc.Mailbox, svc.Gateway} {
+	gateways := set.Instance(svc.Gateway)
+	for _, name := range append([]string{svc.Mailbox}, gateways...) {
 		if set.Running(name) {
 			if err := set.Stop(name); err != nil {
 				return err
 			}
 		}
 	}
-	for _, name := range []string{svc.Mailbox, svc.InstanceName(svc.Mailbox, 2), svc.Gateway} {
+	for _, name := range append([]string{svc.Mailbox, svc.InstanceName(svc.Mailbox, 2)}, gateways...) {
 		if !set.Running(name) {
 			if err := set.Start(ctx, name); err != nil {
 				return fmt.Errorf("restore %s: %w", name, err)

@@ -23,7 +23,7 @@ var ErrSkipped = errors.New("e2e: scenario skipped")
 const NeedsCQL = "a CQL node"
 
 // NeedsInstances: the scenario needs two instances of each scaled service (--instances 2).
-const NeedsInstances = "two instances of each writer, MailboxNode and SessionProjection"
+const NeedsInstances = "two instances of each writer, MailboxNode, SessionProjection and gateway"
 
 // needHints says how to get what a scenario needs.
 var needHints = map[string]string{NeedsCQL: "run with --with-cql", NeedsInstances: "run with --instances 2"}

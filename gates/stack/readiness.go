@@ -107,8 +107,9 @@ func atoi(s string) int {
 	return n
 }
 
-// checkKafka: broker metadata answers, then qim.outbox (1 partition) and qim.dispatch (shards
-// partitions) exist with RF 1 — created if missing — and every partition has a leader.
+// checkKafka: broker metadata answers, then qim.outbox (1 partition), qim.dispatch and the
+// compacted qim.presence (shards partitions each) exist with RF 1 — created if missing — and
+// every partition has a leader.
 func checkKafka(ctx context.Context, brokers []string, shards int) error {
 	if len(brokers) == 0 {
 		return misconf("no Kafka brokers in endpoints")
@@ -130,9 +131,14 @@ func checkKafka(ctx context.Context, brokers []string, shards int) error {
 	if len(md.Brokers) == 0 {
 		return errors.New("metadata lists no brokers yet")
 	}
-	want := map[string]int{TopicOutbox: 1, TopicDispatch: shards}
+	want := map[string]int{TopicOutbox: 1, TopicDispatch: shards, TopicPresence: shards}
+	compact := "compact"
 	for topic, parts := range want {
-		resp, err := adm.CreateTopics(ctx, int32(parts), 1, nil, topic)
+		var configs map[string]*string
+		if topic == TopicPresence {
+			configs = map[string]*string{"cleanup.policy": &compact}
+		}
+		resp, err := adm.CreateTopics(ctx, int32(parts), 1, configs, topic)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", topic, err)
 		}
@@ -140,7 +146,7 @@ func checkKafka(ctx context.Context, brokers []string, shards int) error {
 			return fmt.Errorf("create %s: %w (%s)", topic, r.Err, r.ErrMessage)
 		}
 	}
-	td, err := adm.ListTopics(ctx, TopicOutbox, TopicDispatch)
+	td, err := adm.ListTopics(ctx, TopicOutbox, TopicDispatch, TopicPresence)
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
 	}

@@ -24,6 +24,7 @@ const (
 const (
 	TopicOutbox   = contract.TopicOutbox
 	TopicDispatch = contract.TopicDispatch
+	TopicPresence = contract.TopicPresence
 )
 
 // Endpoints is what a running stack hands to services and tests. It is printed by

@@ -9,14 +9,14 @@ import (
 	"github.com/qim-dev/qim/contract"
 )
 
-// A deployment of several instances (ADR-0026) runs N ConversationWriters, N MailboxNodes and N
-// SessionProjections, each on its own loopback ports, beside one FanoutCoordinator (the Outbox
-// has one partition) and one ConnectionNode (MailboxNodes push to one QIM_GATEWAY_PUSH_ADDR
-// until the PresenceDirectory routes pushes). Instance 1 keeps the service's name, so every
-// caller that names "writer" keeps meaning a writer; instance k ≥ 2 is "writer-k".
+// A deployment of several instances (ADR-0026) runs N ConversationWriters, N MailboxNodes, N
+// SessionProjections and N ConnectionNodes, each on its own loopback ports, beside one
+// FanoutCoordinator (the Outbox has one partition). The gateways find each other and the
+// MailboxNodes find them through qim.presence (ADR-0027). Instance 1 keeps the service's name,
+// so every caller that names "writer" keeps meaning a writer; instance k ≥ 2 is "writer-k".
 
 // Scaled lists the services a deployment of several instances runs N of.
-var Scaled = []string{Writer, Mailbox, Session}
+var Scaled = []string{Writer, Mailbox, Session, Gateway}
 
 // ErrInstances is returned (wrapped) for an instance count a deployment cannot run.
 var ErrInstances = errors.New("svc: instances")
@@ -52,6 +52,10 @@ func isScaled(service string) bool {
 	return false
 }
 
+// Presence reports whether the deployment's gateways publish qim.presence (false only for a
+// binary from before the PresenceDirectory, which then also speaks no Kafka from its gateway).
+func (s *Set) Presence() bool { return knowsPresence(s.bin) }
+
 // Instances is how many instances of each scaled service the deployment runs.
 func (s *Set) Instances() int { return s.n }
 
@@ -63,6 +67,17 @@ func (s *Set) Instance(service string) []string {
 	out := make([]string, s.n)
 	for k := 1; k <= s.n; k++ {
 		out[k-1] = InstanceName(service, k)
+	}
+	return out
+}
+
+// GatewayTCPs are every gateway's client TCP address, instance 1 first: load and scenarios
+// spread their clients over them.
+func (s *Set) GatewayTCPs() []string {
+	names := s.Instance(Gateway)
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = s.Addrs.TCP[n]
 	}
 	return out
 }
@@ -109,8 +124,8 @@ func checkInstances(bin string, n, shards int) error {
 	if n > shards {
 		return fmt.Errorf("%w: %d instances for %d dispatch shards (each instance needs a shard)", ErrInstances, n, shards)
 	}
-	if !knows(bin, Gateway, "QIM_WRITER_ADDRS") {
-		return fmt.Errorf("%w: %s predates several instances (its gateway reads no QIM_WRITER_ADDRS): deploy it with 1", ErrInstances, bin)
+	if !knowsPresence(bin) {
+		return fmt.Errorf("%w: %s predates several gateways (its gateway publishes no qim.presence): deploy it with 1", ErrInstances, bin)
 	}
 	return nil
 }

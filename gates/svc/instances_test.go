@@ -24,8 +24,9 @@ func TestServiceOf(t *testing.T) {
 		{"mailbox-12", "mailbox", 12},
 		{"session-3", "session", 3},
 		{"gateway", "gateway", 1},
-		{"gateway-2", "gateway-2", 1}, // one gateway: not an instance name
-		{"writer-1", "writer-1", 1},   // instance 1 is the service's own name
+		{"gateway-2", "gateway", 2},
+		{"fanout-2", "fanout-2", 1}, // one FanoutCoordinator: not an instance name
+		{"writer-1", "writer-1", 1}, // instance 1 is the service's own name
 		{"writer-x", "writer-x", 1},
 		{"all", "all", 1},
 	} {
@@ -68,12 +69,12 @@ func envMap(t *testing.T, env []string) map[string]string {
 // gateway routes to entry i. Misordered lists would route users to nodes that refuse them.
 func TestInstancesDeploymentWiring(t *testing.T) {
 	const shards = 64
-	bin := fakeBinary(t, "QIM_WRITER_ADDRS QIM_RPC_TLS_CA")
+	bin := fakeBinary(t, "QIM_WRITER_ADDRS QIM_RPC_TLS_CA QIM_GATEWAY_PUSH_ADVERTISE")
 	set, err := svc.NewInstances(bin, stack.Endpoints{Dir: t.TempDir(), DispatchShards: shards}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"writer", "writer-2", "mailbox", "mailbox-2", "fanout", "session", "session-2", "gateway"}
+	want := []string{"writer", "writer-2", "mailbox", "mailbox-2", "fanout", "session", "session-2", "gateway", "gateway-2"}
 	if got := set.Services(); !slices.Equal(got, want) {
 		t.Fatalf("Services() = %v, want %v", got, want)
 	}
@@ -83,7 +84,18 @@ func TestInstancesDeploymentWiring(t *testing.T) {
 		env := envMap(t, set.Env(name))
 		service, k := svc.ServiceOf(name)
 		listen, metrics := env["QIM_"+strings.ToUpper(service)+"_LISTEN"], env["QIM_"+strings.ToUpper(service)+"_METRICS"]
-		for _, a := range []string{listen, metrics} {
+		own := []string{listen, metrics}
+		if service == svc.Gateway {
+			own = append(own, env["QIM_GATEWAY_WS_LISTEN"], env["QIM_GATEWAY_PUSH_LISTEN"])
+			if listen != set.Addrs.TCP[name] || env["QIM_GATEWAY_PUSH_LISTEN"] != set.Addrs.RPC[name] {
+				t.Errorf("%s listens on %s and %s; Addrs say %s and %s", name, listen, env["QIM_GATEWAY_PUSH_LISTEN"],
+					set.Addrs.TCP[name], set.Addrs.RPC[name])
+			}
+		}
+		if p, set := env["QIM_GATEWAY_PUSH_ADDR"]; set {
+			t.Errorf("%s is told QIM_GATEWAY_PUSH_ADDR=%s: with several gateways pushes go by qim.presence", name, p)
+		}
+		for _, a := range own {
 			if prev, dup := ports[a]; dup && a != "" {
 				t.Errorf("%s and %s share %s", prev, name, a)
 			}
@@ -117,7 +129,7 @@ func TestInstancesDeploymentWiring(t *testing.T) {
 }
 
 func TestInstancesRefused(t *testing.T) {
-	current := fakeBinary(t, "QIM_WRITER_ADDRS")
+	current := fakeBinary(t, "QIM_WRITER_ADDRS QIM_GATEWAY_PUSH_ADVERTISE")
 	for _, tc := range []struct {
 		what   string
 		bin    string
@@ -127,6 +139,7 @@ func TestInstancesRefused(t *testing.T) {
 		{"zero instances", current, 0, 64},
 		{"more instances than shards", current, 5, 4},
 		{"a binary from before several instances", fakeBinary(t, "QIM_WRITER_LISTEN"), 2, 64},
+		{"a binary from before several gateways", fakeBinary(t, "QIM_WRITER_ADDRS"), 2, 64},
 	} {
 		_, err := svc.NewInstances(tc.bin, stack.Endpoints{Dir: t.TempDir(), DispatchShards: tc.shards}, tc.n)
 		if !errors.Is(err, svc.ErrInstances) {

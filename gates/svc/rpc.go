@@ -95,6 +95,10 @@ func knows(bin, service, variable string) bool {
 	return strings.Contains(string(out), variable)
 }
 
+// knowsPresence reports whether bin's gateway publishes qim.presence (ADR-0027), so that its
+// MailboxNodes push by the directory instead of to QIM_GATEWAY_PUSH_ADDR.
+func knowsPresence(bin string) bool { return knows(bin, Gateway, "QIM_GATEWAY_PUSH_ADVERTISE") }
+
 // knowsRPCAuth reports whether bin's writer reads QIM_RPC_TLS_CA.
 func knowsRPCAuth(bin string) bool { return knows(bin, Writer, "QIM_RPC_TLS_CA") }
 

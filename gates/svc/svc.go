@@ -49,7 +49,11 @@ func (s *Set) Services() []string {
 
 // Addrs are the loopback addresses the services of one Set listen on.
 type Addrs struct {
+	// GatewayTCP, GatewayWS and GatewayPush are the gateway's (instance 1's with several).
 	GatewayTCP, GatewayWS, GatewayPush string
+	// TCP and WS are every gateway's client listeners, by process name (gateway, gateway-2, …);
+	// a gateway's Push address is its entry in RPC.
+	TCP, WS map[string]string
 	// Writer, Mailbox and Session are the internal RPC addresses of each service's instance 1.
 	Writer, Mailbox, Session string
 	// RPC is every instance's internal RPC address, by process name (writer, writer-2, …).
@@ -121,13 +125,14 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
-	ports, err := freePorts(12 + 2*len(Scaled)*(n-1))
+	ports, err := freePorts(12 + (2*len(Scaled)+2)*(n-1))
 	if err != nil {
 		return nil, err
 	}
 	a := Addrs{GatewayTCP: ports[0], GatewayWS: ports[1], GatewayPush: ports[2], Writer: ports[3], Mailbox: ports[4],
 		Session: ports[9],
-		RPC:     map[string]string{Writer: ports[3], Mailbox: ports[4], Session: ports[9]},
+		TCP:     map[string]string{Gateway: ports[0]}, WS: map[string]string{Gateway: ports[1]},
+		RPC: map[string]string{Writer: ports[3], Mailbox: ports[4], Session: ports[9], Gateway: ports[2]},
 		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
 			Session: ports[10], Archiver: ports[11]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
@@ -137,6 +142,10 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 			name := InstanceName(service, k)
 			a.RPC[name], a.Metrics[name], next = next[0], next[1], next[2:]
 		}
+	}
+	for k := 2; k <= n; k++ {
+		name := InstanceName(Gateway, k)
+		a.TCP[name], a.WS[name], next = next[0], next[1], next[2:]
 	}
 	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv, n: n}
 	if err := s.writeCerts(); err != nil {
@@ -181,15 +190,19 @@ func (s *Set) Env(name string) []string {
 		fmt.Sprintf("QIM_MAILBOX_SHARD_COUNT=%d", s.ep.DispatchShards),
 		"QIM_WRITER_LISTEN=" + a.RPC[own(Writer)], "QIM_MAILBOX_LISTEN=" + a.RPC[own(Mailbox)],
 		"QIM_SESSION_LISTEN=" + a.RPC[own(Session)],
-		"QIM_GATEWAY_LISTEN=" + a.GatewayTCP, "QIM_GATEWAY_WS_LISTEN=" + a.GatewayWS,
-		"QIM_GATEWAY_PUSH_LISTEN=" + a.GatewayPush, "QIM_GATEWAY_PUSH_ADDR=" + a.GatewayPush,
+		"QIM_GATEWAY_LISTEN=" + a.TCP[own(Gateway)], "QIM_GATEWAY_WS_LISTEN=" + a.WS[own(Gateway)],
+		"QIM_GATEWAY_PUSH_LISTEN=" + a.RPC[own(Gateway)],
 		"QIM_TOKEN_SECRET=" + a.TokenSecret,
 		"QIM_WRITER_METRICS=" + a.Metrics[own(Writer)], "QIM_MAILBOX_METRICS=" + a.Metrics[own(Mailbox)],
-		"QIM_FANOUT_METRICS=" + a.Metrics[Fanout], "QIM_GATEWAY_METRICS=" + a.Metrics[Gateway],
+		"QIM_FANOUT_METRICS=" + a.Metrics[Fanout], "QIM_GATEWAY_METRICS=" + a.Metrics[own(Gateway)],
 		"QIM_SESSION_METRICS=" + a.Metrics[own(Session)],
 	}
 	if s.ep.CQL != "" {
 		env = append(env, "QIM_CQL_HOSTS="+s.ep.CQL, "QIM_ARCHIVER_METRICS="+a.Metrics[Archiver])
+	}
+	if !knowsPresence(s.bin) {
+		// A binary from before the PresenceDirectory (an A/B baseline) pushes to one address.
+		env = append(env, "QIM_GATEWAY_PUSH_ADDR="+a.GatewayPush)
 	}
 	env = append(env, s.ownedShardsEnv(service, k)...)
 	env = append(env, s.backendAddrEnv()...)

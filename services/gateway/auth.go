@@ -92,6 +92,8 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 		c.s.log.Warn("gateway: mailbox HasOffline failed", "err", err)
 		return nil, &authError{reason: "mailbox_unavailable", err: err}
 	}
+	end := c.s.registry.beginAdmission(userKey{claims.Tenant, claims.User}, claims.Device)
+	defer end()
 	epoch, err := c.s.nextSessionEpoch(ctx, claims)
 	if err != nil {
 		c.s.log.Warn("gateway: session_epoch INCR failed", "err", err)
@@ -149,6 +151,9 @@ func (c *conn) register(claims devtoken.Claims, epoch uint64) *authError {
 	if old != nil {
 		c.s.kickAsync(old.conn, contract.KickReplaced, "replaced by a newer login of this device", 0)
 	}
+	if c.s.presence != nil {
+		c.s.presence.publish(c.ctx, sess, true)
+	}
 	return nil
 }
 
@@ -176,6 +181,9 @@ func KeyFamilies() []keyfamily.Family {
 			`[0-9a-f]{32}:[0-9]+:(?s:.+)`).
 			WithExample(string(appendSessionEpochKey(nil, contract.TenantID{Lo: 1}, 2, "phone"))).
 			Permanent("a device's session_epoch counter: expired, it would restart at 1 and an old session would look newer"),
+		keyfamily.New("gateway.presence_boot", keyfamily.Core, "qim:gwboot:<push addr>", bootKeyPrefix, `(?s:.+)`).
+			WithExample(bootKeyPrefix + "10.0.0.7:7103").
+			Permanent("a Push address's start counter (ADR-0027): restarted at 1, a new start's entries would look older than a crashed start's"),
 	}
 }
 

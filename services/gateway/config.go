@@ -32,6 +32,14 @@ type Config struct {
 	// PushListenAddr is the gRPC Push service the MailboxNode calls. Loopback only until
 	// internal RPC has mTLS.
 	PushListenAddr string `env:"QIM_GATEWAY_PUSH_LISTEN" doc:"gRPC Push address the MailboxNode calls (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	// PushAdvertise is the Push address MailboxNodes dial, as published in qim.presence. Unset:
+	// the bound QIM_GATEWAY_PUSH_LISTEN address, which must then name a host (not 0.0.0.0).
+	PushAdvertise string `env:"QIM_GATEWAY_PUSH_ADVERTISE" default:"the bound QIM_GATEWAY_PUSH_LISTEN" doc:"Push address published in qim.presence for MailboxNodes to dial"`
+	// KafkaBrokers host qim.presence (ADR-0027). Set, the gateway publishes where its devices are
+	// online, so MailboxNodes push to the gateway that holds each user and a login on another
+	// gateway kicks the older session here; every gateway of a deployment with more than one
+	// needs it. Unset: one gateway only, which MailboxNodes reach through QIM_GATEWAY_PUSH_ADDR.
+	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" doc:"Kafka-protocol brokers hosting qim.presence (unset: a single gateway, no PresenceDirectory)"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
 	MetricsAddr string `env:"QIM_GATEWAY_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
 	// WriterAddrs are the ConversationWriter instances. Each conversation goes to one by
@@ -170,6 +178,9 @@ func (c *Config) validateAddrs() error {
 	if err := c.validateInstances(); err != nil {
 		return err
 	}
+	if err := c.validatePresence(); err != nil {
+		return err
+	}
 	var internal []rpcauth.Addr
 	for _, a := range addrs {
 		if a.internal {
@@ -178,6 +189,31 @@ func (c *Config) validateAddrs() error {
 	}
 	if err := c.RPC.Validate(internal...); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// validatePresence refuses a Push address MailboxNodes could not dial: a wildcard listener with
+// nothing advertised would be published as 0.0.0.0, which names no host.
+func (c *Config) validatePresence() error {
+	if len(c.KafkaBrokers) == 0 {
+		return nil
+	}
+	for _, b := range c.KafkaBrokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			return fmt.Errorf("%w: QIM_KAFKA_BROKERS entry %q: %v", ErrConfig, b, err)
+		}
+	}
+	if c.PushAdvertise != "" {
+		host, port, err := net.SplitHostPort(c.PushAdvertise)
+		if err != nil || host == "" || port == "0" || net.ParseIP(host).IsUnspecified() {
+			return fmt.Errorf("%w: QIM_GATEWAY_PUSH_ADVERTISE=%q must be a dialable host:port", ErrConfig, c.PushAdvertise)
+		}
+		return nil
+	}
+	if host, _, _ := net.SplitHostPort(c.PushListenAddr); host == "" || net.ParseIP(host).IsUnspecified() {
+		return fmt.Errorf("%w: QIM_GATEWAY_PUSH_LISTEN=%q listens on every interface: set QIM_GATEWAY_PUSH_ADVERTISE to the address MailboxNodes dial",
+			ErrConfig, c.PushListenAddr)
 	}
 	return nil
 }

@@ -155,8 +155,8 @@ func kickLabel(r contract.KickReason) string {
 // (unblocks their writes), wait for them — the outcome receiver until the writer has answered
 // what it holds, at most BackendTimeout — then close the wire.Writer.
 func (c *conn) teardown() {
-	if c.sess != nil {
-		c.s.registry.unregister(c.sess)
+	if c.sess != nil && c.s.registry.unregister(c.sess) && c.s.presence != nil {
+		c.s.presence.publish(c.ctx, c.sess, false)
 	}
 	c.cancel()
 	for _, p := range c.pipes {

@@ -45,14 +45,30 @@ type registry struct {
 }
 
 type registryShard struct {
-	mu    sync.RWMutex
-	users map[userKey][]*session
+	mu        sync.RWMutex
+	users     map[userKey][]*session
+	admitting map[deviceKey]*admission // logins between their epoch INCR and register
+}
+
+type deviceKey struct {
+	userKey
+	device string
+}
+
+// admission is the logins of one device being admitted, and the highest epoch another gateway
+// announced for the device meanwhile (remoteOnline). Without it a login on gateway B landing
+// between A's INCR and A's register would find nothing to kick on A, and A's older session
+// would then register and stay live beside B's (ADR-0027).
+type admission struct {
+	n      int
+	remote uint64
 }
 
 func newRegistry() *registry {
 	r := &registry{}
 	for i := range r.shards {
 		r.shards[i].users = make(map[userKey][]*session)
+		r.shards[i].admitting = make(map[deviceKey]*admission)
 	}
 	return r
 }
@@ -62,12 +78,55 @@ func (r *registry) shard(k userKey) *registryShard {
 	return &r.shards[h>>58]
 }
 
+// beginAdmission marks a login of the device in progress; call it before the epoch INCR and
+// the returned end once the login registered or failed.
+func (r *registry) beginAdmission(k userKey, device string) (end func()) {
+	sh, dk := r.shard(k), deviceKey{k, device}
+	sh.mu.Lock()
+	a := sh.admitting[dk]
+	if a == nil {
+		a = &admission{}
+		sh.admitting[dk] = a
+	}
+	a.n++
+	sh.mu.Unlock()
+	return func() {
+		sh.mu.Lock()
+		if a.n--; a.n == 0 {
+			delete(sh.admitting, dk)
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// remoteOnline applies another gateway's login of the device with epoch: it returns the local
+// session that login replaced (the caller kicks it), if any, and makes a login of the device
+// being admitted here with a lower epoch fail as stale.
+func (r *registry) remoteOnline(k userKey, device string, epoch uint64) *session {
+	sh := r.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if a := sh.admitting[deviceKey{k, device}]; a != nil {
+		a.remote = max(a.remote, epoch)
+	}
+	for _, s := range sh.users[k] {
+		if s.device == device && s.epoch < epoch {
+			return s
+		}
+	}
+	return nil
+}
+
 // register installs s and returns the session it replaced, if any. It returns errStaleSession
-// (and changes nothing) when a session with a higher epoch already holds the device.
+// (and changes nothing) when a session with a higher epoch already holds the device, here or,
+// as announced while s was admitted, on another gateway.
 func (r *registry) register(s *session) (*session, error) {
 	sh := r.shard(s.key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if a := sh.admitting[deviceKey{s.key, s.device}]; a != nil && a.remote > s.epoch {
+		return nil, errStaleSession
+	}
 	list := sh.users[s.key]
 	for i, old := range list {
 		if old.device != s.device {
@@ -83,8 +142,9 @@ func (r *registry) register(s *session) (*session, error) {
 	return nil, nil
 }
 
-// unregister removes s if it is still the registered session of its device.
-func (r *registry) unregister(s *session) {
+// unregister removes s if it is still the registered session of its device and reports
+// whether it was (a session replaced on this gateway was removed by its replacement).
+func (r *registry) unregister(s *session) bool {
 	sh := r.shard(s.key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -99,8 +159,9 @@ func (r *registry) unregister(s *session) {
 		} else {
 			sh.users[s.key] = list
 		}
-		return
+		return true
 	}
+	return false
 }
 
 // appendConns appends the live connections of k to dst.

@@ -63,6 +63,7 @@ type Service struct {
 	writers   *writerPool
 	mailboxes []*mailboxNode // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
 	sessions  []*sessionNode // entry i serves the i-th shard range
+	presence  *presenceNode  // nil without QIM_KAFKA_BROKERS (one gateway, no PresenceDirectory)
 	shards    contract.ShardCount
 	lns       *listeners
 	ws        *http.Server
@@ -130,6 +131,9 @@ func (s *Service) start(ctx context.Context) error {
 		return err
 	}
 	s.proc.OnClose("listeners", func() error { s.lns.close(); return nil }) // if serving never began
+	if err := s.openPresence(ctx); err != nil {
+		return err
+	}
 	s.register()
 	return nil
 }
@@ -249,6 +253,11 @@ func (s *Service) readiness(ctx context.Context) error {
 	}
 	if err := s.writers.anyReady(ctx); err != nil {
 		return err
+	}
+	if s.presence != nil {
+		if err := s.presence.ready(); err != nil {
+			return err
+		}
 	}
 	// Each MailboxNode and SessionProjection serves users no other instance serves.
 	for _, n := range s.mailboxes {

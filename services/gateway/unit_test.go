@@ -27,8 +27,16 @@ func TestSessionEpochKey(t *testing.T) {
 // the session's neighbouring qim:sess:list: and qim:sess:ckpt: layouts.
 func TestSessionEpochKeyFamily(t *testing.T) {
 	fams := KeyFamilies()
-	if err := fams[0].Validate(); err != nil || len(fams) != 1 {
-		t.Fatalf("%d families, %v", len(fams), err)
+	if len(fams) != 2 {
+		t.Fatalf("%d families, want session_epoch and presence_boot", len(fams))
+	}
+	for _, f := range fams {
+		if err := f.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := keyfamily.MatchingNames(fams, bootKeyPrefix+"10.0.0.7:7103"); len(got) != 1 || got[0] != "gateway.presence_boot" {
+		t.Fatalf("boot key in %v", got)
 	}
 	tenant := contract.TenantID{Hi: 1, Lo: 2}
 	for key, want := range map[string]bool{
@@ -38,7 +46,7 @@ func TestSessionEpochKeyFamily(t *testing.T) {
 		"qim:sess:list:00000000000000010000000000000002:42":       false,
 		"qim:sess:ckpt:qim.dispatch":                              false,
 	} {
-		if got := len(keyfamily.MatchingNames(fams, key)) == 1; got != want {
+		if got := len(keyfamily.MatchingNames(fams[:1], key)) == 1; got != want {
 			t.Errorf("%q in gateway.session_epoch: %v, want %v", key, got, want)
 		}
 	}

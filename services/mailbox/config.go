@@ -19,8 +19,8 @@ type Config struct {
 	// refuses one that may lose more than a second or evict: it must be standalone, ≥ 7.0, AOF
 	// with appendfsync everysec or always, maxmemory-policy noeviction.
 	RedisAddr string `env:"QIM_MAILBOX_REDIS_ADDR" required:"true" doc:"mailbox Redis (host:port); must be standalone, >= 7.0, AOF everysec or always, maxmemory-policy noeviction"`
-	// KafkaBrokers host qim.dispatch, whose partitions are the mailbox shards.
-	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.dispatch"`
+	// KafkaBrokers host qim.dispatch, whose partitions are the mailbox shards, and qim.presence.
+	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.dispatch and qim.presence"`
 	// ShardCount is the number of mailbox shards, which is the partition count of qim.dispatch.
 	// Writer, fanout, mailbox and session must agree: start-up refuses a topic with another
 	// partition count, because users would be routed to shards nobody reads.
@@ -34,9 +34,12 @@ type Config struct {
 	ListenAddr string `env:"QIM_MAILBOX_LISTEN" doc:"gRPC listen address of the Mailbox service (opened once every owned shard caught up)"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
 	MetricsAddr string `env:"QIM_MAILBOX_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
-	// GatewayPushAddr is the gateway's Push gRPC address. Unset disables push; offline
-	// delivery through PULL_MAILBOX is unaffected, devices only learn of new entries later.
-	GatewayPushAddr string `env:"QIM_GATEWAY_PUSH_ADDR" doc:"gateway Push gRPC address (unset: no push; pulls still deliver everything)"`
+	// GatewayPushAddr names the one gateway of a deployment that runs no PresenceDirectory (its
+	// gateway has no QIM_KAFKA_BROKERS). Unset, the node pushes to the gateways qim.presence
+	// says hold each user (ADR-0027); it then refuses to start without a compacted qim.presence
+	// of QIM_MAILBOX_SHARD_COUNT partitions. Pushes only shorten latency: PULL_MAILBOX delivers
+	// everything either way.
+	GatewayPushAddr string `env:"QIM_GATEWAY_PUSH_ADDR" doc:"the single gateway's Push gRPC address (unset: push by the PresenceDirectory, qim.presence)"`
 	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
 	// for development (ADR-0025).
 	RPC rpcauth.Config

@@ -21,8 +21,10 @@ type metrics struct {
 	watermark    *prometheus.GaugeVec
 	pushDropped  *prometheus.CounterVec
 	pushed       prometheus.Counter
-	pulls        *prometheus.CounterVec
-	pullLatency  prometheus.Histogram
+	// presenceApplied counts qim.presence entries that changed the directory.
+	presenceApplied prometheus.Counter
+	pulls           *prometheus.CounterVec
+	pullLatency     prometheus.Histogram
 	// pullBatchSize is pulls per PullMailboxBatch call (one store round trip each).
 	pullBatchSize prometheus.Histogram
 	// unowned counts pulls and offline checks refused because the user's shard is not owned here.
@@ -47,9 +49,11 @@ func newMetrics(reg *obs.Registry) *metrics {
 		watermark: reg.GaugeVec("qim_mailbox_watermark_offset",
 			"Materialized watermark (log offset) of each owned shard.", "shard"),
 		pushDropped: reg.CounterVec("qim_mailbox_push_dropped_total",
-			"Push targets not delivered, by reason: queue_full (never blocks materialization), rpc_error, gateway (offline or full).", "reason"),
+			"Push targets not delivered, by reason: offline (no gateway holds the user, per qim.presence), queue_full (never blocks materialization), rpc_error, gateway (offline or full there), invalid, no_client.", "reason"),
 		pushed: reg.Counter("qim_mailbox_push_delivered_total",
 			"Push targets the gateway queued to a live connection."),
+		presenceApplied: reg.Counter("qim_mailbox_presence_entries_applied_total",
+			"qim.presence entries that changed where this node pushes (ADR-0027)."),
 		pulls: reg.CounterVec("qim_mailbox_pulls_total",
 			"PULL_MAILBOX requests by result: ok, expired (CURSOR_EXPIRED), invalid, unowned (the user's shard is another node's), error.", "result"),
 		pullLatency: reg.Histogram("qim_mailbox_pull_latency_us",

@@ -59,11 +59,15 @@ func newPusher(client internalv1.PushClient, depth int, m *metrics, log *slog.Lo
 
 func (p *pusher) enqueue(targets []*internalv1.PushTarget) {
 	for _, t := range targets {
-		select {
-		case p.q <- t:
-		default:
-			p.m.pushDropped.WithLabelValues("queue_full").Inc()
-		}
+		p.enqueue1(t)
+	}
+}
+
+func (p *pusher) enqueue1(t *internalv1.PushTarget) {
+	select {
+	case p.q <- t:
+	default:
+		p.m.pushDropped.WithLabelValues("queue_full").Inc()
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/presence"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
@@ -38,7 +39,10 @@ type Service struct {
 	consumer *commitlog.PartitionConsumer
 	router   *router
 	workers  []*shardWorker
-	pusher   *pusher // nil: push disabled
+	pusher   *pusher // QIM_GATEWAY_PUSH_ADDR's; nil when pushing by the directory
+	pushdir  *pushDirectory
+	presence *presence.Follower // nil with QIM_GATEWAY_PUSH_ADDR
+	push     func([]*internalv1.PushTarget)
 	rpc      *rpcauth.Transport
 
 	caughtUp    atomic.Bool // every owned shard reached the log end seen at start-up
@@ -93,6 +97,9 @@ func (s *Service) register() {
 	if s.pusher != nil {
 		s.proc.Go("gateway push", s.pusher.run)
 	}
+	if s.pushdir != nil {
+		s.proc.Go("presence directory", func(ctx context.Context) error { return s.pushdir.run(ctx, s.presence) })
+	}
 	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)
 	internalv1.RegisterMailboxServer(gs, grpcServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_MAILBOX_LISTEN", Gate: s.catchUp,
@@ -103,7 +110,8 @@ func (s *Service) register() {
 }
 
 // catchUp is the Mailbox listener's gate: it passes once every owned shard applied the records
-// that were in its log at start-up.
+// that were in its log at start-up, and the PresenceDirectory holds the owned partitions' entries
+// of then (a node that served pulls before knowing who is online would not push to them).
 func (s *Service) catchUp(ctx context.Context) error {
 	if err := lifecycle.Poll(ctx, catchUpPoll, s.allCaughtUp); err != nil {
 		return err
@@ -113,6 +121,9 @@ func (s *Service) catchUp(ctx context.Context) error {
 }
 
 func (s *Service) allCaughtUp() bool {
+	if s.presence != nil && !s.presence.Loaded() {
+		return false
+	}
 	for _, w := range s.workers {
 		if !w.caughtUp() {
 			return false

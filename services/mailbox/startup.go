@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/presence"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) start(ctx context.Context) error {
 		return fmt.Errorf("mailbox: dispatch consumer: %w", err)
 	}
 	s.proc.OnClose("dispatch consumer", func() error { s.consumer.Close(); return nil })
-	if err := s.connectPush(); err != nil {
+	if err := s.connectPush(ctx); err != nil {
 		return err
 	}
 	s.buildPipeline(states, bounds)
@@ -90,20 +91,45 @@ func (s *Service) dispatchBounds(ctx context.Context) (map[int32]commitlog.Bound
 	return bounds, nil
 }
 
-// connectPush creates the gateway Push client when push is configured. The connection is lazy:
-// a gateway that is down at start-up costs pushes, never the start.
-func (s *Service) connectPush() error {
-	if s.cfg.GatewayPushAddr == "" {
+// connectPush sets up push: to the one gateway QIM_GATEWAY_PUSH_ADDR names, or else to the
+// gateways qim.presence says hold each user, loaded from the compacted log of the owned
+// partitions before the node reports ready. Connections are lazy: a gateway that is down costs
+// pushes, never the start.
+func (s *Service) connectPush(ctx context.Context) error {
+	dial := func(addr string) (*grpc.ClientConn, error) {
+		return grpc.NewClient(addr, append(pushDialOptions(), s.rpc.DialOption(contract.RPCServiceGatewayPush))...)
+	}
+	if s.cfg.GatewayPushAddr != "" {
+		conn, err := dial(s.cfg.GatewayPushAddr)
+		if err != nil {
+			return fmt.Errorf("mailbox: gateway push client for %s: %w", s.cfg.GatewayPushAddr, err)
+		}
+		s.proc.OnClose("gateway push client", conn.Close)
+		s.pusher = newPusher(internalv1.NewPushClient(conn), s.cfg.PushQueue, s.m, s.log)
+		s.push = s.pusher.enqueue
+		s.reg.GaugeFunc("qim_mailbox_push_queue_depth", "Push targets waiting for the gateways.",
+			func() float64 { return float64(len(s.pusher.q)) })
 		return nil
 	}
-	conn, err := grpc.NewClient(s.cfg.GatewayPushAddr, append(pushDialOptions(), s.rpc.DialOption(contract.RPCServiceGatewayPush))...)
-	if err != nil {
-		return fmt.Errorf("mailbox: gateway push client for %s: %w", s.cfg.GatewayPushAddr, err)
+	d := newPushDirectory(dial, s.cfg.PushQueue, s.m, s.log)
+	parts := make([]int32, 0, len(s.cfg.OwnedShards))
+	for _, sh := range s.cfg.OwnedShards {
+		parts = append(parts, int32(sh))
 	}
-	s.proc.OnClose("gateway push client", conn.Close)
-	s.pusher = newPusher(internalv1.NewPushClient(conn), s.cfg.PushQueue, s.m, s.log)
-	s.reg.GaugeFunc("qim_mailbox_push_queue_depth", "Push targets waiting for the gateway.",
-		func() float64 { return float64(len(s.pusher.q)) })
+	f, err := presence.Follow(ctx, s.cfg.KafkaBrokers, s.cfg.shards(), presence.FromStart,
+		presence.Hooks{Apply: d.apply, Bad: func(err error) { s.log.Warn("mailbox: skipped a presence record", "err", err) }},
+		parts, commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
+	if err != nil {
+		return fmt.Errorf("mailbox: refusing to start: %w", err)
+	}
+	s.proc.OnClose("presence follower", func() error { f.Close(); return nil })
+	s.presence, s.pushdir, s.push = f, d, d.enqueue
+	s.reg.GaugeFunc("qim_mailbox_push_queue_depth", "Push targets waiting for the gateways.",
+		func() float64 { return float64(d.queued()) })
+	s.reg.GaugeFunc("qim_mailbox_presence_users", "Users with a device online on some gateway, per qim.presence (owned shards).",
+		func() float64 { u, _ := d.stats(); return float64(u) })
+	s.reg.GaugeFunc("qim_mailbox_presence_gateways", "Gateways this node has a push client for.",
+		func() float64 { _, g := d.stats(); return float64(g) })
 	return nil
 }
 
@@ -111,10 +137,7 @@ func (s *Service) connectPush() error {
 func (s *Service) buildPipeline(states []mailboxstore.ShardState, bounds map[int32]commitlog.Bounds) {
 	permits := make(chan struct{}, contract.MailboxMaterializePermits)
 	lanes := make([]*lane, 0, len(states))
-	var push func([]*internalv1.PushTarget)
-	if s.pusher != nil {
-		push = s.pusher.enqueue
-	}
+	push := s.push
 	for _, st := range states {
 		l := newLane(st.Shard, contract.MailboxShardFIFOCapacity)
 		w := &shardWorker{lane: l, epoch: st.Epoch, shards: s.cfg.shards(), store: s.store, permits: permits,

@@ -934,12 +934,14 @@ func (x *MailboxEntry) GetCreatedAtMs() int64 {
 
 // PresenceEntry is the value of one key of the compacted qim.presence topic (ADR-0027), written
 // by the ConnectionNode that holds a device's session: where a device is online, or that the
-// session it names ended. The Kafka key is (tenant, user, device), so compaction keeps the last
-// entry per device; the partition is the user's mailbox shard. Consumers order entries by
+// session it names ended. The Kafka key is (tenant, user, device, gateway), so compaction keeps
+// the last entry of each device on each gateway (with the device alone, one gateway's late
+// offline entry would erase another's newer online entry); the partition is the user's mailbox
+// shard. Consumers order entries by
 // session_epoch, never by log position: two gateways racing on one device converge on the
 // higher epoch whatever order their produces land in.
 //
-// An entry with user_id 0 is a gateway boot announcement (key: the gateway's push address),
+// An entry with user_id 0 is a gateway boot announcement (key: 'b' + the gateway's push address),
 // written to every partition when a ConnectionNode starts: entries naming an older boot of that
 // address are offline from then on, so a crashed gateway leaves no device online.
 type PresenceEntry struct {

@@ -31,6 +31,7 @@ type consumerConfig struct {
 	fetchMaxWait time.Duration
 	fetchMin     int32
 	requests     *RequestMetrics
+	compacted    bool
 }
 
 // WithFetchMaxWait sets how long the broker may hold an empty fetch, default 500 ms. A fetch
@@ -55,6 +56,11 @@ func WithFetchMinBytes(n int32) ConsumerOption {
 func WithRequestMetrics(m *RequestMetrics) ConsumerOption {
 	return func(c *consumerConfig) { c.requests = m }
 }
+
+// WithCompactedTopic reads a compacted topic (qim.presence): compaction removes records, so the
+// first record of a partition may lie above its start offset, and Poll's exact-start check is
+// off. Default off: on every other topic such a jump means records were lost to retention.
+func WithCompactedTopic() ConsumerOption { return func(c *consumerConfig) { c.compacted = true } }
 
 // WithClientID sets the Kafka client.id, default "qim-partition-consumer".
 func WithClientID(id string) ConsumerOption { return func(c *consumerConfig) { c.clientID = id } }
@@ -113,7 +119,9 @@ func NewPartitionConsumer(brokers []string, topic string, starts map[int32]int64
 			return nil, fmt.Errorf("%w: %s[%d] start offset %d", ErrConfig, topic, p, off)
 		}
 		offsets[p] = kgo.NewOffset().At(off)
-		expect[p] = off
+		if !cfg.compacted {
+			expect[p] = off
+		}
 		parts = append(parts, p)
 	}
 	slices.Sort(parts)

@@ -1,7 +1,9 @@
-// Package presence is the PresenceDirectory's deterministic core (ADR-0027): the state a consumer
-// of qim.presence builds — which ConnectionNodes hold each user's online devices — and the rules
-// that order entries by session_epoch. It does no I/O: the MailboxNode feeds it decoded entries
-// from its partitions and asks it where to push.
+// Package presence is the PresenceDirectory (ADR-0027). Its core, the Directory, is
+// deterministic and does no I/O: the state a consumer of qim.presence builds — which
+// ConnectionNodes hold each user's online devices — and the rules that order entries by
+// session_epoch. Around it: the record layout (Key, Partition, Encode, Decode) and the Follower,
+// which reads qim.presence partitions and hands their entries to the owner (a MailboxNode
+// building a Directory, a gateway kicking replaced sessions).
 package presence
 
 import (
