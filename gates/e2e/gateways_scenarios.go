@@ -109,34 +109,9 @@ func pushedAfterLogin(ctx context.Context, ca, cb *Client, bob contract.UserID, 
 // scenarioCrossGatewayKick: a device logged in on gateway 1 logs in again on gateway 2; the old
 // session gets KICKED{REPLACED} within crossGatewayKickWithin and closes, the new one lives.
 func scenarioCrossGatewayKick(ctx context.Context, e *Env) error {
-	u := e.User()
-	old, _, err := e.LoginAt(ctx, e.Gateways[0], u, "same-device", 0)
+	took, err := duplicateLogin(ctx, e, e.User(), e.Gateways[0], e.Gateways[1], crossGatewayKickWithin)
 	if err != nil {
 		return err
-	}
-	defer old.Close()
-	start := time.Now()
-	fresh, _, err := e.LoginAt(ctx, e.Gateways[1], u, "same-device", 0)
-	if err != nil {
-		return err
-	}
-	defer fresh.Close()
-	select {
-	case k := <-old.Kicked():
-		if contract.KickReason(k.GetReason()) != contract.KickReplaced {
-			return fmt.Errorf("kick reason %d, want REPLACED", k.GetReason())
-		}
-	case <-time.After(crossGatewayKickWithin):
-		return fmt.Errorf("the session on gateway 1 was not sent KICKED within %v of the login on gateway 2", crossGatewayKickWithin)
-	}
-	took := time.Since(start)
-	select {
-	case <-old.Closed():
-	case <-time.After(5 * time.Second):
-		return errors.New("old connection was not closed after KICKED")
-	}
-	if _, err := fresh.Ping(ctx); err != nil {
-		return fmt.Errorf("the new session on gateway 2: %w", err)
 	}
 	fmt.Printf("    cross-gateway kick arrived %v after the login began\n", took.Round(time.Millisecond))
 	return nil

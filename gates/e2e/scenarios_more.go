@@ -199,31 +199,43 @@ func fireAndClose(ctx context.Context, c *Client, req *qimv1.SendRequest) error 
 
 func scenarioKick(ctx context.Context, e *Env) error {
 	u := e.User()
-	old, _, err := e.Login(ctx, u, "same-device", 0)
+	_, err := duplicateLogin(ctx, e, u, e.GatewayOf(u), e.GatewayOf(u), 5*time.Second)
+	return err
+}
+
+// duplicateLogin logs user's device in on oldGW, then again on newGW: the old session must get
+// KICKED{REPLACED} within the bound and close, the new one must live. It returns how long the
+// kick took from the start of the second login.
+func duplicateLogin(ctx context.Context, e *Env, u contract.UserID, oldGW, newGW string, within time.Duration) (time.Duration, error) {
+	old, _, err := e.LoginAt(ctx, oldGW, u, "same-device", 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer old.Close()
-	fresh, _, err := e.Login(ctx, u, "same-device", 0)
+	start := time.Now()
+	fresh, _, err := e.LoginAt(ctx, newGW, u, "same-device", 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer fresh.Close()
 	select {
 	case k := <-old.Kicked():
 		if contract.KickReason(k.GetReason()) != contract.KickReplaced {
-			return fmt.Errorf("kick reason %d, want REPLACED", k.GetReason())
+			return 0, fmt.Errorf("kick reason %d, want REPLACED", k.GetReason())
 		}
-	case <-time.After(5 * time.Second):
-		return errors.New("old connection was not sent KICKED")
+	case <-time.After(within):
+		return 0, fmt.Errorf("the old session (%s) was not sent KICKED within %v of the login on %s", oldGW, within, newGW)
 	}
+	took := time.Since(start)
 	select {
 	case <-old.Closed():
 	case <-time.After(5 * time.Second):
-		return errors.New("old connection was not closed after KICKED")
+		return took, errors.New("old connection was not closed after KICKED")
 	}
-	_, err = fresh.Ping(ctx)
-	return err
+	if _, err := fresh.Ping(ctx); err != nil {
+		return took, fmt.Errorf("the new session (%s): %w", newGW, err)
+	}
+	return took, nil
 }
 
 func scenarioMalformed(ctx context.Context, e *Env) error {

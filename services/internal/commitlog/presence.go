@@ -131,25 +131,12 @@ func (a *Admin) CheckCompacted(ctx context.Context, topic string) error {
 }
 
 func checkCompacted(ctx context.Context, adm *kadm.Client, topic string) error {
-	const key = "cleanup.policy"
-	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	policy, _, err := topicConfig(ctx, adm, topic, "cleanup.policy")
 	if err != nil {
-		return fmt.Errorf("commitlog: describe %s configs: %w", topic, err)
+		return fmt.Errorf("commitlog: %w", err)
 	}
-	rc, err := rcs.On(topic, nil)
-	if err == nil {
-		err = rc.Err
+	if policy != "compact" {
+		return &NotCompactedError{Topic: topic, Policy: policy}
 	}
-	if err != nil {
-		return fmt.Errorf("commitlog: describe %s configs: %w", topic, err)
-	}
-	for _, c := range rc.Configs {
-		if c.Key == key {
-			if c.MaybeValue() != "compact" {
-				return &NotCompactedError{Topic: topic, Policy: c.MaybeValue()}
-			}
-			return nil
-		}
-	}
-	return &NotCompactedError{Topic: topic}
+	return nil
 }

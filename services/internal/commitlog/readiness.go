@@ -101,29 +101,41 @@ func checkTopicMetadata(ctx context.Context, cl *kgo.Client, topic string, want 
 // checkMessageSize compares the topic's effective max.message.bytes with need.
 func checkMessageSize(ctx context.Context, adm *kadm.Client, topic string, need int64) error {
 	const key = "max.message.bytes"
+	val, found, err := topicConfig(ctx, adm, topic, key)
+	if err != nil {
+		return fmt.Errorf("commitlog: ready: %w", err)
+	}
+	if !found {
+		return fmt.Errorf("commitlog: ready: %s reports no %s; cannot verify the record size limit", topic, key)
+	}
+	v, perr := strconv.ParseInt(val, 10, 64)
+	if perr != nil {
+		return fmt.Errorf("commitlog: ready: %s %s=%q: %w", topic, key, val, perr)
+	}
+	if v < need {
+		return &MessageSizeLimitError{Topic: topic, TopicMax: v, Need: need}
+	}
+	return nil
+}
+
+// topicConfig is the effective value of one config key of topic, and whether the broker
+// reported it.
+func topicConfig(ctx context.Context, adm *kadm.Client, topic, key string) (string, bool, error) {
 	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 	if err != nil {
-		return fmt.Errorf("commitlog: ready: describe %s configs: %w", topic, err)
+		return "", false, fmt.Errorf("describe %s configs: %w", topic, err)
 	}
 	rc, err := rcs.On(topic, nil)
 	if err == nil {
 		err = rc.Err
 	}
 	if err != nil {
-		return fmt.Errorf("commitlog: ready: describe %s configs: %w", topic, err)
+		return "", false, fmt.Errorf("describe %s configs: %w", topic, err)
 	}
 	for _, c := range rc.Configs {
-		if c.Key != key {
-			continue
+		if c.Key == key {
+			return c.MaybeValue(), true, nil
 		}
-		v, perr := strconv.ParseInt(c.MaybeValue(), 10, 64)
-		if perr != nil {
-			return fmt.Errorf("commitlog: ready: %s %s=%q: %w", topic, key, c.MaybeValue(), perr)
-		}
-		if v < need {
-			return &MessageSizeLimitError{Topic: topic, TopicMax: v, Need: need}
-		}
-		return nil
 	}
-	return fmt.Errorf("commitlog: ready: %s reports no %s; cannot verify the record size limit", topic, key)
+	return "", false, nil
 }
