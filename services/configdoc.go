@@ -55,3 +55,26 @@ func sortedKeys(m map[string]string) []string {
 	}
 	return keys
 }
+
+// ServiceVariable is one variable a service reads: what deployment descriptions are checked
+// against (compose.integration.yml's test).
+type ServiceVariable struct {
+	Name     string
+	Required bool
+}
+
+// Variables lists the variables the service (its qim subcommand name) reads, or nil for a name
+// that is no service.
+func Variables(service string) []ServiceVariable {
+	for _, p := range programs() {
+		if p.name != service {
+			continue
+		}
+		out := make([]ServiceVariable, len(p.vars))
+		for i, v := range p.vars {
+			out[i] = ServiceVariable{Name: v.Name, Required: v.Required}
+		}
+		return out
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ type certsDevOptions struct {
 	instances  int
 	oneProcess bool
 	force      bool
+	envDir     string
 }
 
 func newCertsCmd() *cobra.Command {
@@ -60,6 +61,7 @@ Example:
 	f.StringVar(&o.out, "out", "", "directory to write (created; required)")
 	f.IntVar(&o.instances, "instances", 1, "instances of each service (1..64)")
 	f.BoolVar(&o.oneProcess, "one-process", false, "also write all.pem and all.env for a `qim all` process (serves as every service, calls as gateway and mailbox)")
+	f.StringVar(&o.envDir, "env-dir", "", "where the services will see --out (a container's mount point, say /certs): the .env files name the files under it (default: --out's absolute path)")
 	f.BoolVar(&o.force, "force", false, "replace an existing set in --out (every service then needs the new files)")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -102,11 +104,28 @@ func runCertsDev(o *certsDevOptions, out io.Writer) error {
 		if len(c.Services) == 0 {
 			continue
 		}
-		env := strings.Join(set.Env(name), "\n") + "\n"
+		env := strings.Join(rebaseEnv(set.Env(name), dir, o.envDir), "\n") + "\n"
 		if err := os.WriteFile(filepath.Join(dir, name+".env"), []byte(env), 0o600); err != nil {
 			return fmt.Errorf("qimctl: %w", err)
 		}
 	}
 	fmt.Fprintf(out, "QIM_RPC_PEERS=%s\n", strings.Join(set.Peers, ","))
 	return nil
+}
+
+// rebaseEnv names the files of an env written under dir as seen under envDir (unchanged when
+// envDir is empty): the set is written on one host and read where it is mounted.
+func rebaseEnv(env []string, dir, envDir string) []string {
+	if envDir == "" {
+		return env
+	}
+	out := make([]string, len(env))
+	for i, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if rel, err := filepath.Rel(dir, v); err == nil && filepath.IsAbs(v) && !strings.HasPrefix(rel, "..") {
+			v = filepath.ToSlash(filepath.Join(envDir, rel))
+		}
+		out[i] = k + "=" + v
+	}
+	return out
 }

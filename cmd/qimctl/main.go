@@ -20,6 +20,7 @@ func newRootCmd() *cobra.Command {
 		Short:        "Q-IM operator tool",
 		SilenceUsage: true,
 	}
-	root.AddCommand(newTokenCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd())
+	root.AddCommand(newTokenCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd(),
+		newKafkaCmd(), newHealthzCmd(&healthzOptions{}))
 	return root
 }

@@ -22,7 +22,9 @@ import (
 // twice via modules/redis (same persistence flags as the process provider), Redpanda as the
 // Kafka-API broker (GenericContainer, see runRedpanda) and,
 // WithCQL, ScyllaDB. Readiness uses the same checks as the process provider (readiness.go).
-// Options that apply: WithProjectID, WithCQL, WithDispatchShards, WithProgress, WithImages.
+// Options that apply: WithProjectID, WithCQL, WithDispatchShards, WithProgress, WithImages and
+// WithNetwork (the servers on a network of the stack's own, for the service containers of
+// gates/svc.StartContainers: compose.integration.yml's topology).
 // Without an engine Up fails at provider creation; tests guard with
 // testcontainers.SkipIfProviderIsNotHealthy.
 //
@@ -47,6 +49,8 @@ type containersStack struct {
 	ctrs  map[string]testcontainers.Container
 	order []string
 	down  bool
+
+	nw *testcontainers.DockerNetwork // WithNetwork only: every server's network
 }
 
 func (s *containersStack) labels() testcontainers.CustomizeRequestOption {
@@ -54,6 +58,9 @@ func (s *containersStack) labels() testcontainers.CustomizeRequestOption {
 }
 
 func (s *containersStack) Up(ctx context.Context) error {
+	if err := s.createNetwork(ctx); err != nil {
+		return err
+	}
 	type job struct {
 		server string
 		run    func(context.Context) (testcontainers.Container, string, error) // container, endpoint
@@ -63,7 +70,7 @@ func (s *containersStack) Up(ctx context.Context) error {
 	redisJob := func(server, fsync string, set func(string)) job {
 		return job{server: server,
 			run: func(ctx context.Context) (testcontainers.Container, string, error) {
-				c, err := tcredis.Run(ctx, s.cfg.redisImage, s.labels(),
+				c, err := tcredis.Run(ctx, s.cfg.redisImage, s.labels(), s.onNetwork(server),
 					testcontainers.WithCmd(append([]string{"redis-server"}, redisArgs(fsync)...)...))
 				if c == nil {
 					return nil, "", err
@@ -91,7 +98,7 @@ func (s *containersStack) Up(ctx context.Context) error {
 	if s.cfg.cql {
 		jobs = append(jobs, job{server: ServerCQL,
 			run: func(ctx context.Context) (testcontainers.Container, string, error) {
-				c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+				req := testcontainers.GenericContainerRequest{
 					ContainerRequest: testcontainers.ContainerRequest{
 						Image:        s.cfg.scyllaImage,
 						ExposedPorts: []string{"9042/tcp"},
@@ -101,7 +108,11 @@ func (s *containersStack) Up(ctx context.Context) error {
 						WaitingFor: wait.ForListeningPort("9042/tcp").WithStartupTimeout(readyTimeout[ServerCQL]),
 					},
 					Started: true,
-				})
+				}
+				if err := s.onNetwork(HostCQL)(&req); err != nil {
+					return nil, "", err
+				}
+				c, err := testcontainers.GenericContainer(ctx, req)
 				if c == nil || err != nil {
 					return c, "", err
 				}
@@ -168,12 +179,15 @@ func (s *containersStack) runRedpanda(ctx context.Context) (testcontainers.Conta
 		return nil, "", err
 	}
 	p := strconv.Itoa(ports[0])
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+	// Two listeners, as in compose.integration.yml: containers on the stack's network dial
+	// redpanda:9092 (WithServices), the host dials the published port.
+	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:        s.cfg.redpandaImage,
 			ExposedPorts: []string{p + "/tcp"},
 			Cmd: []string{"redpanda", "start", "--mode=dev-container", "--smp=1", "--memory=1G", "--overprovisioned",
-				"--kafka-addr", "PLAINTEXT://0.0.0.0:" + p, "--advertise-kafka-addr", "PLAINTEXT://" + net.JoinHostPort(host, p)},
+				"--kafka-addr", "internal://0.0.0.0:" + PortKafkaInternal + ",external://0.0.0.0:" + p,
+				"--advertise-kafka-addr", "internal://" + HostKafka + ":" + PortKafkaInternal + ",external://" + net.JoinHostPort(host, p)},
 			Labels: map[string]string{"dev.qim.project": s.name},
 			HostConfigModifier: func(hc *container.HostConfig) {
 				hc.PortBindings = network.PortMap{network.MustParsePort(p + "/tcp"): {{HostPort: p}}}
@@ -181,7 +195,11 @@ func (s *containersStack) runRedpanda(ctx context.Context) (testcontainers.Conta
 			WaitingFor: wait.ForLog("Successfully started Redpanda!").WithStartupTimeout(readyTimeout[ServerKafka]),
 		},
 		Started: true,
-	})
+	}
+	if err := s.onNetwork(HostKafka)(&req); err != nil {
+		return nil, "", err
+	}
+	c, err := testcontainers.GenericContainer(ctx, req)
 	if c == nil || err != nil {
 		return c, "", err
 	}
@@ -227,6 +245,15 @@ func (s *containersStack) checkOne(ctx context.Context, server string, c testcon
 }
 
 func (s *containersStack) tail(c testcontainers.Container, n int) string {
+	return ContainerLogTail(c, n)
+}
+
+// ContainerLogTail is the last n lines of a container's log, or why there are none: for
+// errors that should show what the container said last.
+func ContainerLogTail(c testcontainers.Container, n int) string {
+	if c == nil {
+		return "(no container)"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	rc, err := c.Logs(ctx)
@@ -234,7 +261,7 @@ func (s *containersStack) tail(c testcontainers.Container, n int) string {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
 	defer rc.Close()
-	b, _ := io.ReadAll(rc)
+	b, _ := io.ReadAll(rc) // a diagnostic: a short read still helps
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -259,6 +286,9 @@ func (s *containersStack) Down(context.Context) error {
 		if err := testcontainers.TerminateContainer(c); err != nil {
 			errs = append(errs, fmt.Errorf("stack: terminate %s: %w", server, err))
 		}
+	}
+	if err := s.removeNetwork(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

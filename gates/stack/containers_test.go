@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // skips (with the provider's reason) where none does.
 func TestContainersStack(t *testing.T) {
 	testcontainers.SkipIfProviderIsNotHealthy(t)
-	st := stack.NewContainers(stack.WithCQL(true), stack.WithProgress(tWriter{t}))
+	st := stack.NewContainers(stack.WithCQL(true), itImages(t), stack.WithProgress(tWriter{t}))
 	t.Cleanup(func() { _ = st.Down(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -28,4 +29,14 @@ func TestContainersStack(t *testing.T) {
 	if err := st.Check(ctx); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
+}
+
+// itImages applies QIM_IT_IMAGES: a host that cannot pull the upstream images runs local ones.
+func itImages(t *testing.T) stack.Option {
+	t.Helper()
+	o, err := stack.WithImageList(os.Getenv("QIM_IT_IMAGES"))
+	if err != nil {
+		t.Fatalf("QIM_IT_IMAGES: %v", err)
+	}
+	return o
 }

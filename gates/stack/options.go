@@ -1,9 +1,11 @@
 package stack
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -46,6 +48,7 @@ type config struct {
 	kafkaHeap      string
 	cassandraHeap  string
 	extraKafkaProp map[string]string
+	network        bool // containers provider: the servers on a network of the stack's own
 }
 
 func newConfig(opts []Option) *config {
@@ -133,6 +136,30 @@ func WithKafkaProperty(key, value string) Option {
 		}
 		c.extraKafkaProp[key] = value
 	}
+}
+
+// WithNetwork makes the containers provider put every server on a network of the stack's own,
+// under its host name there (HostRedisCore, HostRedisMailbox, HostKafka, HostCQL), so that
+// containers started beside it find them by name as on compose.integration.yml's network
+// (gates/svc.StartContainers). Default off. The process provider ignores it.
+func WithNetwork(on bool) Option { return func(c *config) { c.network = on } }
+
+// WithImageList is WithImages from "redis=IMAGE,redpanda=IMAGE,scylla=IMAGE" (any subset, ""
+// for none): how tests take QIM_IT_IMAGES, on a host that runs local images
+// (scripts/compose-standins/).
+func WithImageList(list string) (Option, error) {
+	img := map[string]string{}
+	for _, kv := range strings.Split(list, ",") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" || (k != "redis" && k != "redpanda" && k != "scylla") {
+			return nil, fmt.Errorf("stack: image list entry %q: want redis=, redpanda= or scylla=IMAGE", kv)
+		}
+		img[k] = v
+	}
+	return WithImages(img["redis"], img["redpanda"], img["scylla"]), nil
 }
 
 // WithImages overrides the container images (empty keeps the default: redis:7.2,

@@ -25,6 +25,7 @@ var ErrFailed = errors.New("qim-loadgen: one or more checks failed")
 
 type options struct {
 	gateway     string
+	more        []string
 	secret      string
 	mode        string
 	groupSize   int
@@ -84,6 +85,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.gateway, "gateway", "", "gateway TCP address host:port (required)")
+	f.StringSliceVar(&o.more, "more-gateways", nil, "the other gateways of a deployment with several: connections are spread over all by user id, so a pair's two users may sit on different gateways")
 	f.StringVar(&o.secret, "token-secret", "", "dev-token signing secret (default: $QIM_TOKEN_SECRET)")
 	f.StringVar(&o.mode, "mode", string(loadgen.ModeDirect), "direct (1:1 pairs) or group (groups of --group-size members)")
 	f.IntVar(&o.groupSize, "group-size", 0, fmt.Sprintf("group mode: members per group, 1..%d", contract.GroupMaxMembers))
@@ -121,7 +123,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	}
 	out := cmd.OutOrStdout()
 	cfg := loadgen.Config{
-		Gateway: o.gateway, TokenSecret: []byte(secret), Mode: mode, GroupSize: o.groupSize, Rate: o.rate, Duration: o.duration,
+		Gateway: o.gateway, MoreGateways: o.more, TokenSecret: []byte(secret), Mode: mode, GroupSize: o.groupSize, Rate: o.rate, Duration: o.duration,
 		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
 		CPU: procs, Thresholds: loadgen.Thresholds{CPUMsPerMessage: o.cpuBudget}, Progress: out, Label: o.label(mode),
 	}
