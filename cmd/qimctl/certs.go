@@ -104,28 +104,11 @@ func runCertsDev(o *certsDevOptions, out io.Writer) error {
 		if len(c.Services) == 0 {
 			continue
 		}
-		env := strings.Join(rebaseEnv(set.Env(name), dir, o.envDir), "\n") + "\n"
+		env := strings.Join(set.EnvAt(name, o.envDir), "\n") + "\n"
 		if err := os.WriteFile(filepath.Join(dir, name+".env"), []byte(env), 0o600); err != nil {
 			return fmt.Errorf("qimctl: %w", err)
 		}
 	}
 	fmt.Fprintf(out, "QIM_RPC_PEERS=%s\n", strings.Join(set.Peers, ","))
 	return nil
-}
-
-// rebaseEnv names the files of an env written under dir as seen under envDir (unchanged when
-// envDir is empty): the set is written on one host and read where it is mounted.
-func rebaseEnv(env []string, dir, envDir string) []string {
-	if envDir == "" {
-		return env
-	}
-	out := make([]string, len(env))
-	for i, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		if rel, err := filepath.Rel(dir, v); err == nil && filepath.IsAbs(v) && !strings.HasPrefix(rel, "..") {
-			v = filepath.ToSlash(filepath.Join(envDir, rel))
-		}
-		out[i] = k + "=" + v
-	}
-	return out
 }

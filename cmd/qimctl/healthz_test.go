@@ -31,18 +31,6 @@ func TestHealthzExitsByStatus(t *testing.T) {
 	}
 }
 
-func TestRebaseEnvNamesTheMountPoint(t *testing.T) {
-	env := []string{"QIM_RPC_TLS_CA=/h/certs/ca.pem", "QIM_RPC_TLS_KEY=/h/certs/w.key", "QIM_RPC_PEERS=gateway:ab", "X=/elsewhere/f"}
-	got := rebaseEnv(env, "/h/certs", "/certs")
-	want := []string{"QIM_RPC_TLS_CA=/certs/ca.pem", "QIM_RPC_TLS_KEY=/certs/w.key", "QIM_RPC_PEERS=gateway:ab", "X=/elsewhere/f"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("rebaseEnv = %v, want %v", got, want)
-	}
-	if got := rebaseEnv(env, "/h/certs", ""); strings.Join(got, " ") != strings.Join(env, " ") {
-		t.Errorf("no --env-dir changed the env: %v", got)
-	}
-}
-
 func TestKafkaTopicsNeedsBrokers(t *testing.T) {
 	err := runKafkaTopics(context.Background(), &kafkaTopicsOptions{replicas: 1, timeout: time.Second},
 		func(string) string { return "" }, &bytes.Buffer{})

@@ -180,7 +180,7 @@ func (s *containersStack) runRedpanda(ctx context.Context) (testcontainers.Conta
 	}
 	p := strconv.Itoa(ports[0])
 	// Two listeners, as in compose.integration.yml: containers on the stack's network dial
-	// redpanda:9092 (WithServices), the host dials the published port.
+	// redpanda:9092 (WithNetwork), the host dials the published port.
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:        s.cfg.redpandaImage,

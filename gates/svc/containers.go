@@ -109,9 +109,9 @@ func (c *Containers) request(d DeployedService, image string, certs *services.De
 		if !ok {
 			return testcontainers.GenericContainerRequest{}, fmt.Errorf("no certificate %q in the development set", d.Identity)
 		}
-		for _, kv := range certs.Env(d.Identity) {
+		for _, kv := range certs.EnvAt(d.Identity, CertDir) {
 			k, v, _ := strings.Cut(kv, "=")
-			env[k] = strings.ReplaceAll(v, certs.Dir, CertDir)
+			env[k] = v
 		}
 		for _, f := range []string{certs.CA, cert.CertFile, cert.KeyFile} {
 			files = append(files, testcontainers.ContainerFile{HostFilePath: f,

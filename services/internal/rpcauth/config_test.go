@@ -104,3 +104,22 @@ func TestDevSetWhitelist(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvAtNamesTheMountPoint(t *testing.T) {
+	set, err := WriteDevSet(t.TempDir(), DevIdentities(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := set.EnvAt("writer-2", "/certs")
+	want := []string{"QIM_RPC_TLS_CA=/certs/ca.pem", "QIM_RPC_TLS_CERT=/certs/writer-2.pem", "QIM_RPC_TLS_KEY=/certs/writer-2.key",
+		"QIM_RPC_PEERS=" + strings.Join(set.Peers, ",")}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("EnvAt = %v, want %v", got, want)
+	}
+	c := set.Certs["writer-2"]
+	inDir := []string{"QIM_RPC_TLS_CA=" + set.CA, "QIM_RPC_TLS_CERT=" + c.CertFile, "QIM_RPC_TLS_KEY=" + c.KeyFile,
+		"QIM_RPC_PEERS=" + strings.Join(set.Peers, ",")}
+	if got := set.EnvAt("writer-2", ""); strings.Join(got, " ") != strings.Join(inDir, " ") {
+		t.Errorf("no mount changed the env: %v", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -69,9 +70,19 @@ type DevCert struct {
 }
 
 // Env is the internal RPC environment (CA, certificate, key, whitelist) of the process holding identity name.
-func (d *DevSet) Env(name string) []string {
+func (d *DevSet) Env(name string) []string { return d.EnvAt(name, "") }
+
+// EnvAt is Env with the files named where the set is mounted (a container's /certs, say): a
+// set written on one host is read where it is mounted. An empty mount names them in Dir.
+func (d *DevSet) EnvAt(name, mount string) []string {
+	at := func(f string) string {
+		if mount == "" {
+			return f
+		}
+		return path.Join(mount, filepath.Base(f)) // every file of the set sits directly in Dir
+	}
 	c := d.Certs[name]
-	return []string{"QIM_RPC_TLS_CA=" + d.CA, "QIM_RPC_TLS_CERT=" + c.CertFile, "QIM_RPC_TLS_KEY=" + c.KeyFile,
+	return []string{"QIM_RPC_TLS_CA=" + at(d.CA), "QIM_RPC_TLS_CERT=" + at(c.CertFile), "QIM_RPC_TLS_KEY=" + at(c.KeyFile),
 		"QIM_RPC_PEERS=" + strings.Join(d.Peers, ",")}
 }
 
