@@ -113,6 +113,9 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 		return sum, err
 	}
 	fmt.Fprintf(o.Progress, "report: %s\n", filepath.Join(o.ReportDir, "report.html"))
+	for _, f := range sum.Failures() { // last, where a truncated CI log still shows them
+		fmt.Fprintf(o.Progress, "FAILED %s\n", f)
+	}
 	return sum, nil
 }
 

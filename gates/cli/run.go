@@ -36,8 +36,8 @@ type runOptions struct {
 	instances  int
 }
 
-// ErrGatesFailed is returned (exit status 1) when any gate failed.
-var ErrGatesFailed = errors.New("qim-gate: one or more gates failed")
+// ErrGatesFailed is wrapped by the error of a run (or check-history) that failed: exit status 1.
+var ErrGatesFailed = gates.ErrGatesFailed
 
 func newRunCmd(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
@@ -195,10 +195,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	if !sum.Passed {
-		return ErrGatesFailed
-	}
-	return nil
+	return sum.Err()
 }
 
 // cqlOf makes --full imply --with-cql: the release run judges the production topology (tiered
