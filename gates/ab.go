@@ -142,10 +142,8 @@ func abRun(ctx context.Context, o ABOptions, side abSide, round int) (ABRun, err
 	if len(sum.Results) == 1 {
 		r := sum.Results[0]
 		run.Passed, run.Metrics, run.Error = r.Passed, r.Metrics, r.Error
-		for _, c := range r.Checks {
-			if !c.Passed && !c.Skipped {
-				run.Failed = append(run.Failed, c.Name+": "+c.Detail)
-			}
+		for _, c := range r.failedChecks() {
+			run.Failed = append(run.Failed, c.Name+": "+c.Detail)
 		}
 	}
 	return run, nil

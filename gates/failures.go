@@ -42,12 +42,7 @@ func failureReason(r *Result) string {
 	if r.Error != "" {
 		parts = append(parts, r.Error)
 	}
-	var failed []Check
-	for _, c := range r.Checks {
-		if !c.Skipped && !c.Passed {
-			failed = append(failed, c)
-		}
-	}
+	failed := r.failedChecks()
 	for i, c := range failed {
 		if i == 2 {
 			parts = append(parts, fmt.Sprintf("and %d more failed checks", len(failed)-2))
@@ -96,11 +91,5 @@ func (s Summary) Err() error {
 	if s.Passed {
 		return nil
 	}
-	ran := 0
-	for _, r := range s.Results {
-		if !r.Skipped {
-			ran++
-		}
-	}
-	return &GatesFailedError{Failures: s.Failures(), Ran: ran}
+	return &GatesFailedError{Failures: s.Failures(), Ran: len(s.Results) - len(s.Skipped)}
 }

@@ -56,6 +56,17 @@ func (r *Result) Metric(name string, v float64) {
 	r.Metrics[name] = v
 }
 
+// failedChecks returns the checks that ran and failed, in the order they were recorded.
+func (r *Result) failedChecks() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if !c.Skipped && !c.Passed {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Fail records the error that stopped the gate.
 func (r *Result) Fail(err error) {
 	if err != nil && r.Error == "" {
