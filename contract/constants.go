@@ -82,10 +82,16 @@ const (
 	HLCWindow           = 60 * time.Second // persisted message_id time window claimed per writer
 	HLCRenewBefore      = 20 * time.Second // claim the next window this long before exhaustion
 	WriterLeaseRenew    = 20 * time.Second
-	HistoryHotWindow    = 7 * 24 * time.Hour
-	HistoryRetention    = 30 * 24 * time.Hour
-	MailboxRetention    = 7 * 24 * time.Hour
-	EphemeralRetention  = 24 * time.Hour
+	// StartupDependencyWait bounds how long a service's start-up waits for a dependency that
+	// does not answer (the broker, above all) before the process exits: long enough to ride out
+	// a broker restart or a rolling restart while the broker is unreachable, short enough that a
+	// wrong address fails a deployment visibly. A configuration refusal (a missing topic, a
+	// wrong partition count) is never waited for.
+	StartupDependencyWait = 60 * time.Second
+	HistoryHotWindow      = 7 * 24 * time.Hour
+	HistoryRetention      = 30 * 24 * time.Hour
+	MailboxRetention      = 7 * 24 * time.Hour
+	EphemeralRetention    = 24 * time.Hour
 )
 
 // SLO targets of the performance gates.

@@ -61,6 +61,7 @@ func Constants() []Constant {
 		{"hlc_window", HLCWindow, false, "persisted message_id window per claim"},
 		{"hlc_renew_before", HLCRenewBefore, false, ""},
 		{"writer_lease_renew", WriterLeaseRenew, false, ""},
+		{"startup_dependency_wait", StartupDependencyWait, false, "a start-up check retried while the store does not answer"},
 		{"history_hot_window", HistoryHotWindow, false, "Redis hot tier"},
 		{"history_retention", HistoryRetention, false, "default retention class"},
 		{"mailbox_retention", MailboxRetention, false, "cursor behind it → CURSOR_EXPIRED"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 )
 
@@ -21,6 +22,15 @@ A malformed value, an explicit zero where the default is not zero, or a ` + "`QI
 Q-IM program reads refuses to start the process with an error naming the variable. Several services
 read the same variable (` + "`QIM_REDIS_ADDR`, `QIM_KAFKA_BROKERS`" + `, …): one environment can configure
 them all (` + "`qim all`" + ` relies on that).
+
+At start-up a service checks its stores before it serves. A store that does not answer, or
+answers that it cannot serve yet (no broker listed while the controller fences it, a partition
+without a leader, Redis LOADING), is retried with backoff for at most ` + contract.StartupDependencyWait.String() + `
+(` + "`contract.StartupDependencyWait`" + `); meanwhile ` + "`/healthz`" + ` answers 503 naming what it waits for,
+and the log says so once, every 10 s after, and once it answered. A configuration the deployment must
+fix (a missing topic, a wrong partition count, a Redis that is not durable enough, a refused
+password) exits at once. Services can therefore be started in any order
+([ADR-0030](adr/0030-start-up-rides-out-an-unreachable-broker.md)).
 `)
 	for _, p := range programs() {
 		fmt.Fprintf(&b, "\n## %s (`qim %s`)\n\n%s\n\n%s", p.entity, p.name, oneLine(p.long), config.Markdown(p.vars))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/redisdur"
 )
 
 const consumerClientID = "qim-archiver-outbox"
@@ -30,16 +31,23 @@ type conn struct {
 func (s *Service) open(ctx context.Context) (*conn, error) {
 	c := &conn{}
 	var err error
-	if c.store, err = cqlstore.Open(ctx, s.cfg.cql()); err != nil {
+	if err = s.proc.Await(ctx, "the CQL archive ("+s.cfg.CQLKeyspace+")", func(ctx context.Context) (err error) {
+		c.store, err = cqlstore.Open(ctx, s.cfg.cql())
+		return err
+	}, cqlstore.Refused); err != nil {
 		return nil, &StartError{What: "CQL keyspace " + s.cfg.CQLKeyspace, Err: err}
 	}
 	s.proc.OnClose("cql session", func() error { c.store.Close(); return nil })
-	if _, err := c.store.CheckDurability(ctx); err != nil {
+	if err = s.proc.Await(ctx, "the CQL archive ("+s.cfg.CQLKeyspace+")", func(ctx context.Context) error {
+		_, err := c.store.CheckDurability(ctx)
+		return err
+	}, cqlstore.Refused); err != nil {
 		return nil, &StartError{What: "CQL keyspace " + s.cfg.CQLKeyspace, Err: err}
 	}
 	c.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr})
 	s.proc.OnClose("core redis", c.rdb.Close)
-	if err := c.rdb.Ping(ctx).Err(); err != nil {
+	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error { return c.rdb.Ping(ctx).Err() },
+		redisdur.Refused); err != nil {
 		return nil, &StartError{What: "core Redis " + s.cfg.RedisAddr, Err: err}
 	}
 	requests := commitlog.NewRequestMetrics(s.reg)
@@ -48,8 +56,11 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	s.proc.OnClose("kafka admin", func() error { admin.Close(); return nil })
-	st, err := commitlog.ResolveOutboxStart(ctx, admin, s.cfg.Group, s.cfg.OutboxTopic)
-	if err != nil {
+	var st commitlog.OutboxStart
+	if err := s.proc.Await(ctx, "the broker ("+s.cfg.OutboxTopic+")", func(ctx context.Context) (err error) {
+		st, err = commitlog.ResolveOutboxStart(ctx, admin, s.cfg.Group, s.cfg.OutboxTopic)
+		return err
+	}, commitlog.Refused); err != nil {
 		return nil, &StartError{What: s.cfg.OutboxTopic, Err: err}
 	}
 	c.bounds, c.start, c.offsets = st.Bounds, st.Start, st.Offsets

@@ -35,8 +35,11 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	s.proc.OnClose("kafka admin", closeFn(admin.Close))
 	// The Outbox first: a start the log cannot justify is refused before the dispatch side is
 	// opened.
-	st, err := commitlog.ResolveOutboxStart(ctx, admin, s.cfg.Group, s.cfg.OutboxTopic)
-	if err != nil {
+	var st commitlog.OutboxStart
+	if err := s.proc.Await(ctx, "the broker ("+s.cfg.OutboxTopic+")", func(ctx context.Context) (err error) {
+		st, err = commitlog.ResolveOutboxStart(ctx, admin, s.cfg.Group, s.cfg.OutboxTopic)
+		return err
+	}, commitlog.Refused); err != nil {
 		return nil, &StartError{Topic: s.cfg.OutboxTopic, Err: err}
 	}
 	c.bounds, c.start, c.offsets = st.Bounds, st.Start, st.Offsets
@@ -46,7 +49,9 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	s.proc.OnClose("dispatch producer", closeFn(c.producer.Close))
-	if err = c.producer.Ready(ctx, s.cfg.ShardCount); err != nil {
+	if err = s.proc.Await(ctx, "the broker ("+s.cfg.DispatchTopic+")", func(ctx context.Context) error {
+		return c.producer.Ready(ctx, s.cfg.ShardCount)
+	}, commitlog.Refused); err != nil {
 		return nil, &StartError{Topic: s.cfg.DispatchTopic, Err: err}
 	}
 	c.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.OutboxTopic,

@@ -19,6 +19,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/redisdur"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
@@ -144,13 +145,10 @@ func (s *Service) openRedis(ctx context.Context) error {
 	to := s.cfg.BackendTimeout
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, DialTimeout: to, ReadTimeout: to, WriteTimeout: to})
 	s.proc.OnClose("redis", s.rdb.Close)
-	cctx, cancel := context.WithTimeout(ctx, 2*to)
-	defer cancel()
-	if err := s.rdb.Ping(cctx).Err(); err != nil {
-		return fmt.Errorf("gateway: refusing to start: core Redis %s unreachable: %w", s.cfg.RedisAddr, err)
-	}
-	if err := msgstore.CheckCommitFactsDurability(cctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
-		return fmt.Errorf("gateway: refusing to start: session_epoch Redis: %w", err)
+	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error {
+		return msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis)
+	}, redisdur.Refused); err != nil {
+		return fmt.Errorf("gateway: refusing to start: session_epoch Redis %s: %w", s.cfg.RedisAddr, err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/presence"
+	"github.com/qim-dev/qim/services/internal/redisdur"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
 
@@ -32,16 +33,21 @@ func (s *Service) start(ctx context.Context) error {
 	}
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: len(s.cfg.OwnedShards) + 16, MinIdleConns: 2})
 	s.proc.OnClose("mailbox redis", s.rdb.Close)
-	if err := mailboxstore.CheckDurability(ctx, s.rdb); err != nil {
+	if err := s.proc.Await(ctx, "mailbox Redis", func(ctx context.Context) error {
+		return mailboxstore.CheckDurability(ctx, s.rdb)
+	}, redisdur.Refused); err != nil {
 		return fmt.Errorf("mailbox: refusing to start: %w", err)
 	}
 	if err := mailboxstore.LoadScripts(ctx, s.rdb); err != nil {
 		return fmt.Errorf("mailbox: %w", err)
 	}
 	s.store = mailboxstore.New(s.rdb, s.cfg.shards())
-	bounds, err := s.dispatchBounds(ctx)
-	if err != nil {
+	var bounds map[int32]commitlog.Bounds
+	if err := s.proc.Await(ctx, "the broker ("+contract.TopicDispatch+")", func(ctx context.Context) (err error) {
+		bounds, err = s.dispatchBounds(ctx)
 		return err
+	}, commitlog.Refused); err != nil {
+		return fmt.Errorf("mailbox: refusing to start: %w", err)
 	}
 	states, err := s.store.OpenShards(ctx, s.cfg.OwnedShards)
 	if err != nil {
@@ -82,11 +88,10 @@ func (s *Service) dispatchBounds(ctx context.Context) (map[int32]commitlog.Bound
 	defer adm.Close()
 	bounds, err := adm.Watermarks(ctx, contract.TopicDispatch)
 	if err != nil {
-		return nil, fmt.Errorf("mailbox: refusing to start: %w", err)
+		return nil, fmt.Errorf("mailbox: %w", err)
 	}
 	if len(bounds) != s.cfg.ShardCount {
-		return nil, fmt.Errorf("mailbox: refusing to start: %w",
-			&commitlog.PartitionCountError{Topic: contract.TopicDispatch, Want: s.cfg.ShardCount, Got: len(bounds)})
+		return nil, &commitlog.PartitionCountError{Topic: contract.TopicDispatch, Want: s.cfg.ShardCount, Got: len(bounds)}
 	}
 	return bounds, nil
 }
@@ -116,9 +121,13 @@ func (s *Service) connectPush(ctx context.Context) error {
 	for _, sh := range s.cfg.OwnedShards {
 		parts = append(parts, int32(sh))
 	}
-	f, err := presence.Follow(ctx, s.cfg.KafkaBrokers, s.cfg.shards(), presence.FromStart,
-		presence.Hooks{Apply: d.apply, Bad: func(err error) { s.log.Warn("mailbox: skipped a presence record", "err", err) }},
-		parts, commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
+	var f *presence.Follower
+	err := s.proc.Await(ctx, "the broker ("+contract.TopicPresence+")", func(ctx context.Context) (err error) {
+		f, err = presence.Follow(ctx, s.cfg.KafkaBrokers, s.cfg.shards(), presence.FromStart,
+			presence.Hooks{Apply: d.apply, Bad: func(err error) { s.log.Warn("mailbox: skipped a presence record", "err", err) }},
+			parts, commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
+		return err
+	}, commitlog.Refused)
 	if err != nil {
 		return fmt.Errorf("mailbox: refusing to start: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/msgstore"
+	"github.com/qim-dev/qim/services/internal/redisdur"
 )
 
 // start performs the fail-closed start-up checks in order and builds the pipeline: core Redis
@@ -25,15 +26,20 @@ func (s *Service) start(ctx context.Context) error {
 	}
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 2})
 	s.proc.OnClose("redis", s.rdb.Close)
-	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
+	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error {
+		return msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis)
+	}, redisdur.Refused); err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
 	if err := loadScripts(ctx, s.rdb); err != nil {
 		return err
 	}
 	s.st = newStore(s.rdb, s.cfg.Topic, s.cfg.ShardCount)
-	live, err := describeTopic(ctx, s.cfg.KafkaBrokers, s.cfg.Topic)
-	if err != nil {
+	var live binding
+	if err := s.proc.Await(ctx, "the broker ("+s.cfg.Topic+")", func(ctx context.Context) (err error) {
+		live, err = describeTopic(ctx, s.cfg.KafkaBrokers, s.cfg.Topic)
+		return err
+	}, commitlog.Refused); err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
 	if err := checkLive(s.cfg.Topic, live, s.cfg.ShardCount); err != nil {
@@ -50,9 +56,12 @@ func (s *Service) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bounds, err := s.bounds(ctx)
-	if err != nil {
+	var bounds map[int32]commitlog.Bounds
+	if err := s.proc.Await(ctx, "the broker ("+s.cfg.Topic+")", func(ctx context.Context) (err error) {
+		bounds, err = s.bounds(ctx)
 		return err
+	}, commitlog.Refused); err != nil {
+		return fmt.Errorf("session: refusing to start: %w", err)
 	}
 	starts, err := startOffsets(cps, bounds, s.cfg.OwnedShards)
 	if err != nil {
@@ -93,7 +102,7 @@ func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error
 	defer adm.Close()
 	b, err := adm.Watermarks(ctx, s.cfg.Topic)
 	if err != nil {
-		return nil, fmt.Errorf("session: refusing to start: %w", err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
 	return b, nil
 }
@@ -126,7 +135,11 @@ func (s *Service) openHistory(ctx context.Context) (*msgstore.Store, error) {
 		s.log.Warn("session: QIM_MESSAGE_STORE_BACKEND=redis: DEVELOPMENT ONLY — no archive tier; history trimmed by a tiered writer would fail every row that needs it")
 		return msgstore.New(s.rdb), nil
 	}
-	st, err := s.cfg.History.Open(ctx)
+	var st *cqlstore.Store
+	err := s.proc.Await(ctx, "the CQL archive", func(ctx context.Context) (err error) {
+		st, err = s.cfg.History.Open(ctx)
+		return err
+	}, cqlstore.Refused)
 	if err != nil {
 		return nil, fmt.Errorf("session: refusing to start: %w", err)
 	}

@@ -17,7 +17,11 @@ func (s *Service) openStore(ctx context.Context) (*msgstore.Store, error) {
 		s.log.Warn("writer: QIM_MESSAGE_STORE_BACKEND=redis: DEVELOPMENT ONLY — history is not archived and never trimmed; Redis memory grows with every message")
 		return msgstore.New(s.rdb), nil
 	}
-	st, err := s.cfg.History.Open(ctx)
+	var st *cqlstore.Store
+	err := s.proc.Await(ctx, "the CQL archive", func(ctx context.Context) (err error) {
+		st, err = s.cfg.History.Open(ctx)
+		return err
+	}, cqlstore.Refused)
 	if err != nil {
 		return nil, fmt.Errorf("writer: refusing to start: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/redisdur"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/writer/identity"
 )
@@ -96,7 +97,9 @@ func (s *Service) start(ctx context.Context) error {
 	}
 	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 4})
 	s.proc.OnClose("redis", s.rdb.Close)
-	if err := msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis); err != nil {
+	if err := s.proc.Await(ctx, "commit-facts Redis", func(ctx context.Context) error {
+		return msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis)
+	}, redisdur.Refused); err != nil {
 		return fmt.Errorf("writer: refusing to start: %w", err)
 	}
 	if s.lease, err = s.claimLease(ctx); err != nil {
@@ -116,7 +119,7 @@ func (s *Service) start(ctx context.Context) error {
 		return fmt.Errorf("writer: outbox producer: %w", err)
 	}
 	s.proc.OnClose("outbox producer", func() error { s.out.Close(); return nil })
-	if err := s.out.Ready(ctx); err != nil {
+	if err := s.proc.Await(ctx, "the broker ("+s.out.Topic()+")", s.out.Ready, commitlog.Refused); err != nil {
 		return fmt.Errorf("writer: outbox not ready: %w", err)
 	}
 	if s.store, err = s.openStore(ctx); err != nil {

@@ -3,6 +3,8 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Sentinel errors callers branch on.
@@ -128,4 +130,32 @@ type StartOffsetError struct {
 func (e *StartOffsetError) Error() string {
 	return fmt.Sprintf("commitlog: %s[%d] asked to start at %d but the log served %d first; refusing to continue",
 		e.Topic, e.Partition, e.Want, e.Got)
+}
+
+// Refused reports whether err, returned by a start-up check, is a refusal that waiting cannot
+// change: the deployment contradicts the contract (a missing or mis-partitioned topic, a record
+// size limit too small, a topic that is not compacted, a position the log cannot justify), the
+// client's own configuration is invalid, or the broker answered with a non-retriable error
+// (authorization, an invalid request). Everything else — no broker answering, a broker just
+// resumed whose metadata lists none while the controller still fences it, a partition without a
+// leader, a coordinator loading, a timeout — may clear by itself, and start-up waits for it
+// within a bound (lifecycle.Await).
+func Refused(err error) bool {
+	var (
+		pc  *PartitionCountError
+		ms  *MessageSizeLimitError
+		nc  *NotCompactedError
+		oor *OffsetOutOfRangeError
+		so  *StartOffsetError
+		ke  *kerr.Error
+	)
+	switch {
+	case errors.Is(err, ErrTopicMissing), errors.Is(err, ErrConfig), errors.Is(err, ErrBadKey):
+		return true
+	case errors.As(err, &pc), errors.As(err, &ms), errors.As(err, &nc), errors.As(err, &oor), errors.As(err, &so):
+		return true
+	case errors.As(err, &ke):
+		return !ke.Retriable
+	}
+	return false
 }

@@ -51,7 +51,7 @@ func (st *Store) CheckDurability(ctx context.Context) (Durability, error) {
 		return d, fmt.Errorf("cqlstore: read the replication of keyspace %s: %w", st.cfg.Keyspace, err)
 	}
 	if d.MinReplicas, err = minReplicas(repl); err != nil {
-		return d, fmt.Errorf("cqlstore: keyspace %s: %w", st.cfg.Keyspace, err)
+		return d, fmt.Errorf("%w: keyspace %s: %w", ErrConfig, st.cfg.Keyspace, err)
 	}
 	if d.MinReplicas >= 2 {
 		return d, nil

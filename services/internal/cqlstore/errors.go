@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gocql/gocql"
+
 	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
@@ -35,4 +37,29 @@ func (e *SchemaError) Error() string {
 	}
 	return fmt.Sprintf("cqlstore: keyspace %s is at schema version %d, this binary needs %d: run `qimctl cql migrate`",
 		e.Keyspace, e.Have, e.Want)
+}
+
+// Refused reports whether err, returned by Open or CheckDurability at start-up, is a verdict
+// that waiting cannot change: an invalid configuration, a schema that is not this binary's, a
+// keyspace whose acknowledged writes would not survive a crash, or an answer of the node that
+// refuses the request itself (bad credentials, not authorized, invalid or misconfigured). No
+// node answering, a node still bootstrapping, a timeout or too few replicas up are not refusals:
+// start-up waits for them within a bound (lifecycle.Await).
+func Refused(err error) bool {
+	var (
+		se  *SchemaError
+		de  *DurabilityError
+		req gocql.RequestError
+	)
+	switch {
+	case errors.Is(err, ErrConfig), errors.As(err, &se), errors.As(err, &de):
+		return true
+	case errors.As(err, &req):
+		switch req.Code() {
+		case gocql.ErrCodeCredentials, gocql.ErrCodeUnauthorized, gocql.ErrCodeSyntax,
+			gocql.ErrCodeInvalid, gocql.ErrCodeConfig:
+			return true
+		}
+	}
+	return false
 }

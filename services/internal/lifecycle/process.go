@@ -23,14 +23,16 @@ const shutdownGrace = 5 * time.Second
 //
 // Invariants: every dependency registered with OnClose is closed exactly once, in the reverse
 // order of registration, whether start-up failed half-way or the service ran and stopped; Run
-// returns only after every loop and server it started has returned; /healthz is bound only once
-// start-up succeeded, and answers 503 from the moment the process begins to stop; a gRPC server
+// returns only after every loop and server it started has returned; /healthz is bound before
+// start-up and answers 503 until start-up succeeded (naming the dependency Await is waiting
+// for), and again from the moment the process begins to stop; a gRPC server
 // listens only after its Gate passed (a MailboxNode never serves a shard that is still
 // replaying); any loop's error stops the whole process (a service that lost one duty must not
 // look healthy doing the others).
 //
-// How: Run calls the service's start function, which opens dependencies and registers loops,
-// servers and hooks on the Process; then the obs server starts, OnStarted hooks run, and loops
+// How: Run binds the obs server, then calls the service's start function, which opens
+// dependencies (waiting for unreachable ones with Await) and registers loops, servers and hooks
+// on the Process; then OnStarted hooks run, and loops
 // and servers run in one errgroup. When the context ends or a loop fails: Stopping turns true,
 // OnStop hooks run (a gateway kicks its clients), gRPC servers drain for at most their Grace,
 // and once everything returned the obs server stops and dependencies close in reverse.
@@ -51,8 +53,11 @@ type Process struct {
 	onStop    []func()
 
 	stopping atomic.Bool
+	started  atomic.Bool
+	waiting  atomic.Pointer[string] // what Await waits for, shown by /healthz during start-up
 	obsAddr  atomic.Pointer[string]
 	ran      atomic.Bool
+	await    awaitPolicy
 }
 
 type closer struct {
@@ -71,7 +76,7 @@ func New(name string, log *slog.Logger, reg *obs.Registry, metricsAddr string) *
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Process{name: name, log: log, reg: reg, metricsAddr: metricsAddr}
+	return &Process{name: name, log: log, reg: reg, metricsAddr: metricsAddr, await: defaultAwait}
 }
 
 // OnClose registers the closing of a dependency that was just opened. Call it right after the
@@ -96,7 +101,7 @@ func (p *Process) OnStop(fn func()) { p.onStop = append(p.onStop, fn) }
 // Stopping reports whether the process has begun to stop (readiness is then 503).
 func (p *Process) Stopping() bool { return p.stopping.Load() }
 
-// MetricsAddr is the bound /metrics and /healthz address once start-up succeeded ("" before).
+// MetricsAddr is the bound /metrics and /healthz address once Run bound it ("" before).
 func (p *Process) MetricsAddr() string {
 	if a := p.obsAddr.Load(); a != nil {
 		return *a
@@ -113,9 +118,8 @@ func (p *Process) Run(ctx context.Context, start func(ctx context.Context) error
 	}
 	defer func() { err = errors.Join(err, p.closeAll()) }()
 	defer p.stopping.Store(true)
-	if err := start(ctx); err != nil {
-		return err
-	}
+	// Bound before start-up: a port clash is refused before any dependency opens, and a start-up
+	// waiting for an unreachable dependency is visible (503 naming it) instead of silent.
 	health := obs.NewServer(p.metricsAddr, p.reg, p.readiness(ready))
 	if err := health.Start(); err != nil {
 		return err
@@ -129,6 +133,10 @@ func (p *Process) Run(ctx context.Context, start func(ctx context.Context) error
 			p.log.Warn(p.name+": metrics server shutdown", "err", serr)
 		}
 	}()
+	if err := start(ctx); err != nil {
+		return err
+	}
+	p.started.Store(true)
 	for _, fn := range p.onStarted {
 		fn()
 	}
@@ -171,6 +179,12 @@ func (p *Process) readiness(ready func(ctx context.Context) error) func(ctx cont
 	return func(ctx context.Context) error {
 		if p.Stopping() {
 			return fmt.Errorf("%s: stopping", p.name)
+		}
+		if !p.started.Load() {
+			if w := p.waiting.Load(); w != nil {
+				return fmt.Errorf("%s: starting: %s", p.name, *w)
+			}
+			return fmt.Errorf("%s: starting", p.name)
 		}
 		return ready(ctx)
 	}

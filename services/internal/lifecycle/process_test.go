@@ -97,8 +97,12 @@ func TestStartFailureClosesWhatWasOpened(t *testing.T) {
 		p.Go("never", func(context.Context) error { ev.add("loop ran"); return nil })
 		return boom
 	}, ready)
-	if !errors.Is(err, boom) || p.MetricsAddr() != "" {
-		t.Fatalf("Run = %v, metrics %q", err, p.MetricsAddr())
+	if !errors.Is(err, boom) {
+		t.Fatalf("Run = %v", err)
+	}
+	if c, derr := net.Dial("tcp", p.MetricsAddr()); derr == nil {
+		c.Close()
+		t.Fatalf("/healthz still served on %s after a failed start", p.MetricsAddr())
 	}
 	if got := ev.list(); !slices.Equal(got, []string{"close b", "close a"}) {
 		t.Fatalf("events %v", got)

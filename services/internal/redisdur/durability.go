@@ -5,6 +5,7 @@ package redisdur
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -71,26 +72,63 @@ func (e *Error) Error() string {
 		"CONFIG REWRITE; %s)", e.Role, e.Setting, e.Got, e.Want, e.Need)
 }
 
+// ErrUnreachable wraps the failure of a Check that never got an answer from Redis (refused
+// connection, timeout, closed connection): the instance may come back, so start-up may wait for
+// it. Its fitness is unknown, never assumed.
+var ErrUnreachable = errors.New("redisdur: redis unreachable")
+
 // Check proves rdb fits p: redis_version ≥ 7.0, cluster disabled (scripts build key names inside
-// the script), and every setting of p. An INFO or CONFIG GET that fails (renamed command, missing
-// permission) fails closed as an *Error. relaxed additionally accepts each setting's Relaxed
-// values, but only when the client's address is loopback: never against a real deployment.
+// the script), and every setting of p. An INFO or CONFIG GET that Redis refuses (renamed command,
+// missing permission) fails closed as an *Error; one that got no answer at all wraps
+// ErrUnreachable. relaxed additionally accepts each setting's Relaxed values, but only when the
+// client's address is loopback: never against a real deployment.
 func Check(ctx context.Context, rdb *redis.Client, p Profile, relaxed bool) error {
 	info, err := rdb.Info(ctx, "server", "cluster").Result()
 	if err != nil {
-		return p.fail("INFO", "unreadable: "+err.Error(), "readable")
+		return p.unreadable(rdb, "INFO", "readable", err)
 	}
 	conf := map[string]string{}
 	for _, s := range p.Settings {
 		got, err := rdb.ConfigGet(ctx, s.Name).Result()
 		if err != nil {
-			return p.fail(s.Name, "unreadable: "+err.Error(), "readable by CONFIG GET")
+			return p.unreadable(rdb, s.Name, "readable by CONFIG GET", err)
 		}
 		if v, ok := got[s.Name]; ok {
 			conf[s.Name] = v
 		}
 	}
 	return p.check(parseInfo(info), conf, relaxed && isLoopback(rdb.Options()))
+}
+
+// unreadable is the error of a query that failed: an *Error when Redis answered with an error
+// reply, ErrUnreachable when it did not answer.
+func (p Profile) unreadable(rdb *redis.Client, setting, want string, err error) error {
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		return p.fail(setting, "unreadable: "+err.Error(), want)
+	}
+	return fmt.Errorf("%w: the %s Redis at %s: %w", ErrUnreachable, p.Role, rdb.Options().Addr, err)
+}
+
+// Refused reports whether err is a verdict on the instance, which waiting cannot change: an
+// *Error, or an error reply (NOAUTH, WRONGPASS, an unknown command) other than the ones Redis
+// gives while it cannot serve yet (LOADING a dataset, BUSY running a script, MASTERDOWN,
+// TRYAGAIN). A failure to reach the instance is not a refusal.
+func Refused(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return true
+	}
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	for _, transient := range []string{"LOADING ", "BUSY ", "MASTERDOWN ", "TRYAGAIN "} {
+		if strings.HasPrefix(reply.Error(), transient) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p Profile) fail(setting, got, want string) *Error {

@@ -1,7 +1,10 @@
 package redisdur
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -77,5 +80,46 @@ func TestProfiles(t *testing.T) {
 		case tc.setting != "" && (!errors.As(err, &de) || de.Setting != tc.setting):
 			t.Errorf("%s: want an Error on %s, got %v", tc.name, tc.setting, err)
 		}
+	}
+}
+
+// reply is an error reply as go-redis returns it (redis.Error).
+type reply string
+
+func (r reply) Error() string { return string(r) }
+func (reply) RedisError()     {}
+
+// TestRefused: a verdict on the instance or an error reply is a refusal; a Redis that cannot
+// serve yet (loading its AOF, busy) or does not answer is not, so start-up waits for it.
+func TestRefused(t *testing.T) {
+	cases := []struct {
+		name    string
+		err     error
+		refused bool
+	}{
+		{"unfit setting", CommitFacts.fail("appendfsync", "everysec", "always"), true},
+		{"wrapped unfit setting", fmt.Errorf("writer: refusing to start: %w", Mailboxes.fail("appendonly", "no", "yes")), true},
+		{"wrong password", reply("WRONGPASS invalid username-password pair or user is disabled."), true},
+		{"renamed command", reply("ERR unknown command 'CONFIG'"), true},
+		{"loading", reply("LOADING Redis is loading the dataset in memory"), false},
+		{"busy script", reply("BUSY Redis is busy running a script."), false},
+		{"refused connection", fmt.Errorf("%w: dial tcp 127.0.0.1:1: connect: connection refused", ErrUnreachable), false},
+	}
+	for _, tc := range cases {
+		if got := Refused(tc.err); got != tc.refused {
+			t.Errorf("%s: Refused(%v) = %v, want %v", tc.name, tc.err, got, tc.refused)
+		}
+	}
+}
+
+// TestCheckUnreachableIsNotAVerdict: a Redis nobody answers for is ErrUnreachable, naming its
+// address, never an *Error about its settings.
+func TestCheckUnreachableIsNotAVerdict(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}) // nothing listens on port 1
+	defer rdb.Close()
+	err := Check(context.Background(), rdb, CommitFacts, false)
+	var e *Error
+	if !errors.Is(err, ErrUnreachable) || errors.As(err, &e) || Refused(err) || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("Check = %v, want ErrUnreachable naming the address", err)
 	}
 }
