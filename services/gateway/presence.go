@@ -55,6 +55,7 @@ type presenceNode struct {
 	announced bool        // owned by run
 	following atomic.Bool // the follower is reading
 	lastErr   atomic.Pointer[error]
+	retries   presenceRetries // online entries to publish again (presence_retry.go)
 }
 
 // openPresence assigns this start's boot and creates the producer; run (a Process loop)
@@ -79,12 +80,16 @@ func (s *Service) openPresence(ctx context.Context) error {
 	s.proc.OnClose("presence producer", func() error { prod.Close(); return nil })
 	p := &presenceNode{s: s, self: self, boot: boot, shards: s.shards, prod: prod, req: req, log: s.log,
 		entries: s.reg.CounterVec("qim_gateway_presence_entries_total",
-			"qim.presence entries produced, by kind (online, offline, boot) and result (ok, error, full).", "kind", "result"),
+			"qim.presence entries produced, by kind (online, offline, boot) and result (ok, error, full; republished: an online entry that failed before and arrived on a retry).", "kind", "result"),
 		kicks: s.reg.Counter("qim_gateway_presence_kicks_total",
 			"Local sessions kicked (KICKED{REPLACED}) because another gateway published a newer login of the device."),
 	}
+	s.reg.GaugeFunc("qim_gateway_presence_unpublished_sessions",
+		"Live sessions whose online entry has not reached qim.presence yet and is being republished.",
+		func() float64 { return float64(p.retries.pending()) })
 	s.presence = p
 	s.proc.Go("presence", p.run)
+	s.proc.Go("presence republish", p.republishLoop)
 	return nil
 }
 
@@ -160,10 +165,16 @@ func (p *presenceNode) announce(ctx context.Context) error {
 	return first
 }
 
-// publish produces sess's entry; an online entry is waited for, at most presenceLoginWait.
-func (p *presenceNode) publish(ctx context.Context, sess *session, online bool) {
-	e := presence.Entry{Device: presence.Device{Tenant: sess.key.tenant, User: sess.key.user, DeviceID: sess.device},
+func (p *presenceNode) entry(sess *session, online bool) presence.Entry {
+	return presence.Entry{Device: presence.Device{Tenant: sess.key.tenant, User: sess.key.user, DeviceID: sess.device},
 		Gateway: p.self, Boot: p.boot, Epoch: sess.epoch, Online: online}
+}
+
+// publish produces sess's entry; an online entry is waited for, at most presenceLoginWait, and
+// one that fails is republished (presence_retry.go). Call it for the offline entry only after
+// sess was unregistered.
+func (p *presenceNode) publish(ctx context.Context, sess *session, online bool) {
+	e := p.entry(sess, online)
 	kind := "offline"
 	if online {
 		kind = "online"
@@ -174,8 +185,19 @@ func (p *presenceNode) publish(ctx context.Context, sess *session, online bool) 
 		return
 	}
 	done := make(chan struct{})
+	p.retries.order.Lock()
+	if !online {
+		p.retries.done(sess)
+	}
 	p.prod.Produce(context.WithoutCancel(ctx), commitlog.Record{Partition: presence.Partition(p.shards, e), Key: presence.Key(e), Value: v},
-		func(err error) { p.count(kind, err); close(done) })
+		func(err error) {
+			p.count(kind, err)
+			if err != nil && online {
+				p.retries.failed(sess)
+			}
+			close(done)
+		})
+	p.retries.order.Unlock()
 	if !online {
 		return
 	}

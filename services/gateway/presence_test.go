@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/itest"
+	"github.com/qim-dev/qim/gates/stack"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/services/internal/presence"
 )
@@ -121,4 +124,66 @@ func TestOwnEntriesDoNotKick(t *testing.T) {
 		Gateway: h.svc.presence.self, Boot: h.svc.presence.boot + 1, Epoch: 1 << 40, Online: true}})
 	c.expectSilence(200 * time.Millisecond)
 	c.ping()
+}
+
+// An online entry lost while the broker was unreachable is published again once it is back, so
+// MailboxNodes learn the device is online here and push to it; before, the device got no push
+// until it logged in again (the chaos matrix's rolling restart saw its mailbox STALLED).
+func TestLostOnlineEntryIsRepublished(t *testing.T) {
+	h := startPresenceGateway(t, harnessOpts{})
+	st := itest.Stack(t)
+	faults, ok := st.(stack.Faults)
+	if !ok {
+		t.Skip("the stack provider cannot pause a server")
+	}
+	if err := faults.Pause(stack.ServerKafka); err != nil {
+		t.Fatal(err)
+	}
+	paused := true
+	defer func() {
+		if paused {
+			_ = faults.Resume(stack.ServerKafka)
+		}
+	}()
+	id := newIdentity(t, "phone")
+	c := h.login(id) // AUTH_OK after presenceLoginWait: the entry is still unacknowledged
+	defer c.nc.Close()
+	eventually(t, time.Minute, "the online entry to fail", func() bool {
+		return testutil.ToFloat64(h.svc.presence.entries.WithLabelValues("online", "error")) >= 1
+	})
+	if n := h.svc.presence.retries.pending(); n != 1 {
+		t.Fatalf("%d sessions awaiting republish, want 1", n)
+	}
+	paused = false
+	if err := faults.Resume(stack.ServerKafka); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the online entry republished", func() bool {
+		return testutil.ToFloat64(h.svc.presence.entries.WithLabelValues("online", "republished")) == 1 &&
+			h.svc.presence.retries.pending() == 0
+	})
+	want := presence.Entry{Device: presence.Device{Tenant: id.tenant, User: id.user, DeviceID: id.device},
+		Gateway: h.svc.presence.self, Boot: h.svc.presence.boot}
+	var mu sync.Mutex
+	var seen bool
+	f, err := presence.Follow(context.Background(), st.Endpoints().KafkaBrokers, h.svc.shards, presence.FromStart,
+		presence.Hooks{Apply: func(es []presence.Entry) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range es {
+				seen = seen || (e.Device == want.Device && e.Online && e.Boot == want.Boot && e.Gateway == want.Gateway)
+			}
+		}}, []int32{presence.Partition(h.svc.shards, want)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = f.Run(ctx) }()
+	eventually(t, 30*time.Second, "the device's online entry in qim.presence", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	})
 }

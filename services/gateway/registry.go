@@ -164,6 +164,19 @@ func (r *registry) unregister(s *session) bool {
 	return false
 }
 
+// registered reports whether s is still its device's registered session here.
+func (r *registry) registered(s *session) bool {
+	sh := r.shard(s.key)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	for _, cur := range sh.users[s.key] {
+		if cur == s {
+			return true
+		}
+	}
+	return false
+}
+
 // appendConns appends the live connections of k to dst.
 func (r *registry) appendConns(dst []*conn, k userKey) []*conn {
 	sh := r.shard(k)
