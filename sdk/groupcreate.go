@@ -147,7 +147,7 @@ func (e *engine) onCreateError(r *request, se *ServerError, now time.Time) {
 		e.fail(se) // re-authenticate; the create stays queued
 		return
 	case se.Retryable():
-		e.holdSends(se, now)
+		e.holdSends(se, r.sentAt, now)
 		return
 	}
 	ok, err := e.st.FailGroupCreate(storeCtx, g.ClientRequestID, se.Code, se.Message)

@@ -21,11 +21,11 @@ import (
 	"github.com/qim-dev/qim/wire"
 )
 
-// sendRetryMax caps the pause after repeated retryable SEND failures. It is short on purpose:
-// the pause is measured from the last failure, so after an outage the user's pending messages
-// wait up to this long after the server recovered. The chaos matrix's writer-pause cell (a 65 s
-// writer outage) saw SDK conversations frozen 10 s past the heal with a 30 s cap (STALLED);
-// a retry every 5 s costs one SEND frame per client during an outage, which is nothing.
+// sendRetryMax caps the pause between attempts after repeated retryable SEND failures. It is
+// short on purpose: after an outage the user's pending messages wait up to this long after the
+// server recovered. The chaos matrix's writer-pause cell (a 65 s writer outage) saw SDK
+// conversations frozen 10 s past the heal with a 30 s cap (STALLED); a retry every 5 s costs
+// one SEND frame per client during an outage, which is nothing.
 const sendRetryMax = 5 * time.Second
 
 // flushPending sends queued group creates (groupcreate.go), then queued sends that are not in
@@ -169,7 +169,7 @@ func (e *engine) onSendError(r *request, se *ServerError, now time.Time) {
 		e.fail(se)
 		return
 	case se.Retryable():
-		e.holdSends(se, now)
+		e.holdSends(se, r.sentAt, now)
 		e.dispatched = min(e.dispatched, int64(r.ordinal)-1)
 		return
 	}
@@ -183,13 +183,18 @@ func (e *engine) onSendError(r *request, se *ServerError, now time.Time) {
 	}
 }
 
-// holdSends pauses sends and group creates after a retryable refusal, for the server's hint or a
-// delay that grows with the failures in a row (reset by the next ACK).
-func (e *engine) holdSends(se *ServerError, now time.Time) {
+// holdSends pauses sends and group creates after a retryable refusal: for the server's hint from
+// now, or else for a delay that grows with the failures in a row (reset by the next ACK),
+// counted from when the refused attempt was sent. The pause is between attempts, not after
+// failures: a refusal that itself took the delay to come back (the writer's Outbox timing out
+// on a broker fenced right after it came back) is retried at once instead of waiting again.
+// Counted from the failure, that case held an SDK conversation 10.5 s past the chaos matrix's
+// heal (rolling-restart-broker-down: 5 s Outbox timeout, then the 5 s pause).
+func (e *engine) holdSends(se *ServerError, sentAt, now time.Time) {
 	e.sendFails++
-	delay := se.RetryAfter
-	if delay <= 0 {
-		delay = min(e.cfg.ReconnectMin<<min(e.sendFails, 10), sendRetryMax)
+	if se.RetryAfter > 0 {
+		e.holdUntil = now.Add(se.RetryAfter)
+		return
 	}
-	e.holdUntil = now.Add(delay)
+	e.holdUntil = sentAt.Add(min(e.cfg.ReconnectMin<<min(e.sendFails, 10), sendRetryMax))
 }

@@ -64,6 +64,23 @@ func TestPendingResolution(t *testing.T) {
 			h.ack(h.lastSent(contract.OpSend), 5)
 			return 2, false
 		}, 1, 0, true},
+		{"retryable error that came back slowly is resent at once", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			first := h.lastSent(contract.OpSend)
+			h.now = h.now.Add(sendRetryMax) // the refusal took the whole pause (an Outbox timeout)
+			h.frame(contract.OpError, first.id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodeUnavailable)})
+			h.e.onTick(h.now) // the pause between attempts is over: no second wait
+			h.ack(h.lastSent(contract.OpSend), 5)
+			return 2, false
+		}, 1, 0, true},
+		{"server's retry hint counts from the refusal", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			first := h.lastSent(contract.OpSend)
+			h.now = h.now.Add(sendRetryMax)
+			h.frame(contract.OpError, first.id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodeUnavailable), RetryAfterMs: 1000})
+			h.e.onTick(h.now) // still inside the hinted second: nothing is sent
+			return 1, true
+		}, 0, 0, true},
 		{"definite error fails it and it is never resent", func(h *harness, p contractPending) (int, bool) {
 			h.answerPull(false)
 			h.frame(contract.OpError, h.lastSent(contract.OpSend).id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodePayloadTooLarge)})
