@@ -85,7 +85,7 @@ var protocolCases = []ProtocolCase{
 	{"auth_refused", BeforeAuth, "the token is malformed, forged or expired, or tenant_id or device_id is set and is not the token's",
 		OpError, ErrCodeUnauthorized, 0, true, "get a new token; the same AUTH cannot succeed"},
 	{"auth_unavailable", BeforeAuth, "the mailbox (for has_offline_data) or the session_epoch store does not answer",
-		OpError, ErrCodeUnavailable, 0, true, adviceReconnect},
+		OpError, ErrCodeUnavailable, 0, true, "reconnect soon: after retry_after_ms if set, else a short backoff capped at a few seconds (§7.1)"},
 	{"auth_superseded", BeforeAuth, "a login of the same (tenant, user, device) with a newer session_epoch is already live",
 		OpKicked, 0, KickReplaced, true, "do not reconnect automatically"},
 

@@ -56,6 +56,9 @@ type Config struct {
 	// ReconnectMin and ReconnectMax bound the exponential reconnect backoff (with jitter: each
 	// delay is drawn from [d/2, d]). Defaults 250 ms and 30 s. A small minimum reconnects fast
 	// after a blip; the maximum caps the load a fleet of clients puts on a recovering gateway.
+	// A login the gateway refused with a retryable code (UNAVAILABLE) is not a dead network:
+	// the delay after it starts at 250 ms (or ReconnectMin if smaller) and never exceeds 5 s
+	// (or ReconnectMax if smaller), unless the gateway asked for longer with a retry-after.
 	ReconnectMin time.Duration
 	ReconnectMax time.Duration
 	// MaxInflightSends bounds SENDs awaiting their ACK on one connection. Default 128, at most

@@ -121,6 +121,9 @@ type connEnd struct {
 	err        error
 	terminal   bool
 	retryAfter time.Duration
+	// loginRefused: the gateway answered AUTH with a retryable refusal (UNAVAILABLE): it is up
+	// but cannot admit the client yet, so the reconnect delay is capped (reconnect, backoff.go).
+	loginRefused bool
 }
 
 // frameSink writes one frame to the connection and returns once it is on the socket.

@@ -55,6 +55,7 @@ func (e *engine) onError(m wire.Message, now time.Time) {
 		}
 		e.fail(se)
 		e.end.retryAfter = se.RetryAfter
+		e.end.loginRefused = se.Retryable()
 	case reqSend:
 		e.onSendError(r, se, now)
 	case reqPull:

@@ -12,21 +12,18 @@ import (
 func (c *Client) runLoop(ctx context.Context) {
 	e := newEngine(&c.cfg, c.st, c.events.push, &c.stats, func() int { n, _ := c.events.backlog(); return n })
 	e.hooks = c.hooks
-	b := backoff{min: c.cfg.ReconnectMin, max: c.cfg.ReconnectMax}
+	rc := newReconnect(&c.cfg)
 	for {
 		end := c.serveOnce(ctx, e)
 		if ctx.Err() != nil {
 			c.events.push(Offline{Err: ctx.Err()})
 			return
 		}
-		if end.reachedOnline {
-			b.reset()
-		}
 		if end.terminal {
 			c.events.push(Offline{Err: end.err})
 			return
 		}
-		delay := max(b.next(), end.retryAfter)
+		delay := rc.next(end)
 		c.stats.reconnects.Add(1)
 		c.cfg.Logger.Info("sdk: connection ended; reconnecting", "err", end.err, "in", delay)
 		c.events.push(Offline{Err: end.err, Retry: true, RetryIn: delay})
