@@ -3,7 +3,9 @@ package gates
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/qim-dev/qim/gates/chaos"
@@ -20,6 +22,10 @@ type ChaosOptions struct {
 	// the HistoryArchiver as the release deployment does, and the archive cells run (without it
 	// they are reported skipped). Set from --with-cql.
 	CQL bool
+	// Repeat runs the selection that many times, pass after pass, and reports each cell's
+	// stability (runs passed of runs made) and each pass's verdict; the report directory then
+	// holds chaos/stability.md. Set from --repeat; default 1.
+	Repeat int
 }
 
 // chaosGate runs the fault matrix (chaos/) on a stack of its own: its cells kill the broker and
@@ -55,23 +61,52 @@ func (chaosGate) Run(ctx context.Context, env *Env, r *Result) {
 		return
 	}
 	rep, err := chaos.Run(ctx, chaos.Options{Root: env.Root, Bin: bin, Stack: st, Cells: env.Chaos.Cells, ReportDir: env.ReportDir,
-		Progress: env.Progress, Invariants: invariantsJudge})
+		Repeat: env.Chaos.Repeat, Source: runSource(ctx, env.Root), Progress: env.Progress, Invariants: invariantsJudge})
 	if err != nil {
 		r.Fail(err)
 		return
 	}
 	r.Artifacts = append(r.Artifacts, filepath.Join("chaos", "chaos.html"), filepath.Join("chaos", "chaos.json"))
 	r.Metric("cells", float64(len(rep.Cells)))
+	if len(rep.Stability) > 0 {
+		r.Artifacts = append(r.Artifacts, filepath.Join("chaos", "stability.md"))
+	}
 	for _, c := range rep.Cells {
+		name := c.Name
+		if env.Chaos.Repeat > 1 {
+			name = fmt.Sprintf("%s#%d", c.Name, c.Pass)
+		}
 		if c.Skipped != "" {
-			r.Skip(c.Name, "%s", c.Skipped)
+			r.Skip(name, "%s", c.Skipped)
 			continue
 		}
-		r.Check(c.Name, c.Passed, "%s", c.Summary())
-		r.Metric(c.Name+".recovery_ack_ms", c.RecoveryAckMs)
-		r.Metric(c.Name+".drain_ms", c.DrainMs)
-		r.Metric(c.Name+".unknown", float64(c.Load.Unknown))
+		r.Check(name, c.Passed, "%s", c.Summary())
+		r.Metric(name+".recovery_ack_ms", c.RecoveryAckMs)
+		r.Metric(name+".drain_ms", c.DrainMs)
+		r.Metric(name+".unknown", float64(c.Load.Unknown))
 	}
+}
+
+// runSource names the command, tree and machine of a run for its stability table. What cannot
+// be read is said so, never left blank.
+func runSource(ctx context.Context, root string) chaos.StabilityRun {
+	src := chaos.StabilityRun{Command: strings.Join(append([]string{"qim-gate"}, os.Args[1:]...), " "),
+		Commit: "an unknown tree", Machine: fmt.Sprintf("%d cores", runtime.NumCPU())}
+	if sha, err := git(ctx, root, "rev-parse", "--short", "HEAD"); err == nil {
+		src.Commit = sha
+		if st, err := git(ctx, root, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
+			src.Commit += " with uncommitted changes"
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				src.Machine += ", " + strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return src
 }
 
 // invariantsJudge is gate 8's judgement of one deployment, for the chaos cells.

@@ -27,7 +27,7 @@ type faultRun struct {
 // runCell runs one cell on a fresh deployment and judges it. Errors that stop the cell are in
 // the result (it fails); the matrix goes on with the next cell.
 func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
-	res := &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick}
+	res := &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick, Pass: m.pass}
 	start := time.Now()
 	defer func() { res.finish(start) }()
 	set, err := m.deploy(ctx, c)
@@ -212,7 +212,7 @@ func acksBefore(rep *loadgen.Report, t time.Time) int64 {
 }
 
 func (m *matrix) saveHistory(res *CellResult, events []history.Event) {
-	path := filepath.Join(m.dir, res.Name+".history.log.zst")
+	path := filepath.Join(m.dir, res.stem(m.opts.Repeat > 1)+".history.log.zst")
 	if err := history.WriteFile(path, events); err != nil {
 		res.check("history saved", false, "%v", err)
 		return
@@ -248,7 +248,7 @@ func (m *matrix) teardown(set *svc.Set, res *CellResult) {
 	if err := set.StopAll(); err != nil {
 		m.logf("%s: stopping services: %v", res.Name, err)
 	}
-	res.Logs = m.keepLogs(set, res.Name)
+	res.Logs = m.keepLogs(set, res.stem(m.opts.Repeat > 1))
 	if err := m.opts.Stack.Check(context.Background()); err != nil {
 		res.check("stack whole after the cell", false, "%v", firstLine(err))
 		m.broken = fmt.Errorf("stack broken by cell %s: %w", res.Name, err)
@@ -257,8 +257,8 @@ func (m *matrix) teardown(set *svc.Set, res *CellResult) {
 
 // keepLogs copies the cell's service logs into the report directory (the stack directory is
 // removed with the stack): a failed cell is diagnosed from them.
-func (m *matrix) keepLogs(set *svc.Set, cell string) string {
-	dir := filepath.Join(m.dir, cell+".logs")
+func (m *matrix) keepLogs(set *svc.Set, stem string) string {
+	dir := filepath.Join(m.dir, stem+".logs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}

@@ -147,24 +147,57 @@ func rollingRestartBrokerDown() Fault {
 }
 
 // resumeBrokerAndServices resumes the broker and waits until every service is healthy,
-// restarting the ones that gave up while it was unreachable.
+// restarting the ones that gave up while it was unreachable or give up while they are waited
+// for (bringBack).
 func resumeBrokerAndServices() Heal {
 	return func(ctx context.Context, t *Target) error {
 		if err := t.Faults.Resume(stack.ServerKafka); err != nil {
 			return err
 		}
 		for _, name := range t.Set.Services() {
-			if !t.Set.Running(name) {
-				t.logf("%s exited while the broker was unreachable (%v); starting it again", name, t.Set.ExitErr(name))
-				if err := t.Set.StartNoWait(name); err != nil {
-					return err
-				}
-			}
-			if err := t.Set.WaitHealthy(ctx, name, healthyWithin); err != nil {
+			if err := bringBack(ctx, t.Set, t.logf, name); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+}
+
+// processes is what bringBack needs of a deployment (*svc.Set).
+type processes interface {
+	Running(name string) bool
+	ExitErr(name string) error
+	StartNoWait(name string, extraEnv ...string) error
+	WaitHealthy(ctx context.Context, name string, within time.Duration) error
+}
+
+// healRestarts bounds how often bringBack starts one service again. A service rides out an
+// unreachable broker for contract.StartupDependencyWait before it exits (ADR-0030), so an exit
+// here means an outage past that bound or a defect; either way the cell must not restart it
+// forever.
+const healRestarts = 3
+
+// bringBack waits until name is healthy within healthyWithin, starting it again (at most
+// healRestarts times) whenever its process is found ended, also while WaitHealthy waits. Before,
+// Running was checked once and an exit during the wait failed the cell at once. Every restart is
+// in the cell's log; a service that cannot come back fails the heal with its log tail.
+func bringBack(ctx context.Context, set processes, logf func(string, ...any), name string) error {
+	deadline := time.Now().Add(healthyWithin)
+	for restarts := 0; ; {
+		if !set.Running(name) {
+			if restarts == healRestarts {
+				return fmt.Errorf("chaos: %s exited again after %d restarts during the heal: %v", name, restarts, set.ExitErr(name))
+			}
+			logf("%s exited while the broker was unreachable or coming back (%v); starting it again", name, set.ExitErr(name))
+			if err := set.StartNoWait(name); err != nil {
+				return err
+			}
+			restarts++
+		}
+		err := set.WaitHealthy(ctx, name, time.Until(deadline))
+		if err == nil || !errors.Is(err, svc.ErrExited) || time.Now().After(deadline) {
+			return err
+		}
 	}
 }
 

@@ -22,9 +22,10 @@ h2{margin-top:2em}svg{border:1px solid #eee}</style></head><body>`)
 	fmt.Fprintf(&b, "<p>%s, %.0f s, %d cells; load %.0f msg/s on %d connections (%d%% SDK lane), fault at %.0f s, STALLED after %.0f s without progress.</p>",
 		rep.StartedAt.Format("2006-01-02 15:04:05 UTC"), rep.DurationS, len(rep.Cells), rep.Options.Rate, rep.Options.Connections,
 		rep.Options.SDKPercent, rep.Options.FaultAtS, rep.Options.StallAfterS)
+	writeStabilityHTML(&b, rep)
 	writeMatrix(&b, rep)
 	for _, c := range rep.Cells {
-		writeCell(&b, c, rep.Options.Rate)
+		writeCell(&b, c, rep.Options.Rate, c.stem(rep.Options.Repeat > 1))
 	}
 	b.WriteString("</body></html>\n")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -63,8 +64,9 @@ func writeMatrix(b *strings.Builder, rep *Report) {
 	}
 	b.WriteString("<th>recovery ms</th><th>drain ms</th><th>s</th></tr>\n")
 	for _, c := range rep.Cells {
+		stem := c.stem(rep.Options.Repeat > 1)
 		fmt.Fprintf(b, `<tr><td class="l"><a href="#%s">%s</a></td><td class=%q>%s</td><td>%s</td><td>%s</td>`,
-			c.Name, c.Name, cellCls(c), cellWord(c), count(c, c.Load.Acked+c.Load.SDKAcked), count(c, c.Load.Unknown))
+			stem, stem, cellCls(c), cellWord(c), count(c, c.Load.Acked+c.Load.SDKAcked), count(c, c.Load.Unknown))
 		for _, v := range vs {
 			n := 0
 			if c.Checker != nil {
@@ -91,8 +93,8 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func writeCell(b *strings.Builder, c *CellResult, rate float64) {
-	fmt.Fprintf(b, "<h2 id=%q>%s — <span class=%q>%s</span></h2><p>%s</p>", c.Name, c.Name, cellCls(c), cellWord(c), html.EscapeString(c.Title))
+func writeCell(b *strings.Builder, c *CellResult, rate float64, stem string) {
+	fmt.Fprintf(b, "<h2 id=%q>%s — <span class=%q>%s</span></h2><p>%s</p>", stem, stem, cellCls(c), cellWord(c), html.EscapeString(c.Title))
 	if c.Skipped != "" {
 		fmt.Fprintf(b, "<p>Skipped: %s</p>", html.EscapeString(c.Skipped))
 		return

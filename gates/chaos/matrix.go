@@ -34,6 +34,7 @@ type matrix struct {
 	faults stack.Faults
 	dir    string
 	broken error
+	pass   int // the pass of a repeated run now running, from 1
 	// logFrom is where each service's log stood when the current cell deployed (cells run one
 	// at a time, so one map serves).
 	logFrom map[string]int64
@@ -52,35 +53,61 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := os.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chaos: %w", err)
 	}
-	rep := &Report{SchemaVersion: reportSchema, StartedAt: time.Now().UTC(), Options: reportOptions(opts)}
-	for i, c := range cells {
-		if m.broken != nil {
-			rep.Cells = append(rep.Cells, notRun(c, m.broken))
-			continue
-		}
-		if c.NeedsCQL && opts.Stack.Endpoints().CQL == "" {
-			m.logf("cell %d/%d %s: SKIPPED (no CQL node on this stack; run with --with-cql)", i+1, len(cells), c.Name)
-			rep.Cells = append(rep.Cells, skipped(c, "no CQL node on this stack: the archive tier is not deployed (run with --with-cql)"))
-			continue
-		}
-		m.logf("cell %d/%d %s: %s", i+1, len(cells), c.Name, c.Title)
-		var r *CellResult
-		if len(c.GoTest) > 0 {
-			r = m.runGoTest(ctx, c)
-		} else {
-			r = m.runCell(ctx, c)
-		}
-		m.logf("cell %d/%d %s: %s in %.0fs — %s", i+1, len(cells), c.Name, passWord(r.Passed), r.DurationS, r.Summary())
-		rep.Cells = append(rep.Cells, r)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	rep := &Report{SchemaVersion: reportSchema, StartedAt: time.Now().UTC(), Options: reportOptions(opts), Source: opts.Source}
+	for m.pass = 1; m.pass <= opts.Repeat; m.pass++ {
+		if err := m.runPass(ctx, cells, rep); err != nil {
+			return nil, err
 		}
 	}
 	rep.finish()
+	for _, s := range rep.Stability {
+		if s.Skipped == "" {
+			m.logf("%s: %d of %d passed; recovery ms per run: %s", s.Name, s.Passed, s.Runs, recoveries(s.RecoveryMs))
+		}
+	}
 	if err := rep.write(m.dir); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// runPass runs every selected cell once, in order, appending their results to rep.
+func (m *matrix) runPass(ctx context.Context, cells []Cell, rep *Report) error {
+	of := ""
+	if m.opts.Repeat > 1 {
+		of = fmt.Sprintf(" (pass %d/%d)", m.pass, m.opts.Repeat)
+	}
+	passed := 0
+	for i, c := range cells {
+		var r *CellResult
+		switch {
+		case m.broken != nil:
+			r = notRun(c, m.broken)
+		case c.NeedsCQL && m.opts.Stack.Endpoints().CQL == "":
+			m.logf("cell %d/%d%s %s: SKIPPED (no CQL node on this stack; run with --with-cql)", i+1, len(cells), of, c.Name)
+			r = skipped(c, "no CQL node on this stack: the archive tier is not deployed (run with --with-cql)")
+		default:
+			m.logf("cell %d/%d%s %s: %s", i+1, len(cells), of, c.Name, c.Title)
+			if len(c.GoTest) > 0 {
+				r = m.runGoTest(ctx, c)
+			} else {
+				r = m.runCell(ctx, c)
+			}
+			m.logf("cell %d/%d%s %s: %s in %.0fs — %s", i+1, len(cells), of, c.Name, passWord(r.Passed), r.DurationS, r.Summary())
+		}
+		r.Pass = m.pass
+		if r.Passed {
+			passed++
+		}
+		rep.Cells = append(rep.Cells, r)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if m.opts.Repeat > 1 {
+		m.logf("pass %d/%d: %d of %d cells passed", m.pass, m.opts.Repeat, passed, len(cells))
+	}
+	return nil
 }
 
 func (m *matrix) logf(format string, args ...any) {

@@ -43,6 +43,12 @@ type Options struct {
 	Settle time.Duration
 	// ReportDir receives chaos.json, chaos.html and one history log per cell. Required.
 	ReportDir string
+	// Repeat runs the whole selection this many times, pass after pass (stability.go), and adds
+	// the per-cell stability and the per-pass verdicts to the report. Default 1. Each pass costs
+	// the selection's time again: about 15 min for the whole matrix on 2 cores.
+	Repeat int
+	// Source says which command and tree made the run; stability.md prints it.
+	Source StabilityRun
 	// Progress receives one line per step; nil is silent.
 	Progress io.Writer
 	// Invariants judges a cell's deployment after the cell: every always-zero counter zero and
@@ -70,8 +76,12 @@ func (o *Options) Validate() error {
 	setDefault(&o.FaultAt, 8*time.Second)
 	setDefault(&o.StallAfter, 10*time.Second)
 	setDefault(&o.Settle, 60*time.Second)
+	setDefault(&o.Repeat, 1)
 	if o.FaultAt >= o.Window {
 		return fmt.Errorf("%w: fault at %s is not inside the %s window", ErrConfig, o.FaultAt, o.Window)
+	}
+	if o.Repeat < 1 {
+		return fmt.Errorf("%w: repeat %d, want at least 1", ErrConfig, o.Repeat)
 	}
 	if o.Rate <= 0 || o.Connections < 4 {
 		return fmt.Errorf("%w: rate %.0f, connections %d", ErrConfig, o.Rate, o.Connections)

@@ -24,6 +24,10 @@ type Report struct {
 	Options       ReportOptions `json:"options"`
 	Passed        bool          `json:"passed"`
 	Cells         []*CellResult `json:"cells"`
+	// Source, Stability and Passes are filled for a repeated run (Options.Repeat > 1).
+	Source    StabilityRun    `json:"source,omitzero"`
+	Stability []CellStability `json:"stability,omitempty"`
+	Passes    []PassResult    `json:"passes,omitempty"`
 }
 
 // ReportOptions echoes the run's settings.
@@ -34,11 +38,12 @@ type ReportOptions struct {
 	WindowS     float64 `json:"window_s"`
 	FaultAtS    float64 `json:"fault_at_s"`
 	StallAfterS float64 `json:"stall_after_s"`
+	Repeat      int     `json:"repeat"`
 }
 
 func reportOptions(o Options) ReportOptions {
 	return ReportOptions{Rate: o.Rate, Connections: o.Connections, SDKPercent: o.SDKPercent,
-		WindowS: o.Window.Seconds(), FaultAtS: o.FaultAt.Seconds(), StallAfterS: o.StallAfter.Seconds()}
+		WindowS: o.Window.Seconds(), FaultAtS: o.FaultAt.Seconds(), StallAfterS: o.StallAfter.Seconds(), Repeat: o.Repeat}
 }
 
 // Check is one judgement of a cell.
@@ -51,9 +56,11 @@ type Check struct {
 // CellResult is one cell: its judgements, the checker's verdict counts, recovery times and the
 // load timeline (1 s windows) with the fault and heal marked.
 type CellResult struct {
-	Name   string `json:"name"`
-	Title  string `json:"title"`
-	Quick  bool   `json:"quick"`
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	Quick bool   `json:"quick"`
+	// Pass is the pass of a repeated run this result belongs to (1 when not repeated).
+	Pass   int    `json:"pass"`
 	Passed bool   `json:"passed"`
 	NotRun string `json:"not_run,omitempty"`
 	// Skipped says why the cell could not run on this stack (a NeedsCQL cell without a CQL
@@ -181,6 +188,17 @@ func (rep *Report) finish() {
 		rep.Passed = rep.Passed && c.Passed
 	}
 	rep.Passed = rep.Passed && ran > 0
+	if rep.Options.Repeat > 1 {
+		rep.Stability, rep.Passes = stability(rep.Cells)
+	}
+}
+
+// stem names a cell's files in the report directory: the cell, and its pass when repeated.
+func (r *CellResult) stem(repeated bool) string {
+	if repeated {
+		return fmt.Sprintf("%s.pass%d", r.Name, r.Pass)
+	}
+	return r.Name
 }
 
 // Verdicts lists every verdict any cell counted: the failures in the checker's order, then the
@@ -218,5 +236,11 @@ func (rep *Report) write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "chaos.json"), b, 0o644); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
-	return writeHTML(filepath.Join(dir, "chaos.html"), rep)
+	if err := writeHTML(filepath.Join(dir, "chaos.html"), rep); err != nil {
+		return err
+	}
+	if len(rep.Stability) == 0 {
+		return nil
+	}
+	return writeStability(dir, rep)
 }

@@ -61,7 +61,8 @@ func (s *Set) StartNoWait(name string, extraEnv ...string) error {
 var healthClient = &http.Client{Timeout: time.Second}
 
 // WaitHealthy waits until the service's /healthz answers 200. It fails at once when the
-// process exits (with its log tail), and after within or when ctx ends.
+// process exits (an error wrapping ErrExited, with its log tail), and after within or when ctx
+// ends.
 func (s *Set) WaitHealthy(ctx context.Context, name string, within time.Duration) error {
 	p, err := s.last(name)
 	if err != nil {
@@ -72,7 +73,7 @@ func (s *Set) WaitHealthy(ctx context.Context, name string, within time.Duration
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("svc: %s exited during start-up (%v); log tail:\n%s", name, p.err, s.LogTail(name, 30))
+			return fmt.Errorf("%w: %s (%v); log tail:\n%s", ErrExited, name, p.err, s.LogTail(name, 30))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):

@@ -91,6 +91,8 @@ var (
 	ErrNotStarted = errors.New("svc: never started")
 	ErrNotRunning = errors.New("svc: not running")
 	ErrRunning    = errors.New("svc: still running")
+	// ErrExited: the process ended while WaitHealthy waited for it to become ready.
+	ErrExited = errors.New("svc: exited during start-up")
 )
 
 // Build compiles the qim binary into dir (with failpoints when tags contains "failpoints").

@@ -107,7 +107,7 @@ func testCrashAtStartUp(t *testing.T, ctx context.Context, set *svc.Set, name st
 		t.Fatalf("WaitExit with a bad config = %v, %v; want an exit with an error", exited, err)
 	}
 	t.Logf("exited by itself: %v", err)
-	if err := set.WaitHealthy(ctx, name, 5*time.Second); err == nil || !strings.Contains(err.Error(), "exited during start-up") {
+	if err := set.WaitHealthy(ctx, name, 5*time.Second); !errors.Is(err, svc.ErrExited) {
 		t.Fatalf("WaitHealthy of a crashed service = %v", err)
 	}
 }
