@@ -39,16 +39,6 @@ type membershipOptions struct {
 	key       string
 }
 
-// adminOp is AdminGroupRequest.op.
-type adminOp uint32
-
-const (
-	opCreate adminOp = 1
-	opAdd    adminOp = 2
-	opRemove adminOp = 3
-	opList   adminOp = 4
-)
-
 func newMembershipCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "membership",
@@ -63,8 +53,8 @@ qimctl calls with an admin certificate (--certs DIR from qimctl certs dev, or --
 --key) whose SHA-256 fingerprint the writer lists as admin:<fingerprint> in QIM_RPC_PEERS.
 --ca defaults to $QIM_RPC_TLS_CA.`,
 	}
-	cmd.AddCommand(newMembershipCreateCmd(&membershipOptions{}), newMembershipChangeCmd(&membershipOptions{}, opAdd),
-		newMembershipChangeCmd(&membershipOptions{}, opRemove), newMembershipListCmd(&membershipOptions{}))
+	cmd.AddCommand(newMembershipCreateCmd(&membershipOptions{}), newMembershipChangeCmd(&membershipOptions{}, contract.AdminGroupAdd),
+		newMembershipChangeCmd(&membershipOptions{}, contract.AdminGroupRemove), newMembershipListCmd(&membershipOptions{}))
 	return cmd
 }
 
@@ -114,7 +104,7 @@ Examples:
       --request-id 0000000000000000000000000000002a`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMembership(cmd.Context(), o, opCreate, os.Getenv, cmd.OutOrStdout())
+			return runMembership(cmd.Context(), o, contract.AdminGroupCreate, os.Getenv, cmd.OutOrStdout())
 		},
 	}
 	o.commonFlags(cmd)
@@ -128,9 +118,9 @@ Examples:
 	return cmd
 }
 
-func newMembershipChangeCmd(o *membershipOptions, op adminOp) *cobra.Command {
+func newMembershipChangeCmd(o *membershipOptions, op contract.AdminGroupOp) *cobra.Command {
 	verb, short := "add", "Add users to a group"
-	if op == opRemove {
+	if op == contract.AdminGroupRemove {
 		verb, short = "remove", "Remove users from a group"
 	}
 	cmd := &cobra.Command{
@@ -165,7 +155,7 @@ Examples:
   qimctl membership list --group 2f4c0e9a1b7d3c5e8f6a2b4c6d8e0f1a`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMembership(cmd.Context(), o, opList, os.Getenv, cmd.OutOrStdout())
+			return runMembership(cmd.Context(), o, contract.AdminGroupList, os.Getenv, cmd.OutOrStdout())
 		},
 	}
 	o.commonFlags(cmd)
@@ -175,7 +165,7 @@ Examples:
 }
 
 // runMembership resolves the options, calls AdminGroup and prints its outcome.
-func runMembership(ctx context.Context, o *membershipOptions, op adminOp, getenv func(string) string, out io.Writer) error {
+func runMembership(ctx context.Context, o *membershipOptions, op contract.AdminGroupOp, getenv func(string) string, out io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -202,7 +192,7 @@ func runMembership(ctx context.Context, o *membershipOptions, op adminOp, getenv
 }
 
 // request validates the options and builds the RPC request before any I/O.
-func (o *membershipOptions) request(op adminOp, getenv func(string) string) (string, *internalv1.AdminGroupRequest, error) {
+func (o *membershipOptions) request(op contract.AdminGroupOp, getenv func(string) string) (string, *internalv1.AdminGroupRequest, error) {
 	addr := firstNonEmpty(o.writer, firstNonEmpty(firstAddr(getenv("QIM_WRITER_ADDRS")), getenv("QIM_WRITER_LISTEN")))
 	if addr == "" {
 		return "", nil, errors.New("qimctl: no writer address: pass --writer host:port or set QIM_WRITER_ADDRS")
@@ -221,7 +211,7 @@ func (o *membershipOptions) request(op adminOp, getenv func(string) string) (str
 		return "", nil, fmt.Errorf("qimctl: --users: %w", err)
 	}
 	req.UserIds = users
-	if op == opCreate {
+	if op == contract.AdminGroupCreate {
 		return addr, req, o.createFields(req)
 	}
 	g, err := parseHex128(o.group, false)
@@ -229,7 +219,7 @@ func (o *membershipOptions) request(op adminOp, getenv func(string) string) (str
 		return "", nil, fmt.Errorf("qimctl: --group: %w", err)
 	}
 	req.GroupId = g.AppendBytes(nil)
-	if (op == opAdd || op == opRemove) && len(users) == 0 {
+	if (op == contract.AdminGroupAdd || op == contract.AdminGroupRemove) && len(users) == 0 {
 		return "", nil, errors.New("qimctl: --users: name at least one user")
 	}
 	return addr, req, nil

@@ -68,11 +68,11 @@ func hexID(b []byte) string {
 }
 
 // writeOutcome prints the answer to one operation.
-func writeOutcome(w io.Writer, op adminOp, req *internalv1.AdminGroupRequest, res *internalv1.AdminGroupOutcome) error {
+func writeOutcome(w io.Writer, op contract.AdminGroupOp, req *internalv1.AdminGroupRequest, res *internalv1.AdminGroupOutcome) error {
 	group := hexID(res.GetGroupId())
 	var err error
 	switch op {
-	case opCreate:
+	case contract.AdminGroupCreate:
 		at := ""
 		if seq := res.GetConversationSeq(); seq != 0 { // this writer leaves it 0 for a CREATE
 			at = fmt.Sprintf(", CREATE at seq %d", seq)
@@ -80,8 +80,8 @@ func writeOutcome(w io.Writer, op adminOp, req *internalv1.AdminGroupRequest, re
 		_, err = fmt.Fprintf(w, "group %s created: membership version %d%s\nrequest id %s "+
 			"(repeat with --request-id %[4]s to retry this create)\n", group, res.GetMembershipVersion(), at,
 			hexID(req.GetClientRequestId()))
-	case opAdd, opRemove:
-		what := map[adminOp]string{opAdd: "added", opRemove: "removed"}[op]
+	case contract.AdminGroupAdd, contract.AdminGroupRemove:
+		what := map[contract.AdminGroupOp]string{contract.AdminGroupAdd: "added", contract.AdminGroupRemove: "removed"}[op]
 		if res.GetConversationSeq() == 0 {
 			_, err = fmt.Fprintf(w, "group %s: nothing changed (already %s), membership version %d\n", group, what,
 				res.GetMembershipVersion())
@@ -89,7 +89,7 @@ func writeOutcome(w io.Writer, op adminOp, req *internalv1.AdminGroupRequest, re
 		}
 		_, err = fmt.Fprintf(w, "group %s: %s %s at seq %d, membership version %d\n", group, what,
 			joinUsers(req.GetUserIds()), res.GetConversationSeq(), res.GetMembershipVersion())
-	case opList:
+	case contract.AdminGroupList:
 		err = writeMembers(w, group, res)
 	}
 	return err

@@ -75,7 +75,7 @@ func TestMembershipRequest(t *testing.T) {
 		return map[string]string{"QIM_WRITER_ADDRS": "127.0.0.1:7100,127.0.0.1:7200"}[k]
 	}
 	o := &membershipOptions{owner: 5, users: "6,7", name: "team", requestID: "2a", tenant: "ab", timeout: time.Second}
-	addr, req, err := o.request(opCreate, env)
+	addr, req, err := o.request(contract.AdminGroupCreate, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,28 +85,28 @@ func TestMembershipRequest(t *testing.T) {
 		t.Fatalf("create: %s %v, want the first of QIM_WRITER_ADDRS and %v", addr, req, want)
 	}
 	o = &membershipOptions{owner: 5, name: "team", timeout: time.Second, writer: "flag:1"}
-	addr, a, _ := o.request(opCreate, env)
-	_, b, _ := o.request(opCreate, env)
+	addr, a, _ := o.request(contract.AdminGroupCreate, env)
+	_, b, _ := o.request(contract.AdminGroupCreate, env)
 	if addr != "flag:1" || len(a.GetClientRequestId()) != 16 || bytes.Equal(a.GetClientRequestId(), b.GetClientRequestId()) {
 		t.Fatalf("without --request-id: addr %s keys %x %x, want --writer and two random keys", addr, a.GetClientRequestId(), b.GetClientRequestId())
 	}
 	o = &membershipOptions{group: testGroup, users: "9", timeout: time.Second}
-	if _, req, err = o.request(opRemove, env); err != nil || req.GetOp() != 3 || hexID(req.GetGroupId()) != testGroup {
+	if _, req, err = o.request(contract.AdminGroupRemove, env); err != nil || req.GetOp() != 3 || hexID(req.GetGroupId()) != testGroup {
 		t.Fatalf("remove: %v %v", req, err)
 	}
 	refusals := []struct {
 		name string
 		o    membershipOptions
-		op   adminOp
+		op   contract.AdminGroupOp
 		want string
 	}{
-		{"no writer", membershipOptions{group: testGroup, timeout: time.Second}, opList, "--writer"},
-		{"no owner", membershipOptions{writer: "w", name: "n", timeout: time.Second}, opCreate, "--owner"},
-		{"no name", membershipOptions{writer: "w", owner: 1, timeout: time.Second}, opCreate, "--name"},
-		{"bad group", membershipOptions{writer: "w", group: "g", timeout: time.Second}, opList, "--group"},
-		{"add nobody", membershipOptions{writer: "w", group: testGroup, timeout: time.Second}, opAdd, "--users"},
-		{"bad request id", membershipOptions{writer: "w", owner: 1, name: "n", requestID: "0", timeout: time.Second}, opCreate, "--request-id"},
-		{"zero timeout", membershipOptions{writer: "w", group: testGroup}, opList, "--timeout"},
+		{"no writer", membershipOptions{group: testGroup, timeout: time.Second}, contract.AdminGroupList, "--writer"},
+		{"no owner", membershipOptions{writer: "w", name: "n", timeout: time.Second}, contract.AdminGroupCreate, "--owner"},
+		{"no name", membershipOptions{writer: "w", owner: 1, timeout: time.Second}, contract.AdminGroupCreate, "--name"},
+		{"bad group", membershipOptions{writer: "w", group: "g", timeout: time.Second}, contract.AdminGroupList, "--group"},
+		{"add nobody", membershipOptions{writer: "w", group: testGroup, timeout: time.Second}, contract.AdminGroupAdd, "--users"},
+		{"bad request id", membershipOptions{writer: "w", owner: 1, name: "n", requestID: "0", timeout: time.Second}, contract.AdminGroupCreate, "--request-id"},
+		{"zero timeout", membershipOptions{writer: "w", group: testGroup}, contract.AdminGroupList, "--timeout"},
 	}
 	for _, tc := range refusals {
 		if _, _, err := tc.o.request(tc.op, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -119,26 +119,26 @@ func TestMembershipOutput(t *testing.T) {
 	g, _ := parseHex128(testGroup, false)
 	gid := g.AppendBytes(nil)
 	tests := []struct {
-		op   adminOp
+		op   contract.AdminGroupOp
 		req  *internalv1.AdminGroupRequest
 		res  *internalv1.AdminGroupOutcome
 		want string
 	}{
-		{opCreate, &internalv1.AdminGroupRequest{ClientRequestId: contract.U128{Lo: 0x2a}.AppendBytes(nil)},
+		{contract.AdminGroupCreate, &internalv1.AdminGroupRequest{ClientRequestId: contract.U128{Lo: 0x2a}.AppendBytes(nil)},
 			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 1, ConversationSeq: 1},
 			"group " + testGroup + " created: membership version 1, CREATE at seq 1\n" +
 				"request id 0000000000000000000000000000002a (repeat with --request-id 0000000000000000000000000000002a to retry this create)\n"},
-		{opCreate, &internalv1.AdminGroupRequest{ClientRequestId: contract.U128{Lo: 0x2a}.AppendBytes(nil)},
+		{contract.AdminGroupCreate, &internalv1.AdminGroupRequest{ClientRequestId: contract.U128{Lo: 0x2a}.AppendBytes(nil)},
 			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 1},
 			"group " + testGroup + " created: membership version 1\n" +
 				"request id 0000000000000000000000000000002a (repeat with --request-id 0000000000000000000000000000002a to retry this create)\n"},
-		{opAdd, &internalv1.AdminGroupRequest{UserIds: []uint64{4, 5}},
+		{contract.AdminGroupAdd, &internalv1.AdminGroupRequest{UserIds: []uint64{4, 5}},
 			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 3, ConversationSeq: 17},
 			"group " + testGroup + ": added 4,5 at seq 17, membership version 3\n"},
-		{opRemove, &internalv1.AdminGroupRequest{UserIds: []uint64{4}},
+		{contract.AdminGroupRemove, &internalv1.AdminGroupRequest{UserIds: []uint64{4}},
 			&internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 3},
 			"group " + testGroup + ": nothing changed (already removed), membership version 3\n"},
-		{opList, &internalv1.AdminGroupRequest{}, &internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 4,
+		{contract.AdminGroupList, &internalv1.AdminGroupRequest{}, &internalv1.AdminGroupOutcome{GroupId: gid, MembershipVersion: 4,
 			Members: []*qimv1.Member{{UserId: 1}, {UserId: 1004, JoinedAtSeq: 16}, {UserId: 77, JoinedAtSeq: 2, LeftAtSeq: 9}}},
 			"group " + testGroup + ": 3 members, membership version 4\n" +
 				"USER  JOINED_AT  LEFT_AT\n" +
@@ -205,7 +205,7 @@ func TestMembershipCommandCallsTheWriter(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GROUP_FULL (12)") || out != "" {
 		t.Fatalf("refusal: %v, stdout %q; want GROUP_FULL (12) and nothing printed", err, out)
 	}
-	if fake.got.GetOp() != uint32(opAdd) || hexID(fake.got.GetGroupId()) != testGroup || len(fake.got.GetUserIds()) != 2 {
+	if fake.got.GetOp() != uint32(contract.AdminGroupAdd) || hexID(fake.got.GetGroupId()) != testGroup || len(fake.got.GetUserIds()) != 2 {
 		t.Fatalf("writer got %v", fake.got)
 	}
 	fake.res = &internalv1.AdminGroupOutcome{GroupId: fake.got.GetGroupId(), MembershipVersion: 2, Members: []*qimv1.Member{{UserId: 1}}}

@@ -196,7 +196,7 @@ func (e *Env) AdminGroup(ctx context.Context, req *internalv1.AdminGroupRequest)
 }
 
 // AdminChange adds (op ADD) or removes (op REMOVE) users of a group as an administrator.
-func (e *Env) AdminChange(ctx context.Context, op contract.MembershipOp, group []byte, users ...contract.UserID) (*internalv1.AdminGroupOutcome, error) {
+func (e *Env) AdminChange(ctx context.Context, op contract.AdminGroupOp, group []byte, users ...contract.UserID) (*internalv1.AdminGroupOutcome, error) {
 	return e.AdminGroup(ctx, &internalv1.AdminGroupRequest{Op: uint32(op), GroupId: group, UserIds: userIDs(users)})
 }
 

@@ -25,7 +25,7 @@ func scenarioGroupControlOrder(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	add, err := e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), dave)
+	add, err := e.AdminChange(ctx, contract.AdminGroupAdd, g.GetGroupId(), dave)
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func scenarioGroupControlOrder(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	rm, err := e.AdminChange(ctx, contract.MembershipRemove, g.GetGroupId(), dave)
+	rm, err := e.AdminChange(ctx, contract.AdminGroupRemove, g.GetGroupId(), dave)
 	if err != nil {
 		return err
 	}

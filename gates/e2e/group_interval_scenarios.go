@@ -35,7 +35,7 @@ func scenarioGroupLateMember(ctx context.Context, e *Env) error {
 		}
 		before = append(before, ack)
 	}
-	add, err := e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), carol)
+	add, err := e.AdminChange(ctx, contract.AdminGroupAdd, g.GetGroupId(), carol)
 	if err != nil {
 		return err
 	}

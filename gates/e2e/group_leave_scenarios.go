@@ -177,7 +177,7 @@ func scenarioGroupRejoin(ctx context.Context, e *Env) error {
 			}
 		}
 		if i == 1 {
-			if _, err = e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), bob); err != nil {
+			if _, err = e.AdminChange(ctx, contract.AdminGroupAdd, g.GetGroupId(), bob); err != nil {
 				return err
 			}
 		}

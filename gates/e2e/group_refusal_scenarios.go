@@ -130,7 +130,7 @@ func scenarioGroupFull(ctx context.Context, e *Env) error {
 	if err := checkMembers(ctx, c, g.GetGroupId(), g.GetMembershipVersion(), want); err != nil {
 		return err
 	}
-	if _, err := e.AdminChange(ctx, contract.MembershipAdd, g.GetGroupId(), others[len(others)-1]); !isCode(err, contract.ErrCodeGroupFull) {
+	if _, err := e.AdminChange(ctx, contract.AdminGroupAdd, g.GetGroupId(), others[len(others)-1]); !isCode(err, contract.ErrCodeGroupFull) {
 		return fmt.Errorf("admin ADD of a 1,001st member: %v, want GROUP_FULL", err)
 	}
 	withDup := append(append([]contract.UserID{creator}, fit...), fit[0], fit[1])

@@ -67,7 +67,7 @@ func newUnreadGroup(ctx context.Context, e *Env, d *devices) (*unreadGroup, erro
 			return nil, err
 		}
 	}
-	add, err := e.AdminChange(ctx, contract.MembershipAdd, u.g.GetGroupId(), u.dave)
+	add, err := e.AdminChange(ctx, contract.AdminGroupAdd, u.g.GetGroupId(), u.dave)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
@@ -37,7 +38,7 @@ func TestDeploymentRunsTheBoundary(t *testing.T) {
 		cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 		defer ccancel()
 		return internalv1.NewGroupAdminClient(cc).AdminGroup(cctx,
-			&internalv1.AdminGroupRequest{TenantId: make([]byte, 16), Op: 4, GroupId: make([]byte, 16)})
+			&internalv1.AdminGroupRequest{TenantId: make([]byte, 16), Op: uint32(contract.AdminGroupList), GroupId: make([]byte, 16)})
 	}
 	if _, err := call(grpc.WithTransportCredentials(insecure.NewCredentials())); status.Code(err) != codes.Unavailable {
 		t.Fatalf("plaintext caller: %v, want Unavailable (no TLS handshake)", err)

@@ -10,14 +10,6 @@ import (
 	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
-// Administrator operations (AdminGroupRequest.op).
-const (
-	adminCreate = 1
-	adminAdd    = 2
-	adminRemove = 3
-	adminList   = 4
-)
-
 // adminServer serves GroupAdmin: the administrator's changes are the same CONTROL commits as a
 // client's, with actor 0 and the owner as the message's sender. It is registered on the writer's
 // listener, which is loopback-only until internal mTLS gives it an admin role of its own.
@@ -46,7 +38,8 @@ func (s *Service) admin(ctx context.Context, in *internalv1.AdminGroupRequest) (
 	if err != nil {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	}
-	if in.GetOp() == adminCreate {
+	op := contract.AdminGroupOp(in.GetOp())
+	if op == contract.AdminGroupCreate {
 		if in.GetOwnerUserId() == 0 {
 			return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "CREATE needs owner_user_id")
 		}
@@ -62,22 +55,18 @@ func (s *Service) admin(ctx context.Context, in *internalv1.AdminGroupRequest) (
 	if err != nil {
 		return nil, err
 	}
-	switch in.GetOp() {
-	case adminAdd, adminRemove:
-		op := contract.MembershipAdd
-		if in.GetOp() == adminRemove {
-			op = contract.MembershipRemove
-		}
+	if mop, ok := op.Membership(); ok {
 		users := canonicalUsers(in.GetUserIds(), 0)
 		if len(users) == 0 {
 			return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "no user_ids")
 		}
-		out, err := s.changeMembership(ctx, change{tenant: tenant, conv: conv, op: op, device: adminDevice, users: users})
+		out, err := s.changeMembership(ctx, change{tenant: tenant, conv: conv, op: mop, device: adminDevice, users: users})
 		if err != nil {
 			return nil, err
 		}
 		return &internalv1.AdminGroupOutcome{GroupId: in.GetGroupId(), MembershipVersion: out.version, ConversationSeq: out.seq}, nil
-	case adminList:
+	}
+	if op == contract.AdminGroupList {
 		return s.adminList(ctx, tenant, conv, in.GetGroupId())
 	}
 	return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "op %d is not CREATE (1), ADD (2), REMOVE (3) or LIST (4)", in.GetOp())

@@ -94,7 +94,7 @@ func TestGroupIntervalsDecideSendsAndReads(t *testing.T) {
 		t.Fatalf("never-member history: %s, batch %v; want NOT_MEMBER and no batch", contract.ErrorCode(o.GetErrorCode()), o.GetBatch())
 	}
 	tenant := contract.TenantID{}.Bytes()
-	add := w.admin(t, &internalv1.AdminGroupRequest{Op: adminAdd, TenantId: tenant[:], GroupId: gid, UserIds: []uint64{uint64(c)}})
+	add := w.admin(t, &internalv1.AdminGroupRequest{Op: uint32(contract.AdminGroupAdd), TenantId: tenant[:], GroupId: gid, UserIds: []uint64{uint64(c)}})
 	if add.GetErrorCode() != 0 || add.GetConversationSeq() != 3 || add.GetMembershipVersion() != 2 {
 		t.Fatalf("admin add: %+v", add)
 	}
@@ -117,11 +117,11 @@ func TestGroupIntervalsDecideSendsAndReads(t *testing.T) {
 		}
 	}
 	// c is removed (6), misses a message (7), is added back (8): the gap stays invisible to it.
-	for _, op := range []uint32{adminRemove, adminAdd} {
+	for _, op := range []uint32{uint32(contract.AdminGroupRemove), uint32(contract.AdminGroupAdd)} {
 		if o := w.admin(t, &internalv1.AdminGroupRequest{Op: op, TenantId: tenant[:], GroupId: gid, UserIds: []uint64{uint64(c)}}); o.GetErrorCode() != 0 {
 			t.Fatalf("admin op %d: %s", op, o.GetErrorMessage())
 		}
-		if op == adminRemove {
+		if op == uint32(contract.AdminGroupRemove) {
 			mustAck(t, w.groupSend(t, a, gid, 1))
 		}
 	}
@@ -194,7 +194,7 @@ func TestGroupAdminNeedsTheAdminRole(t *testing.T) {
 	}
 	defer conn.Close()
 	_, err = internalv1.NewGroupAdminClient(conn).AdminGroup(context.Background(),
-		&internalv1.AdminGroupRequest{TenantId: make([]byte, 16), Op: adminList, GroupId: make([]byte, 16)})
+		&internalv1.AdminGroupRequest{TenantId: make([]byte, 16), Op: uint32(contract.AdminGroupList), GroupId: make([]byte, 16)})
 	if status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("AdminGroup as the gateway: %v, want PermissionDenied", err)
 	}

@@ -176,7 +176,7 @@ func (x *GroupOutcome) GetErrorMessage() string {
 // AdminGroupRequest is one administrator operation on a group.
 type AdminGroupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// 1 CREATE, 2 ADD, 3 REMOVE, 4 LIST (raw uint32).
+	// contract.AdminGroupOp: 1 CREATE, 2 ADD, 3 REMOVE, 4 LIST (raw uint32; not MembershipChange.op).
 	Op       uint32 `protobuf:"varint,1,opt,name=op,proto3" json:"op,omitempty"`
 	TenantId []byte `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
 	// ADD, REMOVE, LIST: the group (16 bytes).
