@@ -24,7 +24,7 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	lukechampine.com/blake3 v1.4.1
-	modernc.org/sqlite v1.62.0
+	modernc.org/sqlite v1.62.0 // indirect
 )
 
 require (
@@ -95,4 +95,20 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
+)
+
+require (
+	github.com/qim-dev/qim/contract v0.0.0-00010101000000-000000000000
+	github.com/qim-dev/qim/proto v0.0.0-00010101000000-000000000000
+	github.com/qim-dev/qim/sdk v0.0.0-00010101000000-000000000000
+	github.com/qim-dev/qim/wire v0.0.0-00010101000000-000000000000
+)
+
+// The client libraries are modules of their own (ADR-0031); this module builds them from the
+// same checkout.
+replace (
+	github.com/qim-dev/qim/contract => ./contract
+	github.com/qim-dev/qim/proto => ./proto
+	github.com/qim-dev/qim/sdk => ./sdk
+	github.com/qim-dev/qim/wire => ./wire
 )

@@ -36,8 +36,14 @@ type pkgTally struct {
 	failOut                 []string
 }
 
+// ModulePackages is the package pattern of the project: the root module and the client-library
+// modules it builds from its own subdirectories (ADR-0031).
+const ModulePackages = "github.com/qim-dev/qim/..."
+
 func (testGate) Run(ctx context.Context, env *Env, r *Result) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-timeout", "20m", "./...")
+	// The module pattern, not ./...: it also matches the client-library modules the root module
+	// replaces with its subdirectories (contract, wire, proto, sdk; ADR-0031).
+	cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-timeout", "20m", ModulePackages)
 	cmd.Dir = env.Root
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.StdoutPipe()

@@ -29,16 +29,28 @@ func checkGolangci(ctx context.Context, e *env) []Finding {
 			return []Finding{{Rule: "golangci", Text: failure}}
 		}
 	}
+	// golangci-lint lints one module per run (its patterns are directories, which stop at a
+	// nested go.mod), so it runs in the root and in every client-library module (ADR-0031).
+	var out []Finding
+	for _, dir := range moduleDirs(ctx, e.root) {
+		out = append(out, golangciModule(ctx, e.root, dir, bin)...)
+	}
+	return out
+}
+
+// golangciModule lints the module in dir.
+func golangciModule(ctx context.Context, root, dir, bin string) []Finding {
 	// --allow-parallel-runners: gates and engineers run the lint concurrently on one machine, and
 	// golangci-lint's default is to refuse to start while another instance holds its lock.
-	res := runTool(ctx, e.root, nil, bin, "run", "--output.json.path=stdout", "--output.text.path=stderr",
+	res := runTool(ctx, dir, nil, bin, "run", "--output.json.path=stdout", "--output.text.path=stderr",
 		"--show-stats=false", "--allow-parallel-runners", "./...")
 	if res.startErr != nil {
-		return []Finding{toolFinding("golangci", "golangci-lint could not run", res)}
+		return []Finding{toolFinding("golangci", "golangci-lint could not run in "+relPath(root, dir), res)}
 	}
-	issues, err := parseGolangci(e.root, res.stdout)
+	// golangci-lint names files relative to its config file, the root's .golangci.yml.
+	issues, err := parseGolangci(root, res.stdout)
 	if err != nil || (res.exit != 0 && len(issues) == 0) {
-		return []Finding{toolFinding("golangci", "golangci-lint failed", res)}
+		return []Finding{toolFinding("golangci", "golangci-lint failed in "+relPath(root, dir), res)}
 	}
 	return issues
 }

@@ -98,3 +98,32 @@ func relPath(root, p string) string {
 	}
 	return filepath.ToSlash(rel)
 }
+
+// modulePattern is the package pattern of every module the root builds: "<module path>/...".
+// Unlike "./...", which stops at a nested go.mod, it matches the client-library modules the root
+// module requires and replaces with its own subdirectories (ADR-0031). A root whose module path
+// cannot be read falls back to "./...", and the tool's own failure then says why.
+func modulePattern(ctx context.Context, root string) string {
+	res := runTool(ctx, root, nil, "go", "list", "-m", "-f", "{{.Path}}")
+	path := strings.TrimSpace(res.stdout)
+	if res.startErr != nil || res.exit != 0 || path == "" || strings.Contains(path, "\n") {
+		return "./..."
+	}
+	return path + "/..."
+}
+
+// moduleDirs lists the root and every module the root replaces with a directory inside it (the
+// client libraries, ADR-0031), for tools that lint one module per run.
+func moduleDirs(ctx context.Context, root string) []string {
+	dirs := []string{root}
+	res := runTool(ctx, root, nil, "go", "list", "-m", "-f", "{{if .Replace}}{{.Replace.Dir}}{{end}}", "all")
+	if res.startErr != nil || res.exit != 0 {
+		return dirs // the root's own run reports what is wrong with it
+	}
+	for _, d := range strings.Fields(res.stdout) {
+		if rel, err := filepath.Rel(root, d); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}

@@ -5,11 +5,11 @@ import (
 	"strings"
 )
 
-// checkVet runs `go vet ./...` in the root. Every diagnostic becomes a finding; a failure without
+// checkVet runs `go vet` on every module the root builds (modulePattern) in the root. Every diagnostic becomes a finding; a failure without
 // diagnostics (no go.mod, a package that does not build in a way vet cannot attribute) becomes one
 // finding carrying the tool's output, never a pass.
 func checkVet(ctx context.Context, e *env) []Finding {
-	res := runTool(ctx, e.root, nil, "go", "vet", "./...")
+	res := runTool(ctx, e.root, nil, "go", "vet", modulePattern(ctx, e.root))
 	if res.startErr != nil {
 		return []Finding{toolFinding("vet", "go vet could not run", res)}
 	}

@@ -1,4 +1,4 @@
-package sdk_test
+package sdkit
 
 import (
 	"context"
@@ -7,13 +7,12 @@ import (
 
 	"github.com/qim-dev/qim/gates/e2e"
 	"github.com/qim-dev/qim/gates/itest"
-	"github.com/qim-dev/qim/sdk"
 )
 
 // The SDK-driven e2e scenarios (gates/e2e.SDKScenarios and SDKSessionScenarios), run here against the package's real
 // deployment so the SDK's own test run proves them too.
 func TestITSDKScenarios(t *testing.T) {
-	set := sdk.Deployment(t)
+	set := deployment(t)
 	ep := itest.Endpoints(t)
 	env := e2e.NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
 	for _, sc := range append(e2e.SDKScenarios(), e2e.SDKSessionScenarios()...) {

@@ -1,4 +1,4 @@
-package sdk
+package sdkit
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
+	"github.com/qim-dev/qim/sdk"
 	"github.com/qim-dev/qim/sdk/store"
 )
 
@@ -22,7 +23,7 @@ func TestITOfflineSendDeliveredExactlyOnce(t *testing.T) {
 	bc, br := openIT(t, itConfig(t, set, bob, "b1", t.TempDir()))
 	connectIT(t, bc, br)
 
-	cmid, err := ac.Send(bg, bob, []byte("sent before connecting"), SendOptions{})
+	cmid, err := ac.Send(bg, bob, []byte("sent before connecting"), sdk.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,19 +31,19 @@ func TestITOfflineSendDeliveredExactlyOnce(t *testing.T) {
 		t.Fatalf("not pending immediately: %+v", p)
 	}
 	connectIT(t, ac, ar)
-	ar.wait(t, 20*time.Second, "Committed", func(evs []Event) bool { return countEvents[Committed](evs) == 1 })
+	ar.wait(t, 20*time.Second, "Committed", func(evs []sdk.Event) bool { return countEvents[sdk.Committed](evs) == 1 })
 	conv := ac.DirectConversation(bob)
-	br.wait(t, 20*time.Second, "bob's copy", func([]Event) bool { return len(bodiesFrom(t, bc, conv, alice)) == 1 })
+	br.wait(t, 20*time.Second, "bob's copy", func([]sdk.Event) bool { return len(bodiesFrom(t, bc, conv, alice)) == 1 })
 
 	// The gateway dies: alice learns within the contract's 7 s, keeps sending offline.
 	if err := set.Kill(svc.Gateway); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	ar.wait(t, contract.UnavailableDetectMax+time.Second, "Offline", func(evs []Event) bool { return countEvents[Offline](evs) > 0 })
+	ar.wait(t, contract.UnavailableDetectMax+time.Second, "Offline", func(evs []sdk.Event) bool { return countEvents[sdk.Offline](evs) > 0 })
 	t.Logf("offline reported %v after the gateway was killed", time.Since(killed).Round(time.Millisecond))
 	for i := 0; i < 3; i++ {
-		if _, err := ac.Send(bg, bob, []byte(fmt.Sprintf("offline %d", i)), SendOptions{}); err != nil {
+		if _, err := ac.Send(bg, bob, []byte(fmt.Sprintf("offline %d", i)), sdk.SendOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,9 +53,9 @@ func TestITOfflineSendDeliveredExactlyOnce(t *testing.T) {
 	if err := set.Start(bg, svc.Gateway); err != nil {
 		t.Fatal(err)
 	}
-	ar.wait(t, 30*time.Second, "4 Committed", func(evs []Event) bool { return countEvents[Committed](evs) == 4 })
+	ar.wait(t, 30*time.Second, "4 Committed", func(evs []sdk.Event) bool { return countEvents[sdk.Committed](evs) == 4 })
 	want := []string{"sent before connecting", "offline 0", "offline 1", "offline 2"}
-	br.wait(t, 30*time.Second, "bob's 4 copies", func([]Event) bool { return len(bodiesFrom(t, bc, conv, alice)) >= len(want) })
+	br.wait(t, 30*time.Second, "bob's 4 copies", func([]sdk.Event) bool { return len(bodiesFrom(t, bc, conv, alice)) >= len(want) })
 	time.Sleep(500 * time.Millisecond) // a late duplicate would show up now
 	got := bodiesFrom(t, bc, conv, alice)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -80,17 +81,17 @@ func TestITReopenKeepsCursorAndMessages(t *testing.T) {
 	connectIT(t, bc, br)
 	conv := ac.DirectConversation(bob)
 	for i := 0; i < 3; i++ {
-		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("before %d", i)), SendOptions{})
+		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("before %d", i)), sdk.SendOptions{})
 	}
-	br.wait(t, 30*time.Second, "3 messages", func([]Event) bool { return len(bodiesFrom(t, bc, conv, alice)) == 3 })
+	br.wait(t, 30*time.Second, "3 messages", func([]sdk.Event) bool { return len(bodiesFrom(t, bc, conv, alice)) == 3 })
 	// Let the pull triggered by the last push commit, then close.
-	br.wait(t, 10*time.Second, "cursor past the messages", func([]Event) bool {
+	br.wait(t, 10*time.Second, "cursor past the messages", func([]sdk.Event) bool {
 		cur, _ := bc.Cursor(bg)
 		return cur.Seq != 0 && bc.Stats().Pulls >= 2
 	})
 	time.Sleep(300 * time.Millisecond)
 	bc.Close()
-	closed, err := store.Open(bg, bc.StorePath(), bc.st.Identity())
+	closed, err := store.Open(bg, bc.StorePath(), storeIdentity(t, bobCfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,16 +99,16 @@ func TestITReopenKeepsCursorAndMessages(t *testing.T) {
 	closed.Close()
 
 	for i := 0; i < 2; i++ {
-		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("after %d", i)), SendOptions{})
+		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("after %d", i)), sdk.SendOptions{})
 	}
-	ar.wait(t, 20*time.Second, "5 Committed", func(evs []Event) bool { return countEvents[Committed](evs) == 5 })
+	ar.wait(t, 20*time.Second, "5 Committed", func(evs []sdk.Event) bool { return countEvents[sdk.Committed](evs) == 5 })
 
 	bc2, br2 := openIT(t, bobCfg)
 	if got := len(bodiesFrom(t, bc2, conv, alice)); got != 3 {
 		t.Fatalf("reopened store has %d messages before connecting, want 3", got)
 	}
 	connectIT(t, bc2, br2)
-	br2.wait(t, 30*time.Second, "the 2 new messages", func([]Event) bool { return len(bodiesFrom(t, bc2, conv, alice)) == 5 })
+	br2.wait(t, 30*time.Second, "the 2 new messages", func([]sdk.Event) bool { return len(bodiesFrom(t, bc2, conv, alice)) == 5 })
 	if st := bc2.Stats(); st.FirstPullCursor != cur.Seq || cur.Seq == 0 {
 		t.Fatalf("reopened client pulled from %#x, stored cursor was %#x: it re-downloaded", uint64(st.FirstPullCursor), uint64(cur.Seq))
 	}
@@ -117,26 +118,28 @@ func TestITReopenKeepsCursorAndMessages(t *testing.T) {
 	}
 }
 
-// A push without a pull never moves the stored cursor; the next pull does.
-func TestITPushNeverMovesTheStoredCursor(t *testing.T) {
+// A pushed message is stored and announced once; the pull that follows it moves the stored
+// cursor past it and announces nothing again, nor does the pull of the next login. That a push
+// alone never moves the cursor is the engine's rule, held by sdk's
+// TestPushStoresButNeverMovesTheCursor against a fake gateway: the hook that turns the
+// automatic pull off is internal to the sdk module (ADR-0031).
+func TestITPushThenPullAnnouncesOnce(t *testing.T) {
 	set := deployment(t)
 	alice, bob := newUser(), newUser()
 	ac, ar := openIT(t, itConfig(t, set, alice, "a1", t.TempDir()))
 	connectIT(t, ac, ar)
 	bc, br := openIT(t, itConfig(t, set, bob, "b1", t.TempDir()))
-	bc.hooks.noAutoPull = true
 	connectIT(t, bc, br)
 	before, _ := bc.Cursor(bg)
-	pulls := bc.Stats().Pulls
-	if _, err := ac.Send(bg, bob, []byte("pushed"), SendOptions{}); err != nil {
+	if _, err := ac.Send(bg, bob, []byte("pushed"), sdk.SendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	br.wait(t, 20*time.Second, "the pushed message", func(evs []Event) bool { return messagesAdded(evs, store.SourcePush) == 1 })
-	after, _ := bc.Cursor(bg)
-	if after.Seq != before.Seq || bc.Stats().Pulls != pulls {
-		t.Fatalf("stored cursor %#x → %#x (pulls %d → %d) after a push", uint64(before.Seq), uint64(after.Seq), pulls, bc.Stats().Pulls)
-	}
-	// Reconnecting pulls; now the cursor covers the message and nothing is announced twice.
+	br.wait(t, 20*time.Second, "the pushed message", func(evs []sdk.Event) bool { return messagesAdded(evs, store.SourcePush) == 1 })
+	br.wait(t, 20*time.Second, "the pull after the push", func([]sdk.Event) bool {
+		cur, _ := bc.Cursor(bg)
+		return cur.Seq > before.Seq
+	})
+	// Reconnecting pulls again; nothing is announced twice.
 	bc.Disconnect()
 	connectIT(t, bc, br)
 	moved, _ := bc.Cursor(bg)
@@ -156,17 +159,17 @@ func TestITKickEndsTheOldClient(t *testing.T) {
 	connectIT(t, old, or)
 	fresh, fr := openIT(t, itConfig(t, set, u, "same-device", t.TempDir()))
 	connectIT(t, fresh, fr)
-	or.wait(t, 10*time.Second, "Kicked", func(evs []Event) bool {
+	or.wait(t, 10*time.Second, "Kicked", func(evs []sdk.Event) bool {
 		for _, ev := range evs {
-			if k, ok := ev.(Kicked); ok && k.Reason == contract.KickReplaced && !k.Reconnect {
+			if k, ok := ev.(sdk.Kicked); ok && k.Reason == contract.KickReplaced && !k.Reconnect {
 				return true
 			}
 		}
 		return false
 	})
-	or.wait(t, 5*time.Second, "a final Offline", func(evs []Event) bool {
+	or.wait(t, 5*time.Second, "a final Offline", func(evs []sdk.Event) bool {
 		for _, ev := range evs {
-			if o, ok := ev.(Offline); ok && !o.Retry {
+			if o, ok := ev.(sdk.Offline); ok && !o.Retry {
 				return true
 			}
 		}
@@ -176,7 +179,7 @@ func TestITKickEndsTheOldClient(t *testing.T) {
 	if n := old.Stats().Connects; n != 1 {
 		t.Fatalf("the replaced client authenticated %d times, want 1", n)
 	}
-	if countEvents[Kicked](fr.snapshot()) != 0 {
+	if countEvents[sdk.Kicked](fr.snapshot()) != 0 {
 		t.Fatal("the new client was kicked back")
 	}
 }
@@ -188,22 +191,22 @@ func TestITHistoryPaging(t *testing.T) {
 	ac, ar := openIT(t, itConfig(t, set, alice, "a1", t.TempDir()))
 	connectIT(t, ac, ar)
 	for i := 0; i < 5; i++ {
-		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("h%d", i)), SendOptions{})
+		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("h%d", i)), sdk.SendOptions{})
 	}
-	ar.wait(t, 20*time.Second, "5 Committed", func(evs []Event) bool { return countEvents[Committed](evs) == 5 })
+	ar.wait(t, 20*time.Second, "5 Committed", func(evs []sdk.Event) bool { return countEvents[sdk.Committed](evs) == 5 })
 	bc, br := openIT(t, itConfig(t, set, bob, "b1", t.TempDir()))
 	connectIT(t, bc, br)
 	conv := bc.DirectConversation(alice)
-	newest, err := bc.History(bg, conv, 0, Older, 2)
+	newest, err := bc.History(bg, conv, 0, sdk.Older, 2)
 	if err != nil || !newest.FromServer || len(newest.Messages) != 2 || !newest.HasMore ||
 		string(newest.Messages[0].Body) != "h3" || string(newest.Messages[1].Body) != "h4" {
 		t.Fatalf("OLDER from the newest: %+v %v", newest, err)
 	}
-	older, err := bc.History(bg, conv, newest.Messages[0].Seq, Older, 10)
+	older, err := bc.History(bg, conv, newest.Messages[0].Seq, sdk.Older, 10)
 	if err != nil || len(older.Messages) != 3 || older.HasMore || string(older.Messages[0].Body) != "h0" {
 		t.Fatalf("OLDER page: %+v %v", older, err)
 	}
-	newer, err := bc.History(bg, conv, older.Messages[0].Seq, Newer, 2)
+	newer, err := bc.History(bg, conv, older.Messages[0].Seq, sdk.Newer, 2)
 	if err != nil || len(newer.Messages) != 2 || string(newer.Messages[0].Body) != "h1" {
 		t.Fatalf("NEWER page: %+v %v", newer, err)
 	}

@@ -1,4 +1,4 @@
-package sdk
+package sdkit
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/itest"
+	"github.com/qim-dev/qim/sdk"
 	"github.com/qim-dev/qim/sdk/store"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 )
@@ -49,37 +50,37 @@ func TestITCursorExpiredRebuild(t *testing.T) {
 	connectIT(t, bc, br)
 	conv := ac.DirectConversation(bob)
 	for i := 0; i < 3; i++ {
-		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("r%d", i)), SendOptions{})
+		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("r%d", i)), sdk.SendOptions{})
 	}
-	br.wait(t, 30*time.Second, "3 messages pulled", func([]Event) bool {
+	br.wait(t, 30*time.Second, "3 messages pulled", func([]sdk.Event) bool {
 		cur, _ := bc.Cursor(bg)
 		return len(bodiesFrom(t, bc, conv, alice)) == 3 && cur.Seq != 0
 	})
 	time.Sleep(300 * time.Millisecond) // let the last push's pull commit
 	bc.Close()
-	old, _ := store.Open(bg, bc.StorePath(), bc.st.Identity())
+	old, _ := store.Open(bg, bc.StorePath(), storeIdentity(t, bobCfg))
 	oldCur, _ := old.Cursor(bg)
 	old.Close()
 
 	for i := 3; i < 6; i++ {
-		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("r%d", i)), SendOptions{})
+		_, _ = ac.Send(bg, bob, []byte(fmt.Sprintf("r%d", i)), sdk.SendOptions{})
 	}
 	// Another device of bob proves the three are materialized in bob's mailbox before the trim.
 	probe, pr := openIT(t, itConfig(t, set, bob, "probe", t.TempDir()))
 	connectIT(t, probe, pr)
-	pr.wait(t, 30*time.Second, "6 messages on the probe device", func([]Event) bool { return len(bodiesFrom(t, probe, conv, alice)) == 6 })
+	pr.wait(t, 30*time.Second, "6 messages on the probe device", func([]sdk.Event) bool { return len(bodiesFrom(t, probe, conv, alice)) == 6 })
 	probe.Close()
 	trimMailbox(t, bob)
 
 	bc2, br2 := openIT(t, bobCfg)
 	connectIT(t, bc2, br2)
-	var reset *LocalStoreReset
+	var reset *sdk.LocalStoreReset
 	for _, ev := range br2.snapshot() {
-		if r, ok := ev.(LocalStoreReset); ok {
+		if r, ok := ev.(sdk.LocalStoreReset); ok {
 			reset = &r
 		}
 	}
-	if reset == nil || reset.Reason != ResetCursorExpired || reset.PreviousCursor != oldCur.Seq || reset.Generation != oldCur.Generation+1 {
+	if reset == nil || reset.Reason != sdk.ResetCursorExpired || reset.PreviousCursor != oldCur.Seq || reset.Generation != oldCur.Generation+1 {
 		t.Fatalf("LocalStoreReset %+v (old cursor %+v)", reset, oldCur)
 	}
 	got := bodiesFrom(t, bc2, conv, alice)

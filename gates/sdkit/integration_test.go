@@ -1,4 +1,4 @@
-package sdk
+package sdkit
 
 // Integration tests against the real services: the qim binary built from this checkout, one
 // process per service (gates/svc), on the package's real Redis + Kafka stack (gates/itest). No
@@ -18,6 +18,7 @@ import (
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/gates/itest"
 	"github.com/qim-dev/qim/gates/svc"
+	"github.com/qim-dev/qim/sdk"
 	"github.com/qim-dev/qim/sdk/store"
 )
 
@@ -46,7 +47,7 @@ func deployment(t *testing.T) *svc.Set {
 			return
 		}
 		var bin string
-		if bin, deploy.err = svc.Build(ctx, "..", deploy.dir); deploy.err != nil {
+		if bin, deploy.err = svc.Build(ctx, "../..", deploy.dir); deploy.err != nil {
 			return
 		}
 		if deploy.set, deploy.err = svc.New(bin, ep); deploy.err != nil {
@@ -88,25 +89,25 @@ var userNext atomic.Uint64
 func newUser() contract.UserID { return contract.UserID(userBase + userNext.Add(1)) }
 
 // itConfig is a client of user/device on the deployment, storing under dir.
-func itConfig(t *testing.T, set *svc.Set, user contract.UserID, device, dir string) Config {
+func itConfig(t *testing.T, set *svc.Set, user contract.UserID, device, dir string) sdk.Config {
 	t.Helper()
 	tok, err := devtoken.Issue([]byte(set.Addrs.TokenSecret), devtoken.Claims{User: user, Device: device,
 		ExpiresAtMs: time.Now().Add(time.Hour).UnixMilli()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{DataDir: dir, Endpoint: contract.Endpoint{Address: set.Addrs.GatewayTCP, Mode: contract.ModeTCP},
-		User: user, Device: device, Token: StaticToken(tok), ReconnectMin: 100 * time.Millisecond, ReconnectMax: time.Second}
+	return sdk.Config{DataDir: dir, Endpoint: contract.Endpoint{Address: set.Addrs.GatewayTCP, Mode: contract.ModeTCP},
+		User: user, Device: device, Token: sdk.StaticToken(tok), ReconnectMin: 100 * time.Millisecond, ReconnectMax: time.Second}
 }
 
 // recorder drains a client's events so tests can wait for them.
 type recorder struct {
 	mu     sync.Mutex
-	evs    []Event
+	evs    []sdk.Event
 	notify chan struct{}
 }
 
-func record(c *Client) *recorder {
+func record(c *sdk.Client) *recorder {
 	r := &recorder{notify: make(chan struct{}, 1)}
 	go func() {
 		for ev := range c.Events() {
@@ -122,14 +123,14 @@ func record(c *Client) *recorder {
 	return r
 }
 
-func (r *recorder) snapshot() []Event {
+func (r *recorder) snapshot() []sdk.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.evs...)
+	return append([]sdk.Event(nil), r.evs...)
 }
 
 // wait blocks until pred holds on the events so far, failing t after d.
-func (r *recorder) wait(t *testing.T, d time.Duration, what string, pred func([]Event) bool) {
+func (r *recorder) wait(t *testing.T, d time.Duration, what string, pred func([]sdk.Event) bool) {
 	t.Helper()
 	deadline := time.After(d)
 	for !pred(r.snapshot()) {
@@ -142,15 +143,15 @@ func (r *recorder) wait(t *testing.T, d time.Duration, what string, pred func([]
 	}
 }
 
-func describeEvents(evs []Event) string {
+func describeEvents(evs []sdk.Event) string {
 	s := ""
 	for _, ev := range evs {
 		switch e := ev.(type) {
-		case MessagesAdded:
+		case sdk.MessagesAdded:
 			s += " MessagesAdded(" + e.Source.String() + ")"
-		case SyncProgress:
+		case sdk.SyncProgress:
 			s += " SyncProgress(" + e.Phase.String() + ")"
-		case Offline:
+		case sdk.Offline:
 			s += " Offline"
 			if e.Err != nil {
 				s += "(" + e.Err.Error() + ")"
@@ -162,34 +163,34 @@ func describeEvents(evs []Event) string {
 	return s
 }
 
-func typeName(ev Event) string {
+func typeName(ev sdk.Event) string {
 	switch e := ev.(type) {
-	case Online:
+	case sdk.Online:
 		return "Online"
-	case ConversationsUpdated:
+	case sdk.ConversationsUpdated:
 		return "ConversationsUpdated"
-	case Committed:
+	case sdk.Committed:
 		return "Committed"
-	case Failed:
+	case sdk.Failed:
 		return "Failed"
-	case Kicked:
+	case sdk.Kicked:
 		return "Kicked"
-	case LocalStoreReset:
+	case sdk.LocalStoreReset:
 		return "LocalStoreReset"
-	case GroupCreated:
+	case sdk.GroupCreated:
 		return "GroupCreated"
-	case GroupCreateFailed:
+	case sdk.GroupCreateFailed:
 		return "GroupCreateFailed(" + e.Code.String() + ")"
-	case MembershipChanged:
+	case sdk.MembershipChanged:
 		return "MembershipChanged(" + e.Op.String() + ")"
 	}
 	return "?"
 }
 
-func syncs(evs []Event) int {
+func syncs(evs []sdk.Event) int {
 	n := 0
 	for _, ev := range evs {
-		if p, ok := ev.(SyncProgress); ok && p.Phase == SyncDone {
+		if p, ok := ev.(sdk.SyncProgress); ok && p.Phase == sdk.SyncDone {
 			n++
 		}
 	}
@@ -197,7 +198,7 @@ func syncs(evs []Event) int {
 }
 
 // bodiesFrom returns the bodies of messages from sender stored locally, in seq order.
-func bodiesFrom(t *testing.T, c *Client, conv contract.ConversationID, sender contract.UserID) []string {
+func bodiesFrom(t *testing.T, c *sdk.Client, conv contract.ConversationID, sender contract.UserID) []string {
 	t.Helper()
 	msgs, _, err := c.LocalMessages(context.Background(), conv, 0, store.Newer, 10_000)
 	if err != nil {
@@ -212,19 +213,19 @@ func bodiesFrom(t *testing.T, c *Client, conv contract.ConversationID, sender co
 	return out
 }
 
-func messagesAdded(evs []Event, src store.Source) int {
+func messagesAdded(evs []sdk.Event, src store.Source) int {
 	n := 0
 	for _, ev := range evs {
-		if m, ok := ev.(MessagesAdded); ok && (src == 0 || m.Source == src) {
+		if m, ok := ev.(sdk.MessagesAdded); ok && (src == 0 || m.Source == src) {
 			n += len(m.Messages)
 		}
 	}
 	return n
 }
 
-func openIT(t *testing.T, cfg Config) (*Client, *recorder) {
+func openIT(t *testing.T, cfg sdk.Config) (*sdk.Client, *recorder) {
 	t.Helper()
-	c, err := Open(cfg)
+	c, err := sdk.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,11 +233,40 @@ func openIT(t *testing.T, cfg Config) (*Client, *recorder) {
 	return c, record(c)
 }
 
-func connectIT(t *testing.T, c *Client, r *recorder) {
+func connectIT(t *testing.T, c *sdk.Client, r *recorder) {
 	t.Helper()
 	before := syncs(r.snapshot())
 	if err := c.Connect(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r.wait(t, 30*time.Second, "a completed sync", func(evs []Event) bool { return syncs(evs) > before })
+	r.wait(t, 30*time.Second, "a completed sync", func(evs []sdk.Event) bool { return syncs(evs) > before })
+}
+
+// storeIdentity is the identity sdk.Open gives cfg's local store, for opening it with sdk/store
+// after the client closed.
+func storeIdentity(t *testing.T, cfg sdk.Config) store.Identity {
+	t.Helper()
+	canonical, err := cfg.Endpoint.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Identity{EndpointScope: contract.EndpointScope(canonical), Tenant: cfg.Tenant, User: cfg.User}
+}
+
+func countEvents[T sdk.Event](evs []sdk.Event) int {
+	n := 0
+	for _, ev := range evs {
+		if _, ok := ev.(T); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func users(ms []sdk.Member) []contract.UserID {
+	out := make([]contract.UserID, len(ms))
+	for i, m := range ms {
+		out[i] = m.User
+	}
+	return out
 }

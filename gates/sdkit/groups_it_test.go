@@ -1,4 +1,4 @@
-package sdk
+package sdkit
 
 // Group integration tests against the real services (integration_test.go starts them): create,
 // send, receive, leave, list and the membership CONTROL stream, end to end through gateway,
@@ -13,6 +13,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/sdk"
 )
 
 // Create → send → every member receives it (the sender's own copy resolves its pending send);
@@ -23,15 +24,15 @@ func TestITGroupCreateSendReceive(t *testing.T) {
 	ms := itMembers(t, set, 3)
 	alice, bob, carol := ms[0], ms[1], ms[2]
 	group := createIT(t, alice, "it team", bob.user, carol.user, bob.user)
-	cmid, err := alice.c.SendGroup(bg, group, []byte("hello team"), SendOptions{})
+	cmid, err := alice.c.SendGroup(bg, group, []byte("hello team"), sdk.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice.r.wait(t, 30*time.Second, "Committed", func(evs []Event) bool {
-		return slices.ContainsFunc(evs, func(ev Event) bool { e, ok := ev.(Committed); return ok && e.ClientMessageID == cmid })
+	alice.r.wait(t, 30*time.Second, "Committed", func(evs []sdk.Event) bool {
+		return slices.ContainsFunc(evs, func(ev sdk.Event) bool { e, ok := ev.(sdk.Committed); return ok && e.ClientMessageID == cmid })
 	})
 	for _, m := range []itGroupMember{bob, carol} {
-		m.r.wait(t, 30*time.Second, "the group message", func([]Event) bool { return len(textsFrom(t, m.c, group, alice.user)) == 1 })
+		m.r.wait(t, 30*time.Second, "the group message", func([]sdk.Event) bool { return len(textsFrom(t, m.c, group, alice.user)) == 1 })
 		create := waitMembership(t, m, group, 1)[0]
 		want := []contract.UserID{alice.user, bob.user, carol.user}
 		slices.Sort(want)
@@ -67,26 +68,26 @@ func TestITGroupLeaveThenNotMember(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Op != contract.MembershipLeave || last.Seq != res.LeftAtSeq || !slices.Equal(last.Users, []contract.UserID{bob.user}) {
 		t.Fatalf("bob's last membership event %+v, want his LEAVE at seq %d", last, res.LeftAtSeq)
 	}
-	cmid, err := bob.c.SendGroup(bg, group, []byte("still here?"), SendOptions{})
+	cmid, err := bob.c.SendGroup(bg, group, []byte("still here?"), sdk.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob.r.wait(t, 30*time.Second, "Failed NOT_MEMBER", func(evs []Event) bool {
-		return slices.ContainsFunc(evs, func(ev Event) bool {
-			e, ok := ev.(Failed)
-			return ok && e.ClientMessageID == cmid && e.Code == contract.ErrCodeNotMember && errors.Is(e.Err, ErrNotMember)
+	bob.r.wait(t, 30*time.Second, "Failed NOT_MEMBER", func(evs []sdk.Event) bool {
+		return slices.ContainsFunc(evs, func(ev sdk.Event) bool {
+			e, ok := ev.(sdk.Failed)
+			return ok && e.ClientMessageID == cmid && e.Code == contract.ErrCodeNotMember && errors.Is(e.Err, sdk.ErrNotMember)
 		})
 	})
-	if _, err := bob.c.LeaveGroup(bg, group); !errors.Is(err, ErrNotMember) {
+	if _, err := bob.c.LeaveGroup(bg, group); !errors.Is(err, sdk.ErrNotMember) {
 		t.Fatalf("second leave: %v, want ErrNotMember", err)
 	}
-	if _, err := bob.c.Members(bg, group); !errors.Is(err, ErrNotMember) {
+	if _, err := bob.c.Members(bg, group); !errors.Is(err, sdk.ErrNotMember) {
 		t.Fatalf("members after leaving: %v, want ErrNotMember", err)
 	}
-	if _, err := alice.c.SendGroup(bg, group, []byte("after bob left"), SendOptions{}); err != nil {
+	if _, err := alice.c.SendGroup(bg, group, []byte("after bob left"), sdk.SendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	carol.r.wait(t, 30*time.Second, "carol's copy", func([]Event) bool { return len(textsFrom(t, carol.c, group, alice.user)) == 1 })
+	carol.r.wait(t, 30*time.Second, "carol's copy", func([]sdk.Event) bool { return len(textsFrom(t, carol.c, group, alice.user)) == 1 })
 	time.Sleep(time.Second) // a copy that should not exist would arrive by now
 	if got := textsFrom(t, bob.c, group, alice.user); len(got) != 0 {
 		t.Fatalf("bob received %q after leaving", got)
@@ -99,7 +100,7 @@ func TestITGroupMembersAllPages(t *testing.T) {
 	set := deployment(t)
 	ms := itMembers(t, set, 1)
 	alice := ms[0]
-	others := make([]contract.UserID, membersPage+100)
+	others := make([]contract.UserID, 600) // more than the SDK's 500-member PULL_MEMBERS page
 	for i := range others {
 		others[i] = newUser()
 	}
@@ -163,7 +164,7 @@ func TestITGroupCreateOfflineSurvivesRestart(t *testing.T) {
 	bob := ms[0]
 	alice := newUser()
 	cfg := itConfig(t, set, alice, "a1", t.TempDir())
-	c, err := Open(cfg)
+	c, err := sdk.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestITGroupCreateOfflineSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SendGroup(bg, g.Group, []byte("written offline"), SendOptions{}); err != nil {
+	if _, err := c.SendGroup(bg, g.Group, []byte("written offline"), sdk.SendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
@@ -183,8 +184,8 @@ func TestITGroupCreateOfflineSurvivesRestart(t *testing.T) {
 	}
 	connectIT(t, ac, ar)
 	waitCreated(t, ar, g.Group)
-	ar.wait(t, 30*time.Second, "Committed", func(evs []Event) bool { return countEvents[Committed](evs) == 1 })
-	bob.r.wait(t, 30*time.Second, "bob's copy", func([]Event) bool { return len(textsFrom(t, bob.c, g.Group, alice)) == 1 })
+	ar.wait(t, 30*time.Second, "Committed", func(evs []sdk.Event) bool { return countEvents[sdk.Committed](evs) == 1 })
+	bob.r.wait(t, 30*time.Second, "bob's copy", func([]sdk.Event) bool { return len(textsFrom(t, bob.c, g.Group, alice)) == 1 })
 	if q, _ := ac.GroupCreates(bg); len(q) != 0 {
 		t.Fatalf("still queued after GROUP_CREATED: %+v", q)
 	}
@@ -198,18 +199,18 @@ func TestITGroupFreshDeviceDiscoversTrimmedGroup(t *testing.T) {
 	alice, bob := ms[0], ms[1]
 	group := createIT(t, alice, "trimmed", bob.user)
 	for i := 0; i < 2; i++ {
-		if _, err := alice.c.SendGroup(bg, group, []byte(fmt.Sprintf("old%d", i)), SendOptions{}); err != nil {
+		if _, err := alice.c.SendGroup(bg, group, []byte(fmt.Sprintf("old%d", i)), sdk.SendOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitConversation(t, bob.c, bob.r, group, "2 unread on bob's first device", func(c Conversation) bool { return c.Unread == 2 })
+	waitConversation(t, bob.c, bob.r, group, "2 unread on bob's first device", func(c sdk.Conversation) bool { return c.Unread == 2 })
 	trimMailbox(t, bob.user)
 
 	fresh, fr := openIT(t, itConfig(t, set, bob.user, "fresh", t.TempDir()))
 	connectIT(t, fresh, fr)
 	c := conversationOf(t, fresh, group)
 	if c.ID != group || c.Incomplete {
-		c = relogin(t, fresh, fr, group, "the trimmed group listed and backfilled", func(c Conversation) bool {
+		c = relogin(t, fresh, fr, group, "the trimmed group listed and backfilled", func(c sdk.Conversation) bool {
 			return c.ID == group && !c.Incomplete
 		})
 	}

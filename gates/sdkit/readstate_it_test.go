@@ -1,4 +1,4 @@
-package sdk
+package sdkit
 
 // Read state against the real deployment (gateway → session service): the session list merge
 // after login, MARK_READ online and offline, and the unread definition on fresh devices.
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/sdk"
 	"github.com/qim-dev/qim/sdk/store"
 )
 
 // conversationOf returns the local row of conv (zero ID when absent).
-func conversationOf(t *testing.T, c *Client, conv contract.ConversationID) Conversation {
+func conversationOf(t *testing.T, c *sdk.Client, conv contract.ConversationID) sdk.Conversation {
 	t.Helper()
 	convs, err := c.Conversations(bg)
 	if err != nil {
@@ -24,20 +25,20 @@ func conversationOf(t *testing.T, c *Client, conv contract.ConversationID) Conve
 			return cv
 		}
 	}
-	return Conversation{}
+	return sdk.Conversation{}
 }
 
 // waitConversation waits until conv satisfies ok on c.
-func waitConversation(t *testing.T, c *Client, r *recorder, conv contract.ConversationID, what string, ok func(Conversation) bool) Conversation {
+func waitConversation(t *testing.T, c *sdk.Client, r *recorder, conv contract.ConversationID, what string, ok func(sdk.Conversation) bool) sdk.Conversation {
 	t.Helper()
-	r.wait(t, 30*time.Second, what, func([]Event) bool { return ok(conversationOf(t, c, conv)) })
+	r.wait(t, 30*time.Second, what, func([]sdk.Event) bool { return ok(conversationOf(t, c, conv)) })
 	return conversationOf(t, c, conv)
 }
 
 // relogin reconnects c until its login's session list shows conv satisfying ok. A list is built
 // by the session projection from the dispatch log, so a conversation may reach it a moment after
 // its messages reached the mailbox; every attempt is a full login, and the bound is tight.
-func relogin(t *testing.T, c *Client, r *recorder, conv contract.ConversationID, what string, ok func(Conversation) bool) Conversation {
+func relogin(t *testing.T, c *sdk.Client, r *recorder, conv contract.ConversationID, what string, ok func(sdk.Conversation) bool) sdk.Conversation {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		c.Disconnect()
@@ -56,10 +57,10 @@ func relogin(t *testing.T, c *Client, r *recorder, conv contract.ConversationID,
 	}
 }
 
-func sendN(t *testing.T, from *Client, to contract.UserID, n int, prefix string) {
+func sendN(t *testing.T, from *sdk.Client, to contract.UserID, n int, prefix string) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if _, err := from.Send(bg, to, []byte(fmt.Sprintf("%s%d", prefix, i)), SendOptions{}); err != nil {
+		if _, err := from.Send(bg, to, []byte(fmt.Sprintf("%s%d", prefix, i)), sdk.SendOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +79,7 @@ func TestITMarkReadAcrossDevices(t *testing.T) {
 	connectIT(t, laptop, lr)
 	conv := phone.DirectConversation(bob)
 	sendN(t, bc, alice, 3, "m")
-	three := func(c Conversation) bool { return c.Unread == 3 }
+	three := func(c sdk.Conversation) bool { return c.Unread == 3 }
 	cv := waitConversation(t, phone, pr, conv, "3 unread on the phone", three)
 	waitConversation(t, laptop, lr, conv, "3 unread on the laptop", three)
 
@@ -86,17 +87,17 @@ func TestITMarkReadAcrossDevices(t *testing.T) {
 	if err != nil || got.Unread != 0 || got.ReadSeq != cv.LatestSeq {
 		t.Fatalf("MarkRead: %+v %v, want read %d unread 0", got, err, cv.LatestSeq)
 	}
-	pr.wait(t, 10*time.Second, "MARK_READ_ACK", func([]Event) bool { return phone.Stats().MarkReadAcks >= 1 })
+	pr.wait(t, 10*time.Second, "MARK_READ_ACK", func([]sdk.Event) bool { return phone.Stats().MarkReadAcks >= 1 })
 	if c := conversationOf(t, laptop, conv); c.Unread != 3 {
 		t.Fatalf("the laptop changed before a session pull: %+v", c) // no SESSION_DELTA yet
 	}
 	before := len(lr.snapshot())
-	c := relogin(t, laptop, lr, conv, "the phone's watermark on the laptop", func(c Conversation) bool {
+	c := relogin(t, laptop, lr, conv, "the phone's watermark on the laptop", func(c sdk.Conversation) bool {
 		return c.ReadSeq == cv.LatestSeq && c.Unread == 0
 	})
 	announced := false
 	for _, ev := range lr.snapshot()[before:] {
-		if u, ok := ev.(ConversationsUpdated); ok {
+		if u, ok := ev.(sdk.ConversationsUpdated); ok {
 			for _, x := range u.Conversations {
 				announced = announced || (x.ID == conv && x.ReadSeq == c.ReadSeq && x.Unread == 0)
 			}
@@ -118,20 +119,20 @@ func TestITOwnMessagesNeverUnreadOnAFreshDevice(t *testing.T) {
 	phone, pr := openIT(t, itConfig(t, set, alice, "phone", t.TempDir()))
 	connectIT(t, phone, pr)
 	sendN(t, phone, bob, 3, "own")
-	pr.wait(t, 30*time.Second, "3 committed", func(evs []Event) bool { return countEvents[Committed](evs) == 3 })
+	pr.wait(t, 30*time.Second, "3 committed", func(evs []sdk.Event) bool { return countEvents[sdk.Committed](evs) == 3 })
 	phone.Close()
 
 	conv := phone.DirectConversation(bob)
 	fresh, fr := openIT(t, itConfig(t, set, alice, "fresh-laptop", t.TempDir()))
 	connectIT(t, fresh, fr)
-	c := waitConversation(t, fresh, fr, conv, "3 own messages on the fresh device", func(c Conversation) bool {
+	c := waitConversation(t, fresh, fr, conv, "3 own messages on the fresh device", func(c sdk.Conversation) bool {
 		return len(bodiesFrom(t, fresh, conv, alice)) == 3
 	})
 	if c.Unread != 0 || c.ReadSeq != c.LatestSeq {
 		t.Fatalf("fresh device: %+v, want unread 0 and read = latest", c)
 	}
 	for _, ev := range fr.snapshot() {
-		if u, ok := ev.(ConversationsUpdated); ok {
+		if u, ok := ev.(sdk.ConversationsUpdated); ok {
 			for _, x := range u.Conversations {
 				if x.ID == conv && x.Unread != 0 {
 					t.Fatalf("own messages were announced as unread: %+v", x)
@@ -142,7 +143,7 @@ func TestITOwnMessagesNeverUnreadOnAFreshDevice(t *testing.T) {
 	bc, br := openIT(t, itConfig(t, set, bob, "b1", t.TempDir()))
 	connectIT(t, bc, br)
 	sendN(t, bc, alice, 1, "reply")
-	waitConversation(t, fresh, fr, conv, "the reply counted", func(c Conversation) bool { return c.Unread == 1 })
+	waitConversation(t, fresh, fr, conv, "the reply counted", func(c sdk.Conversation) bool { return c.Unread == 1 })
 }
 
 // (c) A MarkRead made offline survives a restart and reaches the server after the next login:
@@ -157,7 +158,7 @@ func TestITOfflineMarkReadDeliveredAfterReconnect(t *testing.T) {
 	connectIT(t, phone, pr)
 	conv := phone.DirectConversation(bob)
 	sendN(t, bc, alice, 3, "m")
-	cv := waitConversation(t, phone, pr, conv, "3 unread", func(c Conversation) bool { return c.Unread == 3 })
+	cv := waitConversation(t, phone, pr, conv, "3 unread", func(c sdk.Conversation) bool { return c.Unread == 3 })
 	phone.Disconnect()
 	if got, err := phone.MarkRead(bg, conv, cv.LatestSeq); err != nil || got.Unread != 0 {
 		t.Fatalf("offline MarkRead: %+v %v", got, err)
@@ -169,14 +170,14 @@ func TestITOfflineMarkReadDeliveredAfterReconnect(t *testing.T) {
 
 	phone2, pr2 := openIT(t, phoneCfg)
 	connectIT(t, phone2, pr2)
-	pr2.wait(t, 10*time.Second, "the owed MARK_READ acknowledged", func([]Event) bool { return phone2.Stats().MarkReadAcks >= 1 })
+	pr2.wait(t, 10*time.Second, "the owed MARK_READ acknowledged", func([]sdk.Event) bool { return phone2.Stats().MarkReadAcks >= 1 })
 	if c := conversationOf(t, phone2, conv); c.ReadSeq != cv.LatestSeq || c.Unread != 0 {
 		t.Fatalf("after reconnect: %+v, want read %d unread 0 (the login's merge must not lower it)", c, cv.LatestSeq)
 	}
 	laptop, lr := openIT(t, itConfig(t, set, alice, "laptop", t.TempDir()))
 	connectIT(t, laptop, lr)
 	if c := conversationOf(t, laptop, conv); c.ReadSeq != cv.LatestSeq || c.Unread != 0 {
-		relogin(t, laptop, lr, conv, "the offline watermark on the laptop", func(c Conversation) bool {
+		relogin(t, laptop, lr, conv, "the offline watermark on the laptop", func(c sdk.Conversation) bool {
 			return c.ReadSeq == cv.LatestSeq && c.Unread == 0
 		})
 	}
@@ -196,7 +197,7 @@ func TestITFreshDeviceDiscoversTrimmedConversation(t *testing.T) {
 	// dispatch offset too, give or take a moment) before the trim.
 	probe, prr := openIT(t, itConfig(t, set, alice, "probe", t.TempDir()))
 	connectIT(t, probe, prr)
-	waitConversation(t, probe, prr, conv, "3 on the probe", func(c Conversation) bool { return c.Unread == 3 })
+	waitConversation(t, probe, prr, conv, "3 on the probe", func(c sdk.Conversation) bool { return c.Unread == 3 })
 	probe.Close()
 	trimMailbox(t, alice)
 
@@ -204,7 +205,7 @@ func TestITFreshDeviceDiscoversTrimmedConversation(t *testing.T) {
 	connectIT(t, fresh, fr)
 	c := conversationOf(t, fresh, conv)
 	if c.ID != conv {
-		c = relogin(t, fresh, fr, conv, "the trimmed conversation listed", func(c Conversation) bool { return c.ID == conv })
+		c = relogin(t, fresh, fr, conv, "the trimmed conversation listed", func(c sdk.Conversation) bool { return c.ID == conv })
 	}
 	if got := bodiesFrom(t, fresh, conv, bob); fmt.Sprint(got) != "[old0 old1 old2]" || c.Unread != 3 || c.Incomplete {
 		t.Fatalf("fresh device: %q, %+v; want the three backfilled, unread 3, complete", got, c)

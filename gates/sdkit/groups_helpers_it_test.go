@@ -1,4 +1,4 @@
-package sdk
+package sdkit
 
 // Helpers of the group integration tests (groups_it_test.go).
 
@@ -13,12 +13,13 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/sdk"
 )
 
 // itGroupMember is one connected client of a group test.
 type itGroupMember struct {
 	user contract.UserID
-	c    *Client
+	c    *sdk.Client
 	r    *recorder
 }
 
@@ -48,15 +49,15 @@ func createIT(t *testing.T, m itGroupMember, name string, members ...contract.Us
 // waitCreated waits for the answer to a create and fails at once on a refusal.
 func waitCreated(t *testing.T, r *recorder, group contract.ConversationID) {
 	t.Helper()
-	var failed *GroupCreateFailed
-	r.wait(t, 30*time.Second, "GroupCreated", func(evs []Event) bool {
+	var failed *sdk.GroupCreateFailed
+	r.wait(t, 30*time.Second, "GroupCreated", func(evs []sdk.Event) bool {
 		for _, ev := range evs {
 			switch e := ev.(type) {
-			case GroupCreated:
+			case sdk.GroupCreated:
 				if e.Group == group {
 					return true
 				}
-			case GroupCreateFailed:
+			case sdk.GroupCreateFailed:
 				if e.Group == group {
 					failed = &e
 					return true
@@ -71,28 +72,28 @@ func waitCreated(t *testing.T, r *recorder, group contract.ConversationID) {
 }
 
 // membershipOf lists the membership events a client announced for group, in announcement order.
-func membershipOf(r *recorder, group contract.ConversationID) []MembershipChanged {
-	var out []MembershipChanged
+func membershipOf(r *recorder, group contract.ConversationID) []sdk.MembershipChanged {
+	var out []sdk.MembershipChanged
 	for _, ev := range r.snapshot() {
-		if e, ok := ev.(MembershipChanged); ok && e.Group == group {
+		if e, ok := ev.(sdk.MembershipChanged); ok && e.Group == group {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-func waitMembership(t *testing.T, m itGroupMember, group contract.ConversationID, n int) []MembershipChanged {
+func waitMembership(t *testing.T, m itGroupMember, group contract.ConversationID, n int) []sdk.MembershipChanged {
 	t.Helper()
-	m.r.wait(t, 30*time.Second, fmt.Sprintf("%d membership events", n), func([]Event) bool {
+	m.r.wait(t, 30*time.Second, fmt.Sprintf("%d membership events", n), func([]sdk.Event) bool {
 		return len(membershipOf(m.r, group)) >= n
 	})
 	return membershipOf(m.r, group)
 }
 
 // textsFrom is bodiesFrom without the membership CONTROL messages the sender's changes wrote.
-func textsFrom(t *testing.T, c *Client, conv contract.ConversationID, sender contract.UserID) []string {
+func textsFrom(t *testing.T, c *sdk.Client, conv contract.ConversationID, sender contract.UserID) []string {
 	t.Helper()
-	msgs, _, err := c.LocalMessages(bg, conv, 0, Newer, 10_000)
+	msgs, _, err := c.LocalMessages(bg, conv, 0, sdk.Newer, 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,17 @@
+module github.com/qim-dev/qim/wire
+
+go 1.26.0
+
+require (
+	github.com/klauspost/compress v1.20.4
+	lukechampine.com/blake3 v1.4.1 // indirect
+)
+
+require (
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
+
+require github.com/qim-dev/qim/contract v0.0.0-00010101000000-000000000000
+
+replace github.com/qim-dev/qim/contract => ../contract
