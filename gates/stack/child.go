@@ -6,32 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/qim-dev/qim/gates/proc"
 )
 
-// child is one server process started by the process provider, in its own process group.
+// child is one server process started by the process provider (gates/proc: its own process
+// group, the parent-death signal unless detached, an explicit environment).
 type child struct {
+	*proc.Process
 	server  string
-	cmd     *exec.Cmd
-	pid     int
+	pid     int // Process.Pid, the process group too
 	logPath string
-	done    chan struct{} // closed once cmd.Wait returned
-	exitErr error         // valid after done is closed
+	done    <-chan struct{} // Process.Done: closed once it was reaped
 }
 
 // exited reports whether the process ended and how.
 func (c *child) exited() (bool, string) {
 	select {
 	case <-c.done:
-		if c.exitErr == nil {
+		if c.Err() == nil {
 			return true, "exited with status 0"
 		}
-		return true, c.exitErr.Error()
+		return true, c.Err().Error()
 	default:
 		return false, ""
 	}
@@ -42,66 +41,21 @@ func (c *child) diedError(detail string) *ServerDiedError {
 	return &ServerDiedError{Server: c.server, Detail: fmt.Sprintf("pid %d %s", c.pid, detail), LogTail: tailFileOr(c.logPath, 50)}
 }
 
-// Every non-detached child is started from one goroutine locked to its OS thread for the life
-// of the process: PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, and a
-// Go thread may otherwise exit at any time.
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-type spawnReq struct {
-	cmd *exec.Cmd
-	err chan error
-}
-
-// startCmd starts cmd in its own process group (so Down can signal the server and anything it
-// forked with kill(-pgid)); unless detached, the kernel SIGKILLs it when this process dies.
-func startCmd(cmd *exec.Cmd, detached bool) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if detached {
-		return cmd.Start()
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
-			for r := range spawnCh {
-				r.err <- r.cmd.Start()
-			}
-		}()
-	})
-	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
-	spawnCh <- r
-	return <-r.err
-}
-
-// spawn starts argv as server's process with stdout and stderr appended to logPath, records
-// its pid file in dir and reaps it in a goroutine.
+// spawn starts argv as server's process with stdout and stderr appended to logPath, in dir
+// (DownProject recognises our processes by cwd or command line under dir), records its pid file
+// and reaps it in a goroutine. env is added to proc.BaseEnv: the servers get nothing else of the
+// harness's environment.
 func spawn(server, dir, logPath string, detached bool, env []string, argv ...string) (*child, error) {
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := proc.Start(proc.Spec{Name: server, Argv: argv, Dir: dir, Env: proc.BaseEnv(env...), LogPath: logPath, Detached: detached})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("stack: %w", err)
 	}
-	defer lf.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir // DownProject recognises our processes by cwd or command line under dir
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.Env = append(os.Environ(), env...)
-	if err := startCmd(cmd, detached); err != nil {
-		return nil, fmt.Errorf("stack: start %s (%s): %w", server, argv[0], err)
-	}
-	c := &child{server: server, cmd: cmd, pid: cmd.Process.Pid, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		c.exitErr = cmd.Wait()
-		close(c.done)
-	}()
+	c := &child{Process: p, server: server, pid: p.Pid(), logPath: logPath, done: p.Done()}
 	if err := writePid(dir, server, c.pid); err != nil {
 		// Most likely the process already exited (bad flag, missing library): report that.
 		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
 		<-c.done
-		return nil, c.diedError(fmt.Sprintf("%v (%v)", c.exitErr, err))
+		return nil, c.diedError(fmt.Sprintf("%v (%v)", c.Err(), err))
 	}
 	return c, nil
 }
@@ -120,8 +74,8 @@ func runTool(server, what, dir, logPath string, detached bool, timeout time.Dura
 		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
 		<-c.done
 	}
-	if c.exitErr != nil {
-		return &ServerDiedError{Server: server, Detail: fmt.Sprintf("%s: %v", what, c.exitErr), LogTail: tailFileOr(logPath, 50)}
+	if c.Err() != nil {
+		return &ServerDiedError{Server: server, Detail: fmt.Sprintf("%s: %v", what, c.Err()), LogTail: tailFileOr(logPath, 50)}
 	}
 	return nil
 }

@@ -2,9 +2,7 @@ package stack
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"syscall"
 	"time"
 )
 
@@ -83,13 +81,8 @@ func (s *processStack) Kill(server string) error {
 		return err
 	}
 	// SIGKILL also ends a stopped process, so a paused server needs no SIGCONT first.
-	if err := syscall.Kill(-c.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("stack: kill %s: SIGKILL group %d: %w", server, c.pid, err)
-	}
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("stack: kill %s: pid %d not reaped 10s after SIGKILL", server, c.pid)
+	if err := c.Kill(10 * time.Second); err != nil {
+		return fmt.Errorf("stack: kill %s: %w", server, err)
 	}
 	s.setPaused(server, false)
 	s.progressf("%s killed (pid %d)", server, c.pid)
@@ -101,14 +94,11 @@ func (s *processStack) Pause(server string) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Kill(-c.pid, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("stack: pause %s: SIGSTOP group %d: %w", server, c.pid, err)
-	}
 	s.setPaused(server, true)
-	// SIGSTOP is delivered asynchronously: wait for the leader to show state T, so the caller's
-	// next request really meets a frozen server.
-	if !waitUntil(2*time.Second, func() bool { _, st, err := procStat(c.pid); return err != nil || st == 'T' }) {
-		return fmt.Errorf("stack: pause %s: pid %d not stopped 2s after SIGSTOP", server, c.pid)
+	// proc's Pause returns once the leader shows state T, so the caller's next request really
+	// meets a frozen server.
+	if err := c.Pause(); err != nil {
+		return fmt.Errorf("stack: pause %s: %w", server, err)
 	}
 	s.progressf("%s paused (pid %d)", server, c.pid)
 	return nil
@@ -119,8 +109,8 @@ func (s *processStack) Resume(server string) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Kill(-c.pid, syscall.SIGCONT); err != nil {
-		return fmt.Errorf("stack: resume %s: SIGCONT group %d: %w", server, c.pid, err)
+	if err := c.Resume(); err != nil {
+		return fmt.Errorf("stack: resume %s: %w", server, err)
 	}
 	s.setPaused(server, false)
 	s.progressf("%s resumed (pid %d)", server, c.pid)

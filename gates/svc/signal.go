@@ -3,50 +3,40 @@ package svc
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"syscall"
 	"time"
 )
 
-// Every method here signals the service's whole process group (it was started with Setpgid),
-// never a name. Signalling a service never started is an error wrapping ErrNotStarted; one
-// whose process already ended, an error wrapping ErrNotRunning.
+// Every method here signals the service's whole process group (gates/proc starts each service
+// in its own), never a name. Signalling a service never started is an error wrapping
+// ErrNotStarted; one whose process already ended, an error wrapping ErrNotRunning.
 
-// Kill SIGKILLs one service (a crash: no cleanup) and waits for it to exit. A paused service
-// can be killed.
-func (s *Set) Kill(name string) error { return s.signal(name, syscall.SIGKILL) }
+// stopGrace is how long Stop waits for a service to exit after SIGTERM before it dumps its
+// goroutines with SIGQUIT.
+const stopGrace = 15 * time.Second
 
-// Stop SIGTERMs one service and waits for it to exit (SIGKILL after 15 s). A paused service is
-// woken to handle the SIGTERM.
-func (s *Set) Stop(name string) error { return s.signal(name, syscall.SIGTERM) }
-
-func (s *Set) signal(name string, sig syscall.Signal) error {
+// Kill SIGKILLs one service (a crash: no cleanup) and waits for it to exit. A paused service can
+// be killed.
+func (s *Set) Kill(name string) error {
 	p, err := s.running(name)
 	if err != nil {
 		return err
 	}
-	pgid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, sig)
-	// A stopped process keeps SIGTERM pending until it runs again; SIGCONT after the SIGTERM, so
-	// it never runs a moment without it. A running process ignores SIGCONT.
-	_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	s.setPaused(p, false)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(15 * time.Second):
-		// SIGQUIT first: the Go runtime writes every goroutine's stack to the service's log and
-		// exits, so the log shows where it hung instead of just that it did.
-		_ = syscall.Kill(-pgid, syscall.SIGQUIT)
-		select {
-		case <-p.exited:
-		case <-time.After(3 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-p.exited
-		}
-		return fmt.Errorf("svc: %s ignored %v for 15 s and was stopped with SIGQUIT (goroutine dump in its log)", name, sig)
+	return p.Kill(time.Minute)
+}
+
+// Stop SIGTERMs one service and waits for it to exit; one that ignores SIGTERM for 15 s gets
+// SIGQUIT (the Go runtime writes every goroutine's stack to the service's log, so the log shows
+// where it hung) and an error. A paused service is woken to handle the SIGTERM.
+func (s *Set) Stop(name string) error {
+	p, err := s.running(name)
+	if err != nil {
+		return err
 	}
+	if err := p.Stop(syscall.SIGTERM, stopGrace); err != nil {
+		return fmt.Errorf("svc: %s: %w", name, err)
+	}
+	return nil
 }
 
 // Pause SIGSTOPs one service and returns once it is stopped: it keeps its sockets and leases
@@ -57,25 +47,8 @@ func (s *Set) Pause(name string) error {
 	if err != nil {
 		return err
 	}
-	if s.isPaused(p) {
-		return fmt.Errorf("svc: pause %s: already paused", name)
-	}
-	pid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("svc: pause %s: SIGSTOP group %d: %w", name, pid, err)
-	}
-	s.setPaused(p, true)
-	// SIGSTOP is delivered asynchronously: wait until the process shows state T, so what the
-	// caller does next really meets a frozen service.
-	deadline := time.Now().Add(2 * time.Second)
-	for procState(pid) != 'T' {
-		if !p.alive() {
-			return fmt.Errorf("%w: %s exited while being paused (%v)", ErrNotRunning, name, p.err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("svc: pause %s: pid %d not stopped 2 s after SIGSTOP", name, pid)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := p.Pause(); err != nil {
+		return fmt.Errorf("svc: %s: %w", name, err)
 	}
 	return nil
 }
@@ -86,13 +59,9 @@ func (s *Set) Resume(name string) error {
 	if err != nil {
 		return err
 	}
-	if !s.isPaused(p) {
-		return fmt.Errorf("svc: resume %s: not paused", name)
+	if err := p.Resume(); err != nil {
+		return fmt.Errorf("svc: %s: %w", name, err)
 	}
-	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT); err != nil {
-		return fmt.Errorf("svc: resume %s: SIGCONT group %d: %w", name, p.cmd.Process.Pid, err)
-	}
-	s.setPaused(p, false)
 	return nil
 }
 
@@ -110,41 +79,15 @@ func (s *Set) StopAll() error {
 }
 
 // running returns the live process of name.
-func (s *Set) running(name string) (*proc, error) {
+func (s *Set) running(name string) (*child, error) {
 	p, err := s.last(name)
 	if err != nil {
 		return nil, err
 	}
-	if !p.alive() {
-		return nil, fmt.Errorf("%w: %s (exited: %v)", ErrNotRunning, name, p.err)
+	if !p.Alive() {
+		return nil, fmt.Errorf("%w: %s (exited: %v)", ErrNotRunning, name, p.Err())
 	}
 	return p, nil
-}
-
-func (s *Set) isPaused(p *proc) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return p.paused
-}
-
-func (s *Set) setPaused(p *proc, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p.paused = on
-}
-
-// procState returns the state letter of /proc/<pid>/stat (0 when unreadable).
-func procState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // comm may contain spaces
-	if len(f) == 0 {
-		return 0
-	}
-	return f[0][0]
 }
 
 // Signal sends sig to one running service's process group and returns without waiting (the
@@ -154,8 +97,8 @@ func (s *Set) Signal(name string, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
-		return fmt.Errorf("svc: signal %s to %s: %w", sig, name, err)
+	if err := p.Signal(sig); err != nil {
+		return fmt.Errorf("svc: %s: %w", name, err)
 	}
 	return nil
 }

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
+	"github.com/qim-dev/qim/gates/proc"
 	"github.com/qim-dev/qim/services/archiver"
 )
 
@@ -34,25 +31,18 @@ func (s *Set) Start(ctx context.Context, name string, extraEnv ...string) error 
 func (s *Set) StartNoWait(name string, extraEnv ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.procs[name]; p != nil && p.alive() {
-		return fmt.Errorf("%w: %s (pid %d)", ErrRunning, name, p.cmd.Process.Pid)
+	if p := s.procs[name]; p != nil && p.Alive() {
+		return fmt.Errorf("%w: %s (pid %d)", ErrRunning, name, p.Pid())
 	}
-	logf, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	service, _ := ServiceOf(name)
+	// The environment is the deployment's, explicitly: the harness's own QIM_* variables never
+	// reach a service (which refuses variables it does not know).
+	p, err := proc.Start(proc.Spec{Name: name, Argv: []string{s.bin, service}, LogPath: filepath.Join(s.dir, name+".log"),
+		Env: proc.BaseEnv(append(s.Env(name), extraEnv...)...)})
 	if err != nil {
 		return fmt.Errorf("svc: %w", err)
 	}
-	service, _ := ServiceOf(name)
-	cmd := exec.Command(s.bin, service)
-	cmd.Env = append(append(os.Environ(), s.Env(name)...), extraEnv...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("svc: start %s: %w", name, err)
-	}
-	p := &proc{cmd: cmd, log: name, exited: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); logf.Close(); close(p.exited) }()
-	s.procs[name] = p
+	s.procs[name] = &child{Process: p, log: name}
 	return nil
 }
 
@@ -72,8 +62,8 @@ func (s *Set) WaitHealthy(ctx context.Context, name string, within time.Duration
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		select {
-		case <-p.exited:
-			return fmt.Errorf("%w: %s (%v); log tail:\n%s", ErrExited, name, p.err, s.LogTail(name, 30))
+		case <-p.Done():
+			return fmt.Errorf("%w: %s (%v); log tail:\n%s", ErrExited, name, p.Err(), s.LogTail(name, 30))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -108,14 +98,14 @@ func (s *Set) WaitExit(name string, within time.Duration) (exited bool, err erro
 	if err != nil {
 		return false, err
 	}
-	if !p.alive() { // first, so a zero bound never loses to the timer
-		return true, p.err
+	if !p.Alive() { // first, so a zero bound never loses to the timer
+		return true, p.Err()
 	}
 	t := time.NewTimer(within)
 	defer t.Stop()
 	select {
-	case <-p.exited:
-		return true, p.err
+	case <-p.Done():
+		return true, p.Err()
 	case <-t.C:
 		return false, nil
 	}
@@ -129,10 +119,10 @@ func (s *Set) ExitErr(name string) error {
 	if err != nil {
 		return err
 	}
-	if p.alive() {
-		return fmt.Errorf("%w: %s (pid %d)", ErrRunning, name, p.cmd.Process.Pid)
+	if p.Alive() {
+		return fmt.Errorf("%w: %s (pid %d)", ErrRunning, name, p.Pid())
 	}
-	return p.err
+	return p.Err()
 }
 
 // StartAll starts every service of the deployment (Services), migrating the archive first when
@@ -150,7 +140,7 @@ func (s *Set) StartAll(ctx context.Context) error {
 }
 
 // last returns the last process started for name.
-func (s *Set) last(name string) (*proc, error) {
+func (s *Set) last(name string) (*child, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.procs[name]; p != nil {
@@ -159,26 +149,17 @@ func (s *Set) last(name string) (*proc, error) {
 	return nil, fmt.Errorf("%w: %s", ErrNotStarted, name)
 }
 
-func (p *proc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
 // Running reports whether a service process is alive (a paused one is).
 func (s *Set) Running(name string) bool {
 	p, err := s.last(name)
-	return err == nil && p.alive()
+	return err == nil && p.Alive()
 }
 
 // Pid returns the process id of a running service, or 0 when it is not running (loadgen reads
 // its CPU time from /proc/<pid>/stat).
 func (s *Set) Pid(name string) int {
-	if p, err := s.last(name); err == nil && p.alive() {
-		return p.cmd.Process.Pid
+	if p, err := s.last(name); err == nil && p.Alive() {
+		return p.Pid()
 	}
 	return 0
 }
@@ -193,14 +174,7 @@ func (s *Set) Process(name string) string {
 }
 
 // LogTail returns the last n lines of a service's log.
-func (s *Set) LogTail(name string, n int) string {
-	b, _ := os.ReadFile(s.LogPath(name))
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (s *Set) LogTail(name string, n int) string { return proc.Tail(s.LogPath(name), n) }
 
 // LogPath is the file a service's stdout and stderr are appended to (every start of it; under
 // OneProcess, the shared all.log).

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/qim-dev/qim/gates/proc"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services"
 )
@@ -70,20 +71,17 @@ type Set struct {
 	ep    stack.Endpoints
 	Addrs Addrs
 	mu    sync.Mutex
-	procs map[string]*proc
+	procs map[string]*child
 	extra []string
 	n     int                // instances of each Scaled service
 	certs *services.DevCerts // nil: the binary predates the internal RPC boundary
 }
 
-// proc is the last process started for one service name. It stays in Set.procs after it
+// child is the last process started for one service name. It stays in Set.procs after it
 // exited, so WaitExit and ExitErr can still report how it ended; the next start replaces it.
-type proc struct {
-	cmd    *exec.Cmd
-	log    string        // the name its log file is under (OneProcess: every service's is "all")
-	exited chan struct{} // closed once cmd.Wait returned
-	err    error         // exit error, valid once exited is closed
-	paused bool          // SIGSTOPped by Pause; guarded by Set.mu
+type child struct {
+	*proc.Process
+	log string // the name its log file is under (OneProcess: every service's is "all")
 }
 
 // Sentinel errors of the process methods (wrapped with the service name).
@@ -149,7 +147,7 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 		name := InstanceName(Gateway, k)
 		a.TCP[name], a.WS[name], next = next[0], next[1], next[2:]
 	}
-	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*proc{}, extra: extraEnv, n: n}
+	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*child{}, extra: extraEnv, n: n}
 	if err := s.writeCerts(); err != nil {
 		return nil, err
 	}
