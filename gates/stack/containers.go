@@ -16,6 +16,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 	"github.com/testcontainers/testcontainers-go/wait"
+	"golang.org/x/sync/errgroup"
 )
 
 // NewContainers returns a Stack on a Docker-compatible engine via testcontainers-go: redis:7.2
@@ -124,18 +125,11 @@ func (s *containersStack) Up(ctx context.Context) error {
 		})
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
+	// The first server that fails cancels the others' start; Wait returns that first error.
+	g, ctx := errgroup.WithContext(ctx)
 	t0 := time.Now()
 	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			c, addr, err := j.run(ctx)
 			if c != nil {
 				s.mu.Lock()
@@ -147,17 +141,16 @@ func (s *containersStack) Up(ctx context.Context) error {
 				err = s.waitReady(ctx, j.server, c, func(ctx context.Context) error { return j.probe(ctx, addr) })
 			}
 			if err != nil {
-				once.Do(func() { first = fmt.Errorf("stack: %s: %w", j.server, err); cancel() })
-				return
+				return fmt.Errorf("stack: %s: %w", j.server, err)
 			}
 			s.mu.Lock()
 			j.set(addr)
 			s.mu.Unlock()
 			fmt.Fprintf(s.cfg.progress, "stack %s: %s ready in %.1fs (%s)\n", s.name, j.server, time.Since(t0).Seconds(), addr)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // runRedpanda starts Redpanda as a GenericContainer. (modules/redpanda v0.40.0, the newest the
