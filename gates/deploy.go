@@ -48,12 +48,12 @@ func (l *lazyDeployment) get(ctx context.Context) (*svc.Set, error) {
 		l.err = err
 		return nil, err
 	}
-	procs := serviceProcs(ep, l.env.instances())
-	n := deployedGoMaxProcs(l.env, procs)
+	procs := ServiceProcs(ep, l.env.NumInstances())
+	n := DeployedGoMaxProcs(l.env, procs)
 	if n > 0 {
 		l.env.Progressf("services run with GOMAXPROCS=%d (%d cores, %d service processes)", n, runtime.NumCPU(), procs)
 	}
-	set, err := svc.NewInstances(bin, ep, l.env.instances(), goMaxProcsEnv(n)...)
+	set, err := svc.NewInstances(bin, ep, l.env.NumInstances(), goMaxProcsEnv(n)...)
 	if err != nil {
 		l.err = err
 		return nil, err

@@ -35,15 +35,15 @@ func goMaxProcsEnv(n int) []string {
 	return []string{"GOMAXPROCS=" + strconv.Itoa(n)}
 }
 
-// deployedGoMaxProcs is serviceGoMaxProcs for env's deployment of procs service processes on
+// DeployedGoMaxProcs is serviceGoMaxProcs for env's deployment of procs service processes on
 // this machine.
-func deployedGoMaxProcs(env *Env, procs int) int {
+func DeployedGoMaxProcs(env *Env, procs int) int {
 	return serviceGoMaxProcs(env.GoMaxProcs, runtime.NumCPU(), procs, env.OneProcess)
 }
 
-// serviceProcs counts the service processes of a split deployment on ep of instances of each
+// ServiceProcs counts the service processes of a split deployment on ep of instances of each
 // scaled service: svc.Order with the extra instances, and the HistoryArchiver with a CQL node.
-func serviceProcs(ep stack.Endpoints, instances int) int {
+func ServiceProcs(ep stack.Endpoints, instances int) int {
 	n := len(svc.Order) + len(svc.Scaled)*(max(instances, 1)-1)
 	if ep.CQL != "" {
 		n++
@@ -52,4 +52,4 @@ func serviceProcs(ep stack.Endpoints, instances int) int {
 }
 
 // instances is Env.Instances with 0 read as 1.
-func (e *Env) instances() int { return max(e.Instances, 1) }
+func (e *Env) NumInstances() int { return max(e.Instances, 1) }

@@ -42,7 +42,7 @@ func failureReason(r *Result) string {
 	if r.Error != "" {
 		parts = append(parts, r.Error)
 	}
-	failed := r.failedChecks()
+	failed := r.FailedChecks()
 	for i, c := range failed {
 		if i == 2 {
 			parts = append(parts, fmt.Sprintf("and %d more failed checks", len(failed)-2))

@@ -56,8 +56,8 @@ func (r *Result) Metric(name string, v float64) {
 	r.Metrics[name] = v
 }
 
-// failedChecks returns the checks that ran and failed, in the order they were recorded.
-func (r *Result) failedChecks() []Check {
+// FailedChecks returns the checks that ran and failed, in the order they were recorded.
+func (r *Result) FailedChecks() []Check {
 	var out []Check
 	for _, c := range r.Checks {
 		if !c.Skipped && !c.Passed {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qim-dev/qim/audit"
 	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/stack/stacktest"
 	"github.com/qim-dev/qim/gates/svc"
 )
 
@@ -60,7 +61,7 @@ func TestAuditGateVerdicts(t *testing.T) {
 					return c.res(), nil
 				},
 			}
-			r := runOne(context.Background(), g, auditEnv(t), time.Hour)
+			r := RunOne(context.Background(), g, auditEnv(t), time.Hour)
 			if c.waitErr != nil && ran {
 				t.Fatal("audited although the consumers had not caught up")
 			}
@@ -90,6 +91,6 @@ func auditEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	return &Env{Progress: &bytes.Buffer{},
-		Stack:      func(context.Context) (stack.Stack, error) { return fakeStack{ep}, nil },
+		Stack:      func(context.Context) (stack.Stack, error) { return stacktest.Fake{EP: ep}, nil },
 		Deployment: func(context.Context) (*svc.Set, error) { return set, nil }}
 }

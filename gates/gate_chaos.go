@@ -92,9 +92,9 @@ func (chaosGate) Run(ctx context.Context, env *Env, r *Result) {
 func runSource(ctx context.Context, root string) chaos.StabilityRun {
 	src := chaos.StabilityRun{Command: strings.Join(append([]string{"qim-gate"}, os.Args[1:]...), " "),
 		Commit: "an unknown tree", Machine: fmt.Sprintf("%d cores", runtime.NumCPU())}
-	if sha, err := git(ctx, root, "rev-parse", "--short", "HEAD"); err == nil {
+	if sha, err := Git(ctx, root, "rev-parse", "--short", "HEAD"); err == nil {
 		src.Commit = sha
-		if st, err := git(ctx, root, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
+		if st, err := Git(ctx, root, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
 			src.Commit += " with uncommitted changes"
 		}
 	}

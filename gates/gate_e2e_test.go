@@ -10,16 +10,9 @@ import (
 
 	"github.com/qim-dev/qim/gates/e2e"
 	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/stack/stacktest"
 	"github.com/qim-dev/qim/gates/svc"
 )
-
-type fakeStack struct{ ep stack.Endpoints }
-
-func (f fakeStack) Up(context.Context) error         { return nil }
-func (f fakeStack) Down(context.Context) error       { return nil }
-func (f fakeStack) Endpoints() stack.Endpoints       { return f.ep }
-func (f fakeStack) Logs(string, int) (string, error) { return "", nil }
-func (f fakeStack) Check(context.Context) error      { return nil }
 
 // A deliberately broken scenario must fail gate 4 and name the scenario, while the passing one
 // is still reported as passing.
@@ -30,7 +23,7 @@ func TestE2EGateFailsOnABrokenScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &Env{Progress: &bytes.Buffer{},
-		Stack:      func(context.Context) (stack.Stack, error) { return fakeStack{ep}, nil },
+		Stack:      func(context.Context) (stack.Stack, error) { return stacktest.Fake{EP: ep}, nil },
 		Deployment: func(context.Context) (*svc.Set, error) { return set, nil }}
 	g := e2eGate{scenarios: func() []e2e.Scenario {
 		return []e2e.Scenario{
@@ -38,7 +31,7 @@ func TestE2EGateFailsOnABrokenScenario(t *testing.T) {
 			{Name: "broken-on-purpose", Run: func(context.Context, *e2e.Env) error { return errors.New("lost a message") }},
 		}
 	}}
-	r := runOne(context.Background(), g, env, time.Hour)
+	r := RunOne(context.Background(), g, env, time.Hour)
 	if r.Passed {
 		t.Fatal("gate passed with a broken scenario")
 	}

@@ -72,7 +72,7 @@ func runInvariants(t *testing.T, cql bool, edit func(map[string]*fakeService)) *
 		set.Addrs.Metrics[name] = strings.TrimPrefix(srv.URL, "http://")
 	}
 	env := &Env{Progress: &bytes.Buffer{}, Deployment: func(context.Context) (*svc.Set, error) { return set, nil }}
-	return runOne(context.Background(), invariantsGate{}, env, time.Hour)
+	return RunOne(context.Background(), invariantsGate{}, env, time.Hour)
 }
 
 func TestInvariantsGate(t *testing.T) {
@@ -124,7 +124,7 @@ func TestInvariantsGate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runInvariants(t, true, tc.edit)
-			failed := failedChecks(r)
+			failed := FailedChecks(r)
 			if r.Passed != (len(tc.fail) == 0) || len(failed) != len(tc.fail) {
 				t.Fatalf("passed=%v error=%q failed=%q, want %d failures", r.Passed, r.Error, failed, len(tc.fail))
 			}
@@ -146,8 +146,8 @@ func TestInvariantsGate(t *testing.T) {
 // passed, and the other services are judged as before.
 func TestInvariantsGateWithoutCQL(t *testing.T) {
 	r := runInvariants(t, false, func(map[string]*fakeService) {})
-	if !r.Passed || len(failedChecks(r)) != 0 {
-		t.Fatalf("passed=%v failed=%q", r.Passed, failedChecks(r))
+	if !r.Passed || len(FailedChecks(r)) != 0 {
+		t.Fatalf("passed=%v failed=%q", r.Passed, FailedChecks(r))
 	}
 	var skipped []string
 	for _, c := range r.Checks {
@@ -172,7 +172,7 @@ func TestInvariantsGateWithoutDeployment(t *testing.T) {
 	env := &Env{Progress: &bytes.Buffer{}, Deployment: func(context.Context) (*svc.Set, error) {
 		return nil, fmt.Errorf("svc: build qim: no go")
 	}}
-	if r := runOne(context.Background(), invariantsGate{}, env, time.Hour); r.Passed || !strings.Contains(r.Error, "no go") {
+	if r := RunOne(context.Background(), invariantsGate{}, env, time.Hour); r.Passed || !strings.Contains(r.Error, "no go") {
 		t.Fatalf("passed=%v error=%q", r.Passed, r.Error)
 	}
 }

@@ -146,7 +146,7 @@ func theavyEnv(t *testing.T, g *theavyGate, f *fakeGateway, addr string) *Env {
 	return &Env{Progress: &bytes.Buffer{}}
 }
 
-func failedChecks(r *Result) []string {
+func FailedChecks(r *Result) []string {
 	var out []string
 	for _, c := range r.Checks {
 		if !c.Passed && !c.Skipped {
@@ -173,9 +173,9 @@ func TestTHeavyGate(t *testing.T) {
 			f, addr := startFakeGateway(t, tc.lose)
 			g := theavyGate{conversations: 45, samples: theavyMinSample, workers: 6, buildWait: time.Second, slo: tc.slo}
 			env := theavyEnv(t, &g, f, addr)
-			r := runOne(context.Background(), g, env, time.Hour)
+			r := RunOne(context.Background(), g, env, time.Hour)
 			if r.Passed != tc.pass {
-				t.Fatalf("passed = %v, want %v; error %q, failed checks %v", r.Passed, tc.pass, r.Error, failedChecks(r))
+				t.Fatalf("passed = %v, want %v; error %q, failed checks %v", r.Passed, tc.pass, r.Error, FailedChecks(r))
 			}
 			if tc.pass {
 				if r.Metrics["conversations"] != 45 || r.Metrics["samples"] != theavyMinSample || r.Metrics["first_screen_p99_ms"] <= 0 {
@@ -183,7 +183,7 @@ func TestTHeavyGate(t *testing.T) {
 				}
 				return
 			}
-			if failed := failedChecks(r); len(failed) != 1 || !strings.HasPrefix(failed[0], tc.failing) {
+			if failed := FailedChecks(r); len(failed) != 1 || !strings.HasPrefix(failed[0], tc.failing) {
 				t.Fatalf("failed checks = %v, want only %q", failed, tc.failing)
 			}
 		})
@@ -193,7 +193,7 @@ func TestTHeavyGate(t *testing.T) {
 // A gate that cannot reach its deployment fails closed.
 func TestTHeavyGateFailsWithoutDeployment(t *testing.T) {
 	g := theavyGate{target: func(context.Context, *Env) (*e2e.Env, error) { return nil, errors.New("no stack") }}
-	r := runOne(context.Background(), g, &Env{Progress: &bytes.Buffer{}}, time.Hour)
+	r := RunOne(context.Background(), g, &Env{Progress: &bytes.Buffer{}}, time.Hour)
 	if r.Passed || !strings.Contains(r.Error, "no stack") {
 		t.Fatalf("result = %+v, want a failure naming the cause", r)
 	}

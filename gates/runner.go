@@ -96,7 +96,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 		if ran == 1 {
 			sum.Passed = true
 		}
-		r := runOne(ctx, g, env, o.Heartbeat)
+		r := RunOne(ctx, g, env, o.Heartbeat)
 		status := "PASS"
 		if !r.Passed {
 			status = "FAIL"
@@ -126,8 +126,8 @@ func errSuffix(e string) string {
 	return ": " + e
 }
 
-// runOne runs a gate with a heartbeat and turns a panic into a failed gate.
-func runOne(ctx context.Context, g Gate, env *Env, every time.Duration) (r *Result) {
+// RunOne runs a gate with a heartbeat and turns a panic into a failed gate.
+func RunOne(ctx context.Context, g Gate, env *Env, every time.Duration) (r *Result) {
 	start := time.Now()
 	r = &Result{Gate: g.Name(), Title: g.Title(), StartedAt: start.UTC()}
 	done := make(chan struct{})

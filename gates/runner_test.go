@@ -65,19 +65,6 @@ func TestRunnerDecidesPassFromEvidence(t *testing.T) {
 	}
 }
 
-// TestRegistryIsTheTenGatesInReleaseOrder: --full runs exactly the ten gates, in release order
-// (chaos last: after perf, on a stack of its own).
-func TestRegistryIsTheTenGatesInReleaseOrder(t *testing.T) {
-	var names []string
-	for _, g := range Registry() {
-		names = append(names, g.Name())
-	}
-	want := "lint tests services e2e perf theavy redis-artifacts invariants orphan-audit chaos"
-	if got := strings.Join(names, " "); got != want {
-		t.Fatalf("registry %q, want %q", got, want)
-	}
-}
-
 func TestEmptyRunFails(t *testing.T) {
 	sum, err := Run(context.Background(), nil, RunOptions{ReportDir: t.TempDir(), Progress: &bytes.Buffer{}})
 	if err != nil || sum.Passed {

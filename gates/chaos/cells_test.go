@@ -58,7 +58,7 @@ func TestOptionsRequireTheirInputsAndFillDefaults(t *testing.T) {
 	if err := o.Validate(); !errors.Is(err, ErrConfig) {
 		t.Fatalf("empty options: %v", err)
 	}
-	o = Options{Bin: "qim", ReportDir: t.TempDir(), Stack: fakeStack{}}
+	o = Options{Bin: "qim", ReportDir: t.TempDir(), Stack: fakeStack}
 	if err := o.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "cannot inject server faults") {
 		t.Fatalf("a stack without faults must be refused: %v", err)
 	}

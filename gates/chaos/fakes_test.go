@@ -4,17 +4,13 @@ import (
 	"context"
 
 	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/stack/stacktest"
 )
 
-type fakeStack struct{}
+// fakeStack is a stack the matrix can be configured against without starting anything.
+var fakeStack = stacktest.Fake{EP: stack.Endpoints{Provider: "fake"}}
 
-func (fakeStack) Up(context.Context) error         { return nil }
-func (fakeStack) Down(context.Context) error       { return nil }
-func (fakeStack) Endpoints() stack.Endpoints       { return stack.Endpoints{Provider: "fake"} }
-func (fakeStack) Logs(string, int) (string, error) { return "", nil }
-func (fakeStack) Check(context.Context) error      { return nil }
-
-type fakeFaultStack struct{ fakeStack }
+type fakeFaultStack struct{ stacktest.Fake }
 
 func (fakeFaultStack) Kill(string) error                     { return nil }
 func (fakeFaultStack) Pause(string) error                    { return nil }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/gates"
+	"github.com/qim-dev/qim/gates/ab"
 	"github.com/qim-dev/qim/gates/stack"
 )
 
@@ -69,7 +69,7 @@ func (o *abOptions) runAB(cmd *cobra.Command, baseline string) error {
 	if err := os.MkdirAll(o.run.reportDir, 0o755); err != nil {
 		return fmt.Errorf("qim-gate ab: %w", err)
 	}
-	_, err := gates.AB(cmd.Context(), gates.ABOptions{Root: o.run.root, Baseline: baseline, Candidate: o.candidate,
+	_, err := ab.AB(cmd.Context(), ab.ABOptions{Root: o.run.root, Baseline: baseline, Candidate: o.candidate,
 		Rounds: o.rounds, ReportDir: o.run.reportDir, Progress: os.Stderr, Perf: o.run.perf,
 		OneProcess: o.run.oneProcess, CandidateOneProcess: o.candidateOneProcess, GoMaxProcs: o.run.goMaxProcs,
 		NewStack: func() stack.Stack {

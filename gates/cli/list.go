@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qim-dev/qim/gates"
+	"github.com/qim-dev/qim/gates/release"
 )
 
 func newListCmd() *cobra.Command {
@@ -14,7 +14,7 @@ func newListCmd() *cobra.Command {
 		Short: "List the gates in release order",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for i, g := range gates.Registry() {
+			for i, g := range release.Registry() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d  %-16s %s\n", i+1, g.Name(), g.Title())
 			}
 			return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates"
+	"github.com/qim-dev/qim/gates/release"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/loadgen"
 )
@@ -130,17 +131,17 @@ func (o *runOptions) selected(args []string) ([]gates.Gate, error) {
 		return nil, fmt.Errorf("qim-gate: name gates or pass --full (not both)")
 	}
 	if o.full {
-		return gates.Registry(), nil
+		return release.Registry(), nil
 	}
 	want := map[string]bool{}
 	for _, a := range args {
-		if _, ok := gates.Lookup(a); !ok {
+		if _, ok := release.Lookup(a); !ok {
 			return nil, fmt.Errorf("qim-gate: unknown gate %q (see qim-gate list)", a)
 		}
 		want[a] = true
 	}
 	var gs []gates.Gate // release order regardless of argument order
-	for _, g := range gates.Registry() {
+	for _, g := range release.Registry() {
 		if want[g.Name()] {
 			gs = append(gs, g)
 		}
@@ -229,7 +230,7 @@ func parseSkips(vals []string) (map[string]string, error) {
 	for _, v := range vals {
 		name, reason, _ := strings.Cut(v, ":")
 		name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
-		if _, ok := gates.Lookup(name); !ok {
+		if _, ok := release.Lookup(name); !ok {
 			return nil, fmt.Errorf("qim-gate: --skip %q: unknown gate %q (see qim-gate list)", v, name)
 		}
 		if reason == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/itest"
 	"github.com/qim-dev/qim/gates/keyspace"
+	"github.com/qim-dev/qim/gates/release"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services"
 )
@@ -212,7 +213,7 @@ func TestRedisArtifactsGateFailsOnArtifacts(t *testing.T) {
 		_ = mailbox.Del(context.Background(), cursor.Example, "qim:stray:gate7").Err()
 		_ = core.Del(context.Background(), commit.Example).Err()
 	})
-	g, ok := gates.Lookup("redis-artifacts")
+	g, ok := release.Lookup("redis-artifacts")
 	if !ok {
 		t.Fatal("no redis-artifacts gate")
 	}

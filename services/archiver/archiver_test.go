@@ -58,7 +58,7 @@ func TestArchiverArchivesEveryCommittedRecordThenPublishesTheWatermark(t *testin
 		t.Fatalf("rows_total = %v, want %d", got, n)
 	}
 	// The perf gate sums every Kafka client's requests per message; an archiver that counts
-	// none would drop out of that figure (gates/perf_kafka.go).
+	// none would drop out of that figure (gates/perf/perf_kafka.go).
 	if got := metricValue(t, r.svc, "qim_kafka_requests_total"); got == 0 {
 		t.Fatal("qim_kafka_requests_total = 0 after archiving: the archiver's Kafka clients are not counted")
 	}

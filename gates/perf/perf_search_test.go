@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/svc"
 )
 
@@ -67,7 +68,7 @@ func snapKafkaRequests(ctx context.Context, metrics map[string]string) (kafkaReq
 // kafkaPerMessage records, from two snapshots around a run, the broker requests per ACKed
 // message (metric kafka_requests_per_msg), by API (kafka_requests_per_msg_api_<api>) and by
 // service (kafka_requests_per_msg_svc_<service>), and returns one line for people.
-func kafkaPerMessage(r *Result, prefix string, before, after kafkaRequests, acked int64) string {
+func kafkaPerMessage(r *gates.Result, prefix string, before, after kafkaRequests, acked int64) string {
 	if acked <= 0 {
 		return "no ACKed message: no broker requests per message"
 	}

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/loadgen"
 )
 
@@ -14,10 +15,10 @@ import (
 // group), runs the JIT warm-up and the measured run as group runs without the SDK lane (wired
 // or not), judges lost entries, and reports the entry rate and CPU per entry.
 func TestPerfGateGroupRun(t *testing.T) {
-	f := newPerfFixture(t, PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, Rate: 50, Duration: 20 * time.Second, Connections: 400})
+	f := newPerfFixture(t, gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, Rate: 50, Duration: 20 * time.Second, Connections: 400})
 	g := f.gate()
 	g.newLane = func() loadgen.Lane { t.Fatal("SDK lane built in group mode"); return nil }
-	r := runOne(context.Background(), g, f.env, time.Hour)
+	r := gates.RunOne(context.Background(), g, f.env, time.Hour)
 	if !r.Passed || len(f.configs) != 3 {
 		t.Fatalf("passed=%v after %d runs: %+v", r.Passed, len(f.configs), r)
 	}
@@ -45,15 +46,15 @@ func TestPerfGateGroupRun(t *testing.T) {
 // with the reason before any load is offered.
 func TestPerfGateGroupConfigRefused(t *testing.T) {
 	for _, tc := range []struct {
-		opts PerfOptions
+		opts gates.PerfOptions
 		want string
 	}{
-		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 500, Connections: 400}, "400 connections cannot hold a group of 500"},
-		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, SDKClients: 5}, "SDK lane drives 1:1 pairs"},
-		{PerfOptions{Mode: loadgen.ModeGroup}, "group size 0 not in [1, 1000]"},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 500, Connections: 400}, "400 connections cannot hold a group of 500"},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, SDKClients: 5}, "SDK lane drives 1:1 pairs"},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup}, "group size 0 not in [1, 1000]"},
 	} {
 		f := newPerfFixture(t, tc.opts)
-		r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+		r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 		if r.Passed || len(f.configs) != 0 || !strings.Contains(r.Error, tc.want) {
 			t.Errorf("%+v: passed=%v after %d runs, error %q", tc.opts, r.Passed, len(f.configs), r.Error)
 		}
@@ -64,14 +65,14 @@ func TestPerfGateGroupConfigRefused(t *testing.T) {
 // entries, names steps by their message rate, and reports the capacity's entry rate; a lost
 // entry above capacity fails its step.
 func TestPerfGateGroupFindMax(t *testing.T) {
-	f := newPerfFixture(t, PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, FindMax: true, Duration: time.Hour})
+	f := newPerfFixture(t, gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10, FindMax: true, Duration: time.Hour})
 	f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
 		if cfg.Rate > 300 {
 			return 400, 900, 2
 		}
 		return 10, 40, 0
 	}
-	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 	var rates []float64
 	for _, c := range f.configs[2:] {
 		rates = append(rates, c.Rate)
@@ -92,16 +93,16 @@ func TestPerfGateGroupFindMax(t *testing.T) {
 
 func TestFindMaxStartAndNames(t *testing.T) {
 	for _, tc := range []struct {
-		o    PerfOptions
+		o    gates.PerfOptions
 		want float64
 	}{
-		{PerfOptions{}, 100},
-		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 2}, 100},
-		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10}, 20},
-		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 3}, 66.7},
-		{PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 1000}, 0.2},
+		{gates.PerfOptions{}, 100},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 2}, 100},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10}, 20},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 3}, 66.7},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 1000}, 0.2},
 	} {
-		if got := tc.o.findMaxStartRate(); got != tc.want {
+		if got := options(tc.o).findMaxStartRate(); got != tc.want {
 			t.Errorf("findMaxStartRate(%+v) = %v, want %v", tc.o, got, tc.want)
 		}
 	}
@@ -114,16 +115,16 @@ func TestFindMaxStartAndNames(t *testing.T) {
 
 func TestJITWarmRateScalesToGroups(t *testing.T) {
 	for _, c := range []struct {
-		o    PerfOptions
+		o    gates.PerfOptions
 		want float64
 	}{
-		{PerfOptions{Rate: 250}, 250},
-		{PerfOptions{Rate: 5000}, perfJITWarmMax},
-		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 1000}, 2},
-		{PerfOptions{Rate: 1, Mode: loadgen.ModeGroup, GroupSize: 1000}, 1},
-		{PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 100, FindMax: true}, 2},
+		{gates.PerfOptions{Rate: 250}, 250},
+		{gates.PerfOptions{Rate: 5000}, perfJITWarmMax},
+		{gates.PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 1000}, 2},
+		{gates.PerfOptions{Rate: 1, Mode: loadgen.ModeGroup, GroupSize: 1000}, 1},
+		{gates.PerfOptions{Rate: 250, Mode: loadgen.ModeGroup, GroupSize: 100, FindMax: true}, 2},
 	} {
-		if got := c.o.jitWarmRate(); got != c.want {
+		if got := options(c.o).jitWarmRate(); got != c.want {
 			t.Errorf("%+v: warm-up rate %v, want %v", c.o, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/stack/stacktest"
 	"github.com/qim-dev/qim/gates/svc"
 	"github.com/qim-dev/qim/loadgen"
 )
@@ -17,13 +19,13 @@ import (
 // perfFixture is a gate 5 environment on a fake stack (with a pid file, as the process provider
 // writes them) and a loadgen stand-in that records the configs it was given.
 type perfFixture struct {
-	env     *Env
+	env     *gates.Env
 	configs []loadgen.Config
 	// shape decides the run's outcome per config: p99s and losses.
 	shape func(cfg loadgen.Config) (ackP99, e2eP99 float64, missing int64)
 }
 
-func newPerfFixture(t *testing.T, opts PerfOptions) *perfFixture {
+func newPerfFixture(t *testing.T, opts gates.PerfOptions) *perfFixture {
 	t.Helper()
 	ep := stack.Endpoints{Dir: t.TempDir(), DispatchShards: 64}
 	if err := os.MkdirAll(filepath.Join(ep.Dir, "pids"), 0o755); err != nil {
@@ -42,8 +44,8 @@ func newPerfFixture(t *testing.T, opts PerfOptions) *perfFixture {
 		set.Addrs.Metrics[name] = metricsServer(t, kafkaFamily+`qim_kafka_requests_total{api="Fetch",client="c"} 1`+"\n")
 	}
 	f := &perfFixture{shape: func(loadgen.Config) (float64, float64, int64) { return 10, 40, 0 }}
-	f.env = &Env{Progress: &bytes.Buffer{}, ReportDir: t.TempDir(), Perf: opts,
-		Stack:      func(context.Context) (stack.Stack, error) { return fakeStack{ep}, nil },
+	f.env = &gates.Env{Progress: &bytes.Buffer{}, ReportDir: t.TempDir(), Perf: opts,
+		Stack:      func(context.Context) (stack.Stack, error) { return stacktest.Fake{EP: ep}, nil },
 		Deployment: func(context.Context) (*svc.Set, error) { return set, nil }}
 	return f
 }
@@ -92,7 +94,7 @@ func fakeLoadReport(cfg loadgen.Config, ackP99, e2eP99 float64, missing int64) *
 	return rep
 }
 
-func checkNamed(r *Result, name string) *Check {
+func checkNamed(r *gates.Result, name string) *gates.Check {
 	for i := range r.Checks {
 		if r.Checks[i].Name == name {
 			return &r.Checks[i]
@@ -104,8 +106,8 @@ func checkNamed(r *Result, name string) *Check {
 // TestPerfGateRun: warm-up first, then one run with the flags' rate, duration and connections,
 // CPU accounted for the stack's pid files, every verdict a check, artifacts in the report dir.
 func TestPerfGateRun(t *testing.T) {
-	f := newPerfFixture(t, PerfOptions{Rate: 700, Duration: 42 * time.Second, Connections: 60})
-	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	f := newPerfFixture(t, gates.PerfOptions{Rate: 700, Duration: 42 * time.Second, Connections: 60})
+	r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 	if !r.Passed {
 		t.Fatalf("gate failed: %+v", r)
 	}
@@ -150,8 +152,8 @@ func TestPerfGateRun(t *testing.T) {
 
 // The SDK lane asked for (the CLI default is 5 %) but not wired must fail the gate by name.
 func TestPerfGateSDKLaneNotWired(t *testing.T) {
-	f := newPerfFixture(t, PerfOptions{Rate: 500, Duration: time.Second, SDKClients: 5})
-	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	f := newPerfFixture(t, gates.PerfOptions{Rate: 500, Duration: time.Second, SDKClients: 5})
+	r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 	c := checkNamed(r, loadgen.CheckSDKLane)
 	if r.Passed || c == nil || c.Passed || !strings.Contains(c.Detail, "SDK lane not available in this build") {
 		t.Fatalf("passed=%v lane check %+v", r.Passed, c)
@@ -164,7 +166,7 @@ func TestPerfGateSDKLaneNotWired(t *testing.T) {
 
 // A lossy JIT warm-up stops the gate too (high latency there is not judged).
 func TestPerfGateJITWarmUpMustNotLose(t *testing.T) {
-	f := newPerfFixture(t, PerfOptions{Rate: 5000})
+	f := newPerfFixture(t, gates.PerfOptions{Rate: 5000})
 	f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
 		if cfg.Label == "warm-up (JIT)" {
 			if cfg.Rate != perfJITWarmMax {
@@ -174,7 +176,7 @@ func TestPerfGateJITWarmUpMustNotLose(t *testing.T) {
 		}
 		return 10, 40, 0
 	}
-	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 	if c := checkNamed(r, "warm-up (JIT)"); r.Passed || len(f.configs) != 2 || c == nil || c.Passed {
 		t.Fatalf("passed=%v runs=%d check %+v", r.Passed, len(f.configs), c)
 	}
@@ -182,9 +184,9 @@ func TestPerfGateJITWarmUpMustNotLose(t *testing.T) {
 
 // A dirty warm-up stops the gate before the measured run.
 func TestPerfGateWarmUpMustBeClean(t *testing.T) {
-	f := newPerfFixture(t, PerfOptions{})
+	f := newPerfFixture(t, gates.PerfOptions{})
 	f.shape = func(loadgen.Config) (float64, float64, int64) { return 10, 40, 1 }
-	r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+	r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 	if r.Passed || len(f.configs) != 1 || checkNamed(r, "warm-up").Passed {
 		t.Fatalf("passed=%v runs=%d", r.Passed, len(f.configs))
 	}
@@ -199,7 +201,7 @@ func TestPerfGateFindMax(t *testing.T) {
 		wantPass bool
 	}{{"slow above capacity", false, true}, {"lossy above capacity", true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newPerfFixture(t, PerfOptions{FindMax: true, Duration: time.Hour, SDKClients: 0})
+			f := newPerfFixture(t, gates.PerfOptions{FindMax: true, Duration: time.Hour, SDKClients: 0})
 			f.shape = func(cfg loadgen.Config) (float64, float64, int64) {
 				if cfg.Rate > 2000 {
 					if tc.lossy {
@@ -209,7 +211,7 @@ func TestPerfGateFindMax(t *testing.T) {
 				}
 				return 10, 40, 0
 			}
-			r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+			r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 			if r.Passed != tc.wantPass {
 				t.Fatalf("passed=%v, want %v: %+v", r.Passed, tc.wantPass, r.Checks)
 			}
@@ -244,14 +246,14 @@ func TestPerfGateFindMax(t *testing.T) {
 func TestPerfGateCPUBudget(t *testing.T) { // the fake reports 0.3 ms/msg
 	for _, tc := range []struct {
 		name    string
-		opts    PerfOptions
+		opts    gates.PerfOptions
 		check   string
 		passing bool
 	}{
-		{"single run within budget", PerfOptions{Rate: 500, Duration: time.Second, CPUBudget: 0.5}, loadgen.CheckCPU, true},
-		{"single run over budget", PerfOptions{Rate: 500, Duration: time.Second, CPUBudget: 0.25}, loadgen.CheckCPU, false},
-		{"capacity within budget", PerfOptions{FindMax: true, Duration: time.Hour, CPUBudget: 0.5}, loadgen.CheckCPU + " at capacity", true},
-		{"capacity over budget", PerfOptions{FindMax: true, Duration: time.Hour, CPUBudget: 0.25}, loadgen.CheckCPU + " at capacity", false},
+		{"single run within budget", gates.PerfOptions{Rate: 500, Duration: time.Second, CPUBudget: 0.5}, loadgen.CheckCPU, true},
+		{"single run over budget", gates.PerfOptions{Rate: 500, Duration: time.Second, CPUBudget: 0.25}, loadgen.CheckCPU, false},
+		{"capacity within budget", gates.PerfOptions{FindMax: true, Duration: time.Hour, CPUBudget: 0.5}, loadgen.CheckCPU + " at capacity", true},
+		{"capacity over budget", gates.PerfOptions{FindMax: true, Duration: time.Hour, CPUBudget: 0.25}, loadgen.CheckCPU + " at capacity", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newPerfFixture(t, tc.opts)
@@ -261,7 +263,7 @@ func TestPerfGateCPUBudget(t *testing.T) { // the fake reports 0.3 ms/msg
 				}
 				return 10, 40, 0
 			}
-			r := runOne(context.Background(), f.gate(), f.env, time.Hour)
+			r := gates.RunOne(context.Background(), f.gate(), f.env, time.Hour)
 			c := checkNamed(r, tc.check)
 			if c == nil || c.Passed != tc.passing || r.Passed != tc.passing {
 				t.Fatalf("check %q = %+v, gate passed %v, want %v", tc.check, c, r.Passed, tc.passing)
@@ -286,7 +288,7 @@ func equalRates(a, b []float64) bool {
 }
 
 func TestPerfOptionsDefaults(t *testing.T) {
-	o := PerfOptions{}.withDefaults()
+	o := options{}.withDefaults()
 	if o.Rate != 250 || o.Duration != 180*time.Second || o.Connections != 400 || o.SDKClients != 0 {
 		t.Fatalf("defaults %+v", o)
 	}

@@ -1,10 +1,11 @@
-package gates
+package perf
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/loadgen"
 )
 
@@ -23,7 +24,7 @@ type callCounts struct {
 }
 
 // countCalls snapshots the counters before or after a measured run (nil without a stack).
-func (g perfGate) countCalls(ctx context.Context, env *Env) *callCounts {
+func (g perfGate) countCalls(ctx context.Context, env *gates.Env) *callCounts {
 	if env.Stack == nil {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (g perfGate) countCalls(ctx context.Context, env *Env) *callCounts {
 // judged by them beside CPU), but reading them is checked: label "" is the measured run, which
 // always records the check; a find-max step (label "step 500 msg/s") records it only when it
 // fails, so the ladder's report stays one check per step.
-func (g perfGate) reportCalls(ctx context.Context, env *Env, r *Result, prefix, label string, before *callCounts, rep *loadgen.Report) {
+func (g perfGate) reportCalls(ctx context.Context, env *gates.Env, r *gates.Result, prefix, label string, before *callCounts, rep *loadgen.Report) {
 	if before == nil {
 		return
 	}
@@ -60,7 +61,7 @@ func (g perfGate) reportCalls(ctx context.Context, env *Env, r *Result, prefix, 
 }
 
 // recordCalls is reportCalls once both snapshots are taken (after nil: no stack any more).
-func recordCalls(env *Env, r *Result, prefix, label string, before, after *callCounts, acked int64) {
+func recordCalls(env *gates.Env, r *gates.Result, prefix, label string, before, after *callCounts, acked int64) {
 	name := checkRequestCounters
 	if label != "" {
 		name = label + " " + checkRequestCounters

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/stack"
 )
 
@@ -64,7 +65,7 @@ var scriptCommands = map[string]bool{"evalsha": true, "evalsha_ro": true, "eval"
 // redisPerMessage records, from two snapshots around a run, the commands per ACKed message of
 // each server (metric redis_cmds_per_msg_<server>) and of its busiest commands
 // (redis_cmd_per_msg_<server>_<command>), each name after prefix, and returns one line for people.
-func redisPerMessage(r *Result, prefix string, before, after redisCalls, acked int64) string {
+func redisPerMessage(r *gates.Result, prefix string, before, after redisCalls, acked int64) string {
 	if acked <= 0 {
 		return "no ACKed message: no Redis calls per message"
 	}

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/loadgen"
 )
 
@@ -15,7 +16,7 @@ import (
 // check that passes when nothing was lost or duplicated — above capacity the system may be slow,
 // never lossy. CPU per message is reported for the capacity step (the highest within SLO), and
 // judged there when a budget is set: below saturation it mostly measures idle time.
-func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen.Config, o PerfOptions) {
+func (g perfGate) findMax(ctx context.Context, env *gates.Env, r *gates.Result, base loadgen.Config, o options) {
 	step := min(perfStep, o.Duration)
 	best, failAt, stop := 0.0, 0.0, ""
 	var lane *loadgen.Verdict
@@ -86,7 +87,7 @@ func (g perfGate) findMax(ctx context.Context, env *Env, r *Result, base loadgen
 // capacityCalls repeats the capacity step's request counts and CPU per message by process as
 // capacity_<name>: at saturation, where batches are largest, is where requests and CPU per
 // message are judged (below it, every stage fills idle CPU with small batches).
-func capacityCalls(r *Result, step string) {
+func capacityCalls(r *gates.Result, step string) {
 	for k, v := range r.Metrics {
 		name, ok := strings.CutPrefix(k, step)
 		if ok && (strings.HasPrefix(name, "kafka_requests_per_msg") || strings.HasPrefix(name, "redis_cmds_per_msg_") ||
@@ -97,7 +98,7 @@ func capacityCalls(r *Result, step string) {
 }
 
 // capacityCPU reports the CPU per message at the capacity step and judges it when asked.
-func capacityCPU(env *Env, r *Result, capacity *loadgen.Report, budget float64) {
+func capacityCPU(env *gates.Env, r *gates.Result, capacity *loadgen.Report, budget float64) {
 	if capacity == nil {
 		if budget > 0 {
 			r.Check(loadgen.CheckCPU+" at capacity", false, "no step within SLO: no capacity rate to judge CPU at")

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/svc"
 	"github.com/qim-dev/qim/services/archiver"
 )
@@ -29,7 +30,7 @@ type archiveProbe struct {
 }
 
 // startArchiveProbe returns nil when the deployment runs no archiver.
-func startArchiveProbe(ctx context.Context, env *Env) *archiveProbe {
+func startArchiveProbe(ctx context.Context, env *gates.Env) *archiveProbe {
 	set, err := env.Deployment(ctx)
 	if err != nil || !set.Running(svc.Archiver) {
 		return nil
@@ -73,7 +74,7 @@ func (p *archiveProbe) halt() {
 }
 
 // finish stops the sampling, reports the lag, waits for the archiver to catch up and audits.
-func (p *archiveProbe) finish(ctx context.Context, env *Env, r *Result) {
+func (p *archiveProbe) finish(ctx context.Context, env *gates.Env, r *gates.Result) {
 	if p == nil {
 		return
 	}
@@ -104,7 +105,7 @@ func (p *archiveProbe) finish(ctx context.Context, env *Env, r *Result) {
 	p.audit(ctx, env, r)
 }
 
-func (p *archiveProbe) audit(ctx context.Context, env *Env, r *Result) {
+func (p *archiveProbe) audit(ctx context.Context, env *gates.Env, r *gates.Result) {
 	st, err := env.Stack(ctx)
 	if err != nil {
 		r.Check("archive audit", false, "no stack: %v", err)

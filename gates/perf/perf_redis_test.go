@@ -1,8 +1,10 @@
-package gates
+package perf
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/qim-dev/qim/gates"
 )
 
 func TestRedisCallsPerMessage(t *testing.T) {
@@ -14,7 +16,7 @@ func TestRedisCallsPerMessage(t *testing.T) {
 	}
 	before := redisCalls{"redis-core": {"evalsha": 200, "get": 100, "info": 1}}
 	after := redisCalls{"redis-core": {"evalsha": 1200, "get": 300, "info": 3, "hset": 50}}
-	r := &Result{}
+	r := &gates.Result{}
 	line := redisPerMessage(r, "", before, after, 500)
 	if r.Metrics["redis_cmds_per_msg_redis-core"] != 2.5 || r.Metrics["redis_cmd_per_msg_redis-core_evalsha"] != 2 ||
 		r.Metrics["redis_cmd_per_msg_redis-core_hset"] != 0.1 {
@@ -26,7 +28,7 @@ func TestRedisCallsPerMessage(t *testing.T) {
 	if !strings.Contains(line, "redis-core 2.50, of them 2.00 script calls (evalsha 2.00, get 0.40, hset 0.10)") {
 		t.Fatalf("line %q", line)
 	}
-	if line := redisPerMessage(&Result{}, "", before, after, 0); !strings.Contains(line, "no ACKed") {
+	if line := redisPerMessage(&gates.Result{}, "", before, after, 0); !strings.Contains(line, "no ACKed") {
 		t.Fatalf("zero messages: %q", line)
 	}
 }

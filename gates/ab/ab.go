@@ -1,4 +1,4 @@
-package gates
+package ab
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/qim-dev/qim/gates"
+	"github.com/qim-dev/qim/gates/perf"
+	"github.com/qim-dev/qim/gates/release"
 	"github.com/qim-dev/qim/gates/stack"
 )
 
@@ -30,7 +31,7 @@ type ABOptions struct {
 	ReportDir string
 	Progress  io.Writer
 	// Perf is the perf gate's configuration, the same for every run.
-	Perf PerfOptions
+	Perf gates.PerfOptions
 	// NewStack builds one fresh stack per run.
 	NewStack func() stack.Stack
 	// OneProcess deploys both sides as one `qim all` process; CandidateOneProcess only the
@@ -115,10 +116,10 @@ func AB(ctx context.Context, o ABOptions) (*ABReport, error) {
 	return rep, nil
 }
 
-// abGate is the registry's perf gate, the one `qim-gate run perf` runs: a bare perfGate{} has
-// no SDK lane, and every ab run with --sdk-clients above 0 failed "SDK lane not available".
-func abGate() (Gate, error) {
-	g, ok := Lookup(perfGate{}.Name())
+// abGate is the registry's perf gate, the one `qim-gate run perf` runs: a perf gate without the
+// SDK lane made every ab run with --sdk-clients above 0 fail "SDK lane not available".
+func abGate() (gates.Gate, error) {
+	g, ok := release.Lookup(perf.New().Name())
 	if !ok {
 		return nil, fmt.Errorf("%w: the registry has no perf gate", ErrAB)
 	}
@@ -133,7 +134,7 @@ func abRun(ctx context.Context, o ABOptions, side abSide, round int) (ABRun, err
 	if err != nil {
 		return ABRun{}, err
 	}
-	sum, err := Run(ctx, []Gate{perf}, RunOptions{Root: o.Root, SUTRoot: side.dir, OneProcess: side.OneProcess, GoMaxProcs: o.GoMaxProcs,
+	sum, err := gates.Run(ctx, []gates.Gate{perf}, gates.RunOptions{Root: o.Root, SUTRoot: side.dir, OneProcess: side.OneProcess, GoMaxProcs: o.GoMaxProcs,
 		ReportDir: dir, Progress: o.Progress, NewStack: o.NewStack, Perf: o.Perf})
 	if err != nil {
 		return ABRun{}, fmt.Errorf("%w: round %d %s: %w", ErrAB, round, side.Name, err)
@@ -142,7 +143,7 @@ func abRun(ctx context.Context, o ABOptions, side abSide, round int) (ABRun, err
 	if len(sum.Results) == 1 {
 		r := sum.Results[0]
 		run.Passed, run.Metrics, run.Error = r.Passed, r.Metrics, r.Error
-		for _, c := range r.failedChecks() {
+		for _, c := range r.FailedChecks() {
 			run.Failed = append(run.Failed, c.Name+": "+c.Detail)
 		}
 	}
@@ -157,11 +158,11 @@ func checkoutSides(ctx context.Context, o ABOptions) ([2]abSide, func(), error) 
 	var added []string
 	cleanup := func() {
 		for _, d := range added {
-			_, _ = git(ctx, o.Root, "worktree", "remove", "--force", d)
+			_, _ = gates.Git(ctx, o.Root, "worktree", "remove", "--force", d)
 		}
 	}
 	for i := range sides {
-		sha, err := git(ctx, o.Root, "rev-parse", "--verify", sides[i].Ref+"^{commit}")
+		sha, err := gates.Git(ctx, o.Root, "rev-parse", "--verify", sides[i].Ref+"^{commit}")
 		if err != nil {
 			cleanup()
 			return sides, nil, fmt.Errorf("%w: %s is not a commit: %w", ErrAB, sides[i].Ref, err)
@@ -172,23 +173,13 @@ func checkoutSides(ctx context.Context, o ABOptions) ([2]abSide, func(), error) 
 			cleanup()
 			return sides, nil, err
 		}
-		if _, err := git(ctx, o.Root, "worktree", "add", "--detach", "--force", dir, sha); err != nil {
+		if _, err := gates.Git(ctx, o.Root, "worktree", "add", "--detach", "--force", dir, sha); err != nil {
 			cleanup()
 			return sides, nil, fmt.Errorf("%w: check out %s: %w", ErrAB, sides[i].Ref, err)
 		}
 		added, sides[i].dir = append(added, dir), dir
 	}
 	return sides, cleanup, nil
-}
-
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 func short(sha string) string { return sha[:min(len(sha), 7)] }

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/qim-dev/qim/gates"
 )
 
 // metricsServer serves body as a service's /metrics.
@@ -36,7 +38,7 @@ func TestKafkaRequestsPerMessage(t *testing.T) {
 		t.Fatalf("snapshot %v", after)
 	}
 	before := kafkaRequests{"writer": {"outbox/Produce": 100, "outbox/Metadata": 2}, "mailbox": {"mailbox/Fetch": 100}}
-	r := &Result{}
+	r := &gates.Result{}
 	line := kafkaPerMessage(r, "step_500_", before, after, 200)
 	want := map[string]float64{"step_500_kafka_requests_per_msg": 3, "step_500_kafka_requests_per_msg_api_Fetch": 2,
 		"step_500_kafka_requests_per_msg_api_Produce": 1, "step_500_kafka_requests_per_msg_svc_mailbox": 2}
@@ -51,7 +53,7 @@ func TestKafkaRequestsPerMessage(t *testing.T) {
 	if !strings.Contains(line, "3.00 (mailbox mailbox/Fetch 2.00, writer outbox/Produce 1.00)") {
 		t.Errorf("line %q", line)
 	}
-	if line := kafkaPerMessage(&Result{}, "", before, after, 0); !strings.Contains(line, "no ACKed") {
+	if line := kafkaPerMessage(&gates.Result{}, "", before, after, 0); !strings.Contains(line, "no ACKed") {
 		t.Errorf("zero messages: %q", line)
 	}
 }
@@ -66,7 +68,7 @@ func TestKafkaRequestsMissingCounterFails(t *testing.T) {
 }
 
 func TestCapacityCallsRepeatTheCapacityStep(t *testing.T) {
-	r := &Result{}
+	r := &gates.Result{}
 	r.Metric("step_500_kafka_requests_per_msg", 3)
 	r.Metric("step_500_redis_cmds_per_msg_redis-core", 20)
 	r.Metric("step_500_end_to_end_p99_ms", 90)
@@ -106,8 +108,8 @@ func TestRequestCountersCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Result{}
-			recordCalls(&Env{Progress: &bytes.Buffer{}}, r, "", tc.label, tc.before, tc.after, 100)
+			r := &gates.Result{}
+			recordCalls(&gates.Env{Progress: &bytes.Buffer{}}, r, "", tc.label, tc.before, tc.after, 100)
 			if tc.want == "" {
 				if len(r.Checks) != 0 {
 					t.Fatalf("checks %+v, want none", r.Checks)

@@ -1,4 +1,4 @@
-package gates
+package ab
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/qim-dev/qim/gates"
 )
 
 // ABReport is ab.json: every run of both sides in the order they ran.
@@ -35,7 +37,7 @@ type ABRun struct {
 	Metrics map[string]float64 `json:"metrics"`
 }
 
-func abPerfOptions(p PerfOptions) map[string]any {
+func abPerfOptions(p gates.PerfOptions) map[string]any {
 	return map[string]any{"rate": p.Rate, "duration_s": p.Duration.Seconds(), "find_max": p.FindMax,
 		"connections": p.Connections, "sdk_clients_percent": p.SDKClients, "mode": string(p.Mode), "group_size": p.GroupSize}
 }

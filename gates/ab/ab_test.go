@@ -1,4 +1,4 @@
-package gates
+package ab
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/qim-dev/qim/gates"
+	"github.com/qim-dev/qim/gates/perf"
 )
 
 // Both sides are checked out from their commits (never the working tree), and removed after.
@@ -18,18 +21,18 @@ func TestABChecksOutBothCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(git(ctx, repo, "init", "-q"))
+	must(gates.Git(ctx, repo, "init", "-q"))
 	write := func(body string) {
 		if err := os.WriteFile(filepath.Join(repo, "f"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write("old")
-	must(git(ctx, repo, "add", "f"))
-	must(git(ctx, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "old"))
-	must(git(ctx, repo, "tag", "base"))
+	must(gates.Git(ctx, repo, "add", "f"))
+	must(gates.Git(ctx, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "old"))
+	must(gates.Git(ctx, repo, "tag", "base"))
 	write("new")
-	must(git(ctx, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "new"))
+	must(gates.Git(ctx, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "new"))
 	write("uncommitted")
 
 	o := ABOptions{Root: repo, Baseline: "base", Candidate: "HEAD", ReportDir: t.TempDir()}
@@ -60,7 +63,7 @@ func TestABRunsTheRegistryPerfGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, ok := gate.(perfGate); !ok || g.newLane == nil {
+	if !perf.HasSDKLane(gate) {
 		t.Fatalf("ab runs %T without an SDK lane", gate)
 	}
 }

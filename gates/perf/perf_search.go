@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"math"
@@ -75,7 +75,7 @@ func (s *rateSearch) record(rate float64, within bool) {
 // findMaxStartRate is the first step of the options' mode: in group mode the rate that offers
 // the same mailbox entries as findMaxStart 1:1 messages (a 1:1 message makes two entries, the
 // recipient's and the sender's own copy; a group message one per member).
-func (o PerfOptions) findMaxStartRate() float64 {
+func (o options) findMaxStartRate() float64 {
 	if o.Mode == loadgen.ModeGroup {
 		return sig3(findMaxStart * 2 / float64(max(o.GroupSize, 2)))
 	}

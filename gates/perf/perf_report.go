@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"encoding/json"
@@ -6,11 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/loadgen"
 )
 
 // writeLoadArtifacts writes <name>.json and <name>.html into the report dir.
-func writeLoadArtifacts(env *Env, r *Result, name string, rep *loadgen.Report) {
+func writeLoadArtifacts(env *gates.Env, r *gates.Result, name string, rep *loadgen.Report) {
 	jsonPath, htmlPath := filepath.Join(env.ReportDir, name+".json"), filepath.Join(env.ReportDir, name+".html")
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err == nil {
@@ -28,7 +29,7 @@ func writeLoadArtifacts(env *Env, r *Result, name string, rep *loadgen.Report) {
 }
 
 // perfMetrics copies a report's headline numbers into the gate result.
-func perfMetrics(r *Result, prefix string, rep *loadgen.Report) {
+func perfMetrics(r *gates.Result, prefix string, rep *loadgen.Report) {
 	m := func(k string, v float64) { r.Metric(prefix+k, v) }
 	m("target_rate", rep.TargetRate)
 	m("achieved_send_rate", rep.AchievedSendRate)

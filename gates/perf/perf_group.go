@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/loadgen"
 )
 
@@ -39,7 +40,7 @@ func stepArtifact(rate float64) string {
 }
 
 // what describes the measured load for labels and progress lines.
-func (o PerfOptions) what(rate float64) string {
+func (o options) what(rate float64) string {
 	if o.Mode == loadgen.ModeGroup {
 		return fmt.Sprintf("%s msg/s to groups of %d", rateLabel(rate), o.GroupSize)
 	}
@@ -47,7 +48,7 @@ func (o PerfOptions) what(rate float64) string {
 }
 
 // groupMetrics copies a group run's delivery numbers into the gate result.
-func groupMetrics(r *Result, prefix string, rep *loadgen.Report) {
+func groupMetrics(r *gates.Result, prefix string, rep *loadgen.Report) {
 	g := rep.Group
 	if g == nil {
 		return

@@ -1,4 +1,4 @@
-package gates
+package perf
 
 import (
 	"context"
@@ -9,32 +9,13 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/loadgen"
+	"github.com/qim-dev/qim/loadgen/sdklane"
 )
 
-// PerfOptions configure gate 5 from `qim-gate run perf` flags (zero fields take the defaults).
-type PerfOptions struct {
-	Rate        float64       // target arrival rate, msg/s; default perfDefaultRate (250)
-	Duration    time.Duration // measured window; default contract.SLODuration (180 s)
-	FindMax     bool          // climb a ladder of shorter steps and report the highest passing rate
-	Connections int           // message connections in 1:1 pairs (group mode: whole groups); default 400
-	SDKClients  int           // percent of connections in the SDK lane; 0 disables (the CLI defaults to 5, 0 in group mode)
-	// Mode is loadgen.ModeDirect (default: 1:1 pairs) or loadgen.ModeGroup: every measured run
-	// (and the JIT warm-up) sends Rate group messages per second to groups of GroupSize members
-	// (perf_group.go); GroupSize must then be 1..contract.GroupMaxMembers and at most
-	// Connections, and SDKClients 0.
-	Mode      loadgen.Mode
-	GroupSize int
-	// Profile captures a CPU profile of every service in the middle of the measured window
-	// (single-rate runs only; a find-max climb changes rate under the profile).
-	Profile bool
-	// CPUBudget (ms of CPU per ACKed message across the accounted processes) is judged only when
-	// set: at the run's rate, or with FindMax at the capacity rate (the highest passing step).
-	// 0 reports the figure, split by process, without judging it — a run against remote target
-	// hardware cannot see the processes, and below saturation the figure mostly measures idle
-	// time filled with small batches.
-	CPUBudget float64
-}
+// options are options with the perf gate's defaults and derived values as methods.
+type options gates.PerfOptions
 
 // Gate 5 tuning (harness values, not contract values).
 const (
@@ -85,7 +66,7 @@ type perfGate struct {
 func (perfGate) Name() string  { return "perf" }
 func (perfGate) Title() string { return "180 s arrival-rate / SLO run" }
 
-func (o PerfOptions) withDefaults() PerfOptions {
+func (o options) withDefaults() options {
 	if o.Rate <= 0 {
 		o.Rate = perfDefaultRate
 	}
@@ -108,9 +89,9 @@ func (g perfGate) withDefaults() perfGate {
 	return g
 }
 
-func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
+func (g perfGate) Run(ctx context.Context, env *gates.Env, r *gates.Result) {
 	g = g.withDefaults()
-	o := env.Perf.withDefaults()
+	o := options(env.Perf).withDefaults()
 	base, procs, err := perfTarget(ctx, env)
 	if err != nil {
 		r.Fail(err)
@@ -118,8 +99,8 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	if st, err := env.Stack(ctx); err == nil { // the configuration measured belongs in the report
 		r.Metric("dispatch_shards", float64(st.Endpoints().DispatchShards))
-		r.Metric("service_instances", float64(env.instances()))
-		r.Metric("service_gomaxprocs", float64(deployedGoMaxProcs(env, serviceProcs(st.Endpoints(), env.instances())))) // 0: Go's default
+		r.Metric("service_instances", float64(env.NumInstances()))
+		r.Metric("service_gomaxprocs", float64(gates.DeployedGoMaxProcs(env, gates.ServiceProcs(st.Endpoints(), env.NumInstances())))) // 0: Go's default
 		if env.OneProcess {
 			r.Metric("one_process", 1)
 		}
@@ -175,7 +156,7 @@ func (g perfGate) Run(ctx context.Context, env *Env, r *Result) {
 
 // validateMeasured checks the measured run's configuration before the warm-ups spend a minute
 // of load on a run that cannot take place (a group larger than the connections, ...).
-func validateMeasured(base loadgen.Config, o PerfOptions) error {
+func validateMeasured(base loadgen.Config, o options) error {
 	cfg := base
 	cfg.Rate, cfg.Duration = o.Rate, o.Duration
 	if err := cfg.Validate(); err != nil {
@@ -186,7 +167,7 @@ func validateMeasured(base loadgen.Config, o PerfOptions) error {
 
 // reportCPU prints the CPU line of a run (always: split by process), saying whether it was
 // judged.
-func reportCPU(env *Env, what string, rep *loadgen.Report, budget float64) {
+func reportCPU(env *gates.Env, what string, rep *loadgen.Report, budget float64) {
 	judged := "not judged (no --cpu-budget)"
 	if budget > 0 {
 		judged = fmt.Sprintf("budget %.2f ms", budget)
@@ -195,7 +176,7 @@ func reportCPU(env *Env, what string, rep *loadgen.Report, budget float64) {
 }
 
 // startProfiles starts the CPU profile capture when asked for; nil when not.
-func (g perfGate) startProfiles(ctx context.Context, env *Env, o PerfOptions) func() ([]string, error) {
+func (g perfGate) startProfiles(ctx context.Context, env *gates.Env, o options) func() ([]string, error) {
 	if !o.Profile {
 		return nil
 	}
@@ -210,7 +191,7 @@ func (g perfGate) startProfiles(ctx context.Context, env *Env, o PerfOptions) fu
 
 // perfTarget is the deployment's gateway and the processes whose CPU is accounted: every
 // service of the deployment plus every server of the stack with a pid file (process provider).
-func perfTarget(ctx context.Context, env *Env) (loadgen.Config, []loadgen.Proc, error) {
+func perfTarget(ctx context.Context, env *gates.Env) (loadgen.Config, []loadgen.Proc, error) {
 	set, err := env.Deployment(ctx)
 	if err != nil {
 		return loadgen.Config{}, nil, err
@@ -250,7 +231,7 @@ func stackPids(dir string) []loadgen.Proc {
 }
 
 // warmUp sends a few hundred real messages through the chain; it must itself be clean.
-func (g perfGate) warmUp(ctx context.Context, env *Env, r *Result, base loadgen.Config) bool {
+func (g perfGate) warmUp(ctx context.Context, env *gates.Env, r *gates.Result, base loadgen.Config) bool {
 	cfg := base
 	cfg.Rate, cfg.Duration, cfg.Connections, cfg.PingConnections = perfWarmRate, perfWarmDuration, perfWarmConns, 1
 	cfg.Mode, cfg.GroupSize = loadgen.ModeDirect, 0 // readies the chain; see perf_group.go
@@ -272,8 +253,8 @@ func (g perfGate) warmUp(ctx context.Context, env *Env, r *Result, base loadgen.
 
 // jitWarmUp runs the measured connection count at the target rate (capped) for perfJITWarm.
 // Latency is not judged (the JVM is compiling); loss is.
-func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadgen.Config) bool {
-	o := env.Perf.withDefaults()
+func (g perfGate) jitWarmUp(ctx context.Context, env *gates.Env, r *gates.Result, base loadgen.Config) bool {
+	o := options(env.Perf).withDefaults()
 	cfg := base
 	cfg.Rate, cfg.Duration, cfg.SDKClientsPercent, cfg.SDKLane, cfg.Progress = o.jitWarmRate(), perfJITWarm, 0, nil, nil
 	cfg.Label = "warm-up (JIT)"
@@ -293,7 +274,7 @@ func (g perfGate) jitWarmUp(ctx context.Context, env *Env, r *Result, base loadg
 // entries per second in group mode (a group message is GroupSize entries, a 1:1 one two), and
 // with FindMax in group mode the search's first step — the default rate means 1:1 messages, and
 // 250 messages/s to groups of 1,000 would be a quarter of a million entries a second.
-func (o PerfOptions) jitWarmRate() float64 {
+func (o options) jitWarmRate() float64 {
 	if o.Mode != loadgen.ModeGroup {
 		return min(o.Rate, perfJITWarmMax)
 	}
@@ -304,7 +285,7 @@ func (o PerfOptions) jitWarmRate() float64 {
 }
 
 // quietWait waits for a quiet machine (bounded) and records what it saw as metrics.
-func (g perfGate) quietWait(ctx context.Context, env *Env, r *Result, within time.Duration) {
+func (g perfGate) quietWait(ctx context.Context, env *gates.Env, r *gates.Result, within time.Duration) {
 	q := g.quiet(ctx, loadgen.QuietOptions{Within: within}, func(s string) { env.Progressf("%s", s) })
 	env.Progressf("%s", q.Detail)
 	r.Metric("quiet_reached", b2f(q.Reached))
@@ -325,4 +306,14 @@ func orNone(s string) string {
 		return "none (the ladder topped out)"
 	}
 	return s
+}
+
+// New is gate 5 as the release run deploys it: with the SDK lane wired (a bare perfGate has
+// none, and every run with SDK clients fails its "sdk lane" check).
+func New() gates.Gate { return perfGate{newLane: sdklane.New} }
+
+// HasSDKLane reports whether g is gate 5 with its SDK lane wired.
+func HasSDKLane(g gates.Gate) bool {
+	p, ok := g.(perfGate)
+	return ok && p.newLane != nil
 }
