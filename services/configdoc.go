@@ -35,7 +35,8 @@ password) exits at once. Services can therefore be started in any order
 	for _, p := range programs() {
 		fmt.Fprintf(&b, "\n## %s (`qim %s`)\n\n%s\n\n%s", p.entity, p.name, oneLine(p.long), config.Markdown(p.vars))
 	}
-	b.WriteString("\n## Read by the harness and tools\n\nNot read by the services' configuration; known to the environment check.\n\n")
+	b.WriteString("\n## Read by the failpoint build and the product's tools\n\nNot read by the services' configuration; known to the environment check. " +
+		"The test harness's own variables are in [harness-variables.md](harness-variables.md): the harness never passes them to a service, which refuses them.\n\n")
 	b.WriteString("| variable | default | read by | meaning |\n| --- | --- | --- | --- |\n")
 	for _, t := range toolVars {
 		def := "—"

@@ -3,10 +3,8 @@ package services
 import (
 	"context"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -96,57 +94,5 @@ func TestUnknownVariableRefused(t *testing.T) {
 			!strings.Contains(err.Error(), "QIM_HEARTBEAT_INTERVAL") {
 			t.Fatalf("qim %s: %v", name, err)
 		}
-	}
-}
-
-// baselineEnvFile is the one file allowed to use retired variable names: the harness's environment
-// for binaries built before they were renamed (an A/B baseline).
-var baselineEnvFile = filepath.Join("gates", "svc", "baseline.go")
-
-// TestEveryVariableIsDocumented scans the repository's code and scripts: every QIM_* name must
-// be a service variable or a listed tool variable, and no code may still use a renamed one.
-func TestEveryVariableIsDocumented(t *testing.T) {
-	known := map[string]bool{}
-	for _, v := range knownVars() {
-		known[v.Name] = true
-	}
-	name := regexp.MustCompile(`QIM_[A-Z0-9_]*[A-Z0-9]`)
-	root := ".."
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			switch rel {
-			case ".git", "bin", "out", "docs", filepath.Join("services", "internal", "config"):
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		base := d.Name()
-		scanned := strings.HasSuffix(base, ".go") || strings.HasSuffix(base, ".sh") || strings.HasSuffix(base, ".yml") ||
-			base == "Makefile" || strings.HasPrefix(rel, ".ci"+string(filepath.Separator))
-		if !scanned || strings.HasSuffix(base, ".pb.go") || filepath.Dir(rel) == "services" {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, n := range name.FindAllString(string(src), -1) {
-			switch {
-			case renamed[n] != "" && rel == baselineEnvFile:
-				// The harness starts A/B baselines built before the rename with the names they read.
-			case renamed[n] != "":
-				t.Errorf("%s uses the retired %s (%s)", rel, n, renamed[n])
-			case !known[n]:
-				t.Errorf("%s uses %s, which no Config declares and toolVars does not list", rel, n)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

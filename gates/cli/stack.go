@@ -52,7 +52,7 @@ Examples:
 				_ = s.Down(cmd.Context())
 				return err
 			}
-			return printEndpoints(cmd.OutOrStdout(), s.Endpoints(), o.json)
+			return printEndpoints(cmd.OutOrStdout(), cmd.ErrOrStderr(), s.Endpoints(), o.json)
 		},
 	}
 	cmd.Flags().BoolVar(&o.withCQL, "with-cql", false, "also start a Cassandra node (tens of seconds on 2 cores)")
@@ -61,23 +61,24 @@ Examples:
 	return cmd
 }
 
-// printEndpoints writes JSON or QIM_* env lines that services and tests read.
-func printEndpoints(w io.Writer, ep stack.Endpoints, asJSON bool) error {
+// printEndpoints writes JSON, or the QIM_* lines a service reads (every name one a service
+// accepts, so the output can be exported before starting one); the project and its directory,
+// which no service reads, go to info as a comment.
+func printEndpoints(w, info io.Writer, ep stack.Endpoints, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(ep)
 	}
+	fmt.Fprintf(info, "# stack %s in %s; stop it with: qim-gate stack down --project %s\n", ep.Project, ep.Dir, ep.Project)
 	lines := []string{
-		"QIM_PROJECT=" + ep.Project,
-		"QIM_PROJECT_DIR=" + ep.Dir,
 		"QIM_REDIS_ADDR=" + ep.RedisCore,
 		"QIM_MAILBOX_REDIS_ADDR=" + ep.RedisMailbox,
 		"QIM_KAFKA_BROKERS=" + strings.Join(ep.KafkaBrokers, ","),
 		fmt.Sprintf("QIM_MAILBOX_SHARD_COUNT=%d", ep.DispatchShards),
 	}
 	if ep.CQL != "" {
-		lines = append(lines, "QIM_CQL_ADDR="+ep.CQL)
+		lines = append(lines, "QIM_CQL_HOSTS="+ep.CQL)
 	}
 	_, err := fmt.Fprintln(w, strings.Join(lines, "\n"))
 	return err
