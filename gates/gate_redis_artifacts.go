@@ -12,7 +12,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/keyspace"
-	"github.com/qim-dev/qim/services"
+	"github.com/qim-dev/qim/services/inspect"
 )
 
 // Gate 7 budgets (harness values, not contract constants): the memory the data left in Redis
@@ -24,7 +24,7 @@ const (
 )
 
 // redisArtifactsGate is gate 7: after the load gates, every key of both Redis instances must
-// belong to a key family its owning store declared (services.RedisKeyFamilies), follow that
+// belong to a key family its owning store declared (inspect.RedisKeyFamilies), follow that
 // family's TTL rule, and the memory the load left must stay within budget per committed message
 // (core) and per mailbox entry (mailbox).
 //
@@ -74,12 +74,12 @@ func (g redisArtifactsGate) Run(ctx context.Context, env *Env, r *Result) {
 		return
 	}
 	ep := st.Endpoints()
-	fams := services.RedisKeyFamilies()
+	fams := inspect.RedisKeyFamilies()
 	var invs []*keyspace.Inventory
 	for _, in := range []struct {
-		instance services.RedisInstance
+		instance inspect.RedisInstance
 		addr     string
-	}{{services.RedisCore, ep.RedisCore}, {services.RedisMailbox, ep.RedisMailbox}} {
+	}{{inspect.RedisCore, ep.RedisCore}, {inspect.RedisMailbox, ep.RedisMailbox}} {
 		rdb := redis.NewClient(&redis.Options{Addr: in.addr})
 		inv, err := keyspace.Take(ctx, rdb, in.instance, fams, keyspace.Options{Sample: g.sample})
 		_ = rdb.Close()
@@ -158,9 +158,9 @@ func judgeArtifacts(r *Result, invs []*keyspace.Inventory, messages int64, msgEr
 			}
 		}
 		switch inv.Instance {
-		case services.RedisCore:
+		case inspect.RedisCore:
 			core = inv
-		case services.RedisMailbox:
+		case inspect.RedisMailbox:
 			mailbox = inv
 		}
 	}

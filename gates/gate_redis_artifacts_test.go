@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/gates/keyspace"
-	"github.com/qim-dev/qim/services"
+	"github.com/qim-dev/qim/services/inspect"
 )
 
 // family builds a found family from the real declaration named name.
 func family(t *testing.T, name string, keys, withTTL int64) *keyspace.Family {
 	t.Helper()
-	for _, f := range services.RedisKeyFamilies() {
+	for _, f := range inspect.RedisKeyFamilies() {
 		if f.Name == name {
 			return &keyspace.Family{RedisKeyFamily: f, Keys: keys, WithTTL: withTTL, MinTTL: time.Minute, MaxTTL: time.Hour,
 				Sampled: min(keys, 4), SampledBytes: 100 * min(keys, 4)}
@@ -72,9 +72,9 @@ func TestJudgeFamily(t *testing.T) {
 func inventories(core, mailbox []*keyspace.Family) []*keyspace.Inventory {
 	const startup = 1_000_000
 	return []*keyspace.Inventory{
-		{Instance: services.RedisCore, Families: core, Keys: 100, UsedMemory: startup + 1000*redisCoreBytesPerMessage,
+		{Instance: inspect.RedisCore, Families: core, Keys: 100, UsedMemory: startup + 1000*redisCoreBytesPerMessage,
 			UsedMemoryStartup: startup},
-		{Instance: services.RedisMailbox, Families: mailbox, Keys: 50, UsedMemory: startup + 500*redisMailboxBytesPerEntry,
+		{Instance: inspect.RedisMailbox, Families: mailbox, Keys: 50, UsedMemory: startup + 500*redisMailboxBytesPerEntry,
 			UsedMemoryStartup: startup},
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/qim-dev/qim/services"
+	"github.com/qim-dev/qim/services/inspect"
 )
 
 // kafkaTopicsOptions are the flags of `qimctl kafka topics`. Brokers and shards fall back to the
@@ -88,14 +88,14 @@ func runKafkaTopics(ctx context.Context, o *kafkaTopicsOptions, getenv func(stri
 // yet); a layout that cannot be repaired ends it at once.
 func ensureTopicsRetrying(ctx context.Context, adm *kadm.Client, shards, replicas int, out io.Writer) error {
 	for {
-		err := services.EnsureTopics(ctx, adm, shards, replicas)
+		err := inspect.EnsureTopics(ctx, adm, shards, replicas)
 		if err == nil {
-			for _, t := range services.Topics(shards) {
+			for _, t := range inspect.Topics(shards) {
 				fmt.Fprintf(out, "%s: %d partitions, compacted=%v\n", t.Name, t.Partitions, t.Compacted)
 			}
 			return nil
 		}
-		if errors.Is(err, services.ErrTopicLayout) {
+		if errors.Is(err, inspect.ErrTopicLayout) {
 			return fmt.Errorf("qimctl kafka topics: %w", err)
 		}
 		select {

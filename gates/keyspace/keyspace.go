@@ -1,5 +1,5 @@
 // Package keyspace takes the inventory of one Redis instance for gate 7 (redis-artifacts): every
-// key, classified into the key family its owner declared (services.RedisKeyFamilies), with per
+// key, classified into the key family its owner declared (inspect.RedisKeyFamilies), with per
 // family the key count, the TTL state, the memory and, where members are mailbox entries, the
 // entry count; plus the instance's INFO memory.
 //
@@ -22,7 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/qim-dev/qim/services"
+	"github.com/qim-dev/qim/services/inspect"
 )
 
 // Defaults of Options.
@@ -40,7 +40,7 @@ type Options struct {
 
 // Family is what the scan found of one declared family.
 type Family struct {
-	services.RedisKeyFamily
+	inspect.RedisKeyFamily
 	Keys           int64
 	WithTTL        int64         // keys carrying a TTL
 	MinTTL, MaxTTL time.Duration // over the keys carrying one
@@ -70,7 +70,7 @@ func (f *Family) Bytes() int64 {
 
 // Inventory is one instance's keyspace.
 type Inventory struct {
-	Instance services.RedisInstance
+	Instance inspect.RedisInstance
 	Families []*Family // in declaration order, empty families included
 	Keys     int64     // distinct keys scanned
 	Unknown  int64     // keys no family of this instance matches
@@ -104,7 +104,7 @@ func (inv *Inventory) MailboxEntries() int64 {
 
 // Take scans rdb, which is the given instance, and classifies every key by the families of that
 // instance (a key of another instance's family is unknown here: it is in the wrong place).
-func Take(ctx context.Context, rdb *redis.Client, in services.RedisInstance, fams []services.RedisKeyFamily, o Options) (*Inventory, error) {
+func Take(ctx context.Context, rdb *redis.Client, in inspect.RedisInstance, fams []inspect.RedisKeyFamily, o Options) (*Inventory, error) {
 	if o.Sample <= 0 {
 		o.Sample = DefaultSample
 	}
@@ -235,13 +235,13 @@ func (s *scan) batch(ctx context.Context, keys []string) error {
 
 // Classify returns the family of instance in that key belongs to: a key of another instance's
 // family is unknown there (it is in the wrong place). Take applies the same rule.
-func Classify(fams []services.RedisKeyFamily, in services.RedisInstance, key string) (services.RedisKeyFamily, bool) {
+func Classify(fams []inspect.RedisKeyFamily, in inspect.RedisInstance, key string) (inspect.RedisKeyFamily, bool) {
 	for _, f := range fams {
 		if f.Instance == in && f.Match(key) {
 			return f, true
 		}
 	}
-	return services.RedisKeyFamily{}, false
+	return inspect.RedisKeyFamily{}, false
 }
 
 // classify returns the family of the instance key belongs to, or nil (inv.Families holds only

@@ -16,7 +16,7 @@ import (
 	"github.com/qim-dev/qim/gates/keyspace"
 	"github.com/qim-dev/qim/gates/release"
 	"github.com/qim-dev/qim/gates/stack"
-	"github.com/qim-dev/qim/services"
+	"github.com/qim-dev/qim/services/inspect"
 )
 
 func TestMain(m *testing.M) { os.Exit(itest.Main(m, stack.WithDispatchShards(8))) }
@@ -34,7 +34,7 @@ func client(t *testing.T, addr string, db int) *redis.Client {
 
 // write stores key as its family needs it: a zset for mailbox entries (members entries), a
 // string otherwise; with a TTL when ttl > 0.
-func write(t *testing.T, ctx context.Context, rdb *redis.Client, f services.RedisKeyFamily, key string, entries int, ttl time.Duration) {
+func write(t *testing.T, ctx context.Context, rdb *redis.Client, f inspect.RedisKeyFamily, key string, entries int, ttl time.Duration) {
 	t.Helper()
 	var err error
 	if f.MailboxEntries || f.TrimMembers {
@@ -58,10 +58,10 @@ func write(t *testing.T, ctx context.Context, rdb *redis.Client, f services.Redi
 
 // Classification by the stores' declarations, on golden key names of every layout.
 func TestClassify(t *testing.T) {
-	const h, core, mb = "0102030405060708090a0b0c0d0e0f10", services.RedisCore, services.RedisMailbox
-	fams := services.RedisKeyFamilies()
+	const h, core, mb = "0102030405060708090a0b0c0d0e0f10", inspect.RedisCore, inspect.RedisMailbox
+	fams := inspect.RedisKeyFamilies()
 	tests := []struct {
-		in   services.RedisInstance
+		in   inspect.RedisInstance
 		key  string
 		want string // "" = unknown
 	}{
@@ -112,10 +112,10 @@ func TestTake(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fams := services.RedisKeyFamilies()
+	fams := inspect.RedisKeyFamilies()
 	for _, f := range fams {
 		rdb, ttl := core, time.Duration(0)
-		if f.Instance == services.RedisMailbox {
+		if f.Instance == inspect.RedisMailbox {
 			rdb = mailbox
 		}
 		if f.Expires {
@@ -142,7 +142,7 @@ func TestTake(t *testing.T) {
 	write(t, ctx, mailbox, fams0, fams0.Example, 0, time.Hour) // a core key in the mailbox instance
 	write(t, ctx, core, fams0, "qim:stray:1", 0, 0)
 
-	inv, err := keyspace.Take(ctx, mailbox, services.RedisMailbox, fams, keyspace.Options{Sample: 1, ScanCount: 2})
+	inv, err := keyspace.Take(ctx, mailbox, inspect.RedisMailbox, fams, keyspace.Options{Sample: 1, ScanCount: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestTake(t *testing.T) {
 			t.Errorf("%s: %d B extrapolated from one of two keys of %d B", f.Name, f.Bytes(), f.SampledBytes)
 		}
 	}
-	inv, err = keyspace.Take(ctx, core, services.RedisCore, fams, keyspace.Options{})
+	inv, err = keyspace.Take(ctx, core, inspect.RedisCore, fams, keyspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +201,8 @@ func TestRedisArtifactsGateFailsOnArtifacts(t *testing.T) {
 	ep := st.Endpoints()
 	ctx := context.Background()
 	core, mailbox := client(t, ep.RedisCore, 0), client(t, ep.RedisMailbox, 0)
-	byName := map[string]services.RedisKeyFamily{}
-	for _, f := range services.RedisKeyFamilies() {
+	byName := map[string]inspect.RedisKeyFamily{}
+	for _, f := range inspect.RedisKeyFamilies() {
 		byName[f.Name] = f
 	}
 	cursor, commit := byName["mailboxstore.cursor"], byName["msgstore.commit"]

@@ -174,7 +174,7 @@ func appendSessionEpochKey(dst []byte, tenant contract.TenantID, user contract.U
 }
 
 // KeyFamilies declares the keys the gateway writes (core Redis), for the redis-artifacts gate
-// (services.RedisKeyFamilies).
+// (inspect.RedisKeyFamilies).
 func KeyFamilies() []keyfamily.Family {
 	return []keyfamily.Family{
 		keyfamily.New("gateway.session_epoch", keyfamily.Core, "qim:sess:<tenant>:<user>:<device>", sessionEpochKeyPrefix,

@@ -33,7 +33,7 @@ const (
 )
 
 // KeyFamilies declares the keys this package writes (core Redis), for the redis-artifacts gate
-// (services.RedisKeyFamilies). None expires: they are user state the projection writes once per
+// (inspect.RedisKeyFamilies). None expires: they are user state the projection writes once per
 // record, so an expired key would silently lose rows or read state the log may no longer hold.
 func KeyFamilies() []keyfamily.Family {
 	const user, topic = `[0-9a-f]{32}:[0-9]+`, `[A-Za-z0-9._-]+`

@@ -1,6 +1,6 @@
 // Package keyfamily is how a store declares the Redis keys it writes: one Family per key
 // layout, with the instance it lives in and its expiry rule. Package services aggregates every
-// store's families (services.RedisKeyFamilies) for the redis-artifacts gate, which classifies
+// store's families (inspect.RedisKeyFamilies) for the redis-artifacts gate, which classifies
 // every key of both instances by them; a key no family matches is an undeclared artifact.
 //
 // The declarations live next to the key prefixes and builders they describe (msgstore and

@@ -202,7 +202,7 @@ func indexCandidates(key string, members []string) []keyfamily.Candidate {
 }
 
 // KeyFamilies declares every key this package writes (all in the core Redis), for the
-// redis-artifacts gate (services.RedisKeyFamilies). A commit hash and its owner key get their
+// redis-artifacts gate (inspect.RedisKeyFamilies). A commit hash and its owner key get their
 // expiry at COMMITTED; until then they are an unfinished commit that a retry or the recovery
 // loop finishes, so one without a TTL after the load has settled is a stuck commit. A shrunk
 // commit is renamed away by the script that builds it and never gets a TTL of its own, so the

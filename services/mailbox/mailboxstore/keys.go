@@ -92,7 +92,7 @@ func parseSeq(b string) (contract.MailboxSeq, error) {
 }
 
 // KeyFamilies declares every key this package writes (all in the mailbox Redis), for the
-// redis-artifacts gate (services.RedisKeyFamilies). Entries, identities, day indexes and cursors
+// redis-artifacts gate (inspect.RedisKeyFamilies). Entries, identities, day indexes and cursors
 // expire with contract.MailboxRetention (doc.go); the per-shard epoch and watermark must not.
 func KeyFamilies() []keyfamily.Family {
 	const s, h, n, dev = `\{s[0-9]+\}`, `[0-9a-f]{32}`, `[0-9]+`, `(?s:.+)`

@@ -114,7 +114,7 @@ func HLCKey(region, writer uint16) string { return string(appendHLCKey(nil, regi
 func LeaseKey(region, writer uint16) string { return string(appendLeaseKey(nil, region, writer)) }
 
 // KeyFamilies declares the keys this package writes (core Redis), for the redis-artifacts gate
-// (services.RedisKeyFamilies).
+// (inspect.RedisKeyFamilies).
 func KeyFamilies() []keyfamily.Family {
 	const n = `[0-9]+`
 	core := keyfamily.Core
