@@ -132,19 +132,7 @@ func TestOwnEntriesDoNotKick(t *testing.T) {
 func TestLostOnlineEntryIsRepublished(t *testing.T) {
 	h := startPresenceGateway(t, harnessOpts{})
 	st := itest.Stack(t)
-	faults, ok := st.(stack.Faults)
-	if !ok {
-		t.Skip("the stack provider cannot pause a server")
-	}
-	if err := faults.Pause(stack.ServerKafka); err != nil {
-		t.Fatal(err)
-	}
-	paused := true
-	defer func() {
-		if paused {
-			_ = faults.Resume(stack.ServerKafka)
-		}
-	}()
+	resume := itest.Pause(t, stack.ServerKafka)
 	id := newIdentity(t, "phone")
 	c := h.login(id) // AUTH_OK after presenceLoginWait: the entry is still unacknowledged
 	defer c.nc.Close()
@@ -154,10 +142,7 @@ func TestLostOnlineEntryIsRepublished(t *testing.T) {
 	if n := h.svc.presence.retries.pending(); n != 1 {
 		t.Fatalf("%d sessions awaiting republish, want 1", n)
 	}
-	paused = false
-	if err := faults.Resume(stack.ServerKafka); err != nil {
-		t.Fatal(err)
-	}
+	resume()
 	eventually(t, time.Minute, "the online entry republished", func() bool {
 		return testutil.ToFloat64(h.svc.presence.entries.WithLabelValues("online", "republished")) == 1 &&
 			h.svc.presence.retries.pending() == 0

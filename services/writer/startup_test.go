@@ -23,22 +23,7 @@ import (
 // "metadata for qim.outbox lists no brokers" as soon as the resumed broker first answered.
 func TestStartWaitsForAnUnreachableBroker(t *testing.T) {
 	st := itest.Stack(t)
-	faults, ok := st.(stack.Faults)
-	if !ok {
-		t.Skip("the stack provider cannot pause a server")
-	}
-	if err := faults.Pause(stack.ServerKafka); err != nil {
-		t.Fatal(err)
-	}
-	paused := true
-	resume := func() {
-		if paused {
-			paused = false
-			if err := faults.Resume(stack.ServerKafka); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	resume := itest.Pause(t, stack.ServerKafka)
 
 	ep := st.Endpoints()
 	svc, err := New(Config{RedisAddr: ep.RedisCore, KafkaBrokers: ep.KafkaBrokers, ListenAddr: "127.0.0.1:0",
