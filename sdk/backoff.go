@@ -38,9 +38,10 @@ const loginRetryMin = 250 * time.Millisecond
 
 // reconnect chooses the delay before the next connection attempt from how the last one ended.
 //
-// Invariants: the delay after a retryable AUTH refusal is at most loginRetryMax plus the
-// server's hint (the hint is honoured, with up to a fifth more as jitter); the delay after a
-// connection that failed to open or broke grows to ReconnectMax; AUTH_OK resets both.
+// Invariants: the delay after a retryable AUTH refusal is at most loginRetryMax, or, when the
+// gateway sent retry_after_ms, that hint plus at most a fifth of it as jitter; the delay after
+// a connection that failed to open or broke grows to ReconnectMax; a refusal resets the network
+// backoff (the gateway answered), and AUTH_OK resets both.
 //
 // Rejected: one backoff for both. A gateway that refuses logins for a minute would push every
 // client to the 30 s step that exists for networks that do not answer at all.
