@@ -15,16 +15,16 @@ import (
 const echoSrc = `--! keys: a [b c]...
 --! argv: x n rest...
 --! reply: ka arity kb kc ax an rest...
-return reply{ka = K.a, arity = ARITY and 1 or 0, kb = table.concat(K.b, ','), kc = table.concat(K.c, ','),
-  ax = A.x, an = tonumber(A.n), rest = A.rest}
+return reply{ka = K_a, arity = ARITY and 1 or 0, kb = table.concat(K_b, ','), kc = table.concat(K_c, ','),
+  ax = A_x, an = tonumber(A_n), rest = A_rest}
 `
 
-// guard.lua reads a name its header lacks through the prelude, or builds a reply table that
+// guard.lua reads an undefined global through the prelude, or builds a reply table that
 // lacks a field, depending on its argument: what only the run-time guards can see.
 const guardSrc = `--! keys: a
 --! argv: mode
 --! reply: p q
-if A.mode == 'name' then return reply{p = undeclared(), q = 1} end
+if A_mode == 'name' then return reply{p = undeclared(), q = 1} end
 local t = {p = 1}
 return reply(t)
 `
@@ -32,7 +32,7 @@ return reply(t)
 var testLua = fstest.MapFS{
 	"lua/echo.lua":    {Data: []byte(echoSrc)},
 	"lua/guard.lua":   {Data: []byte(guardSrc)},
-	"lua/prelude.lua": {Data: []byte("local function undeclared() return A.missing end\n")},
+	"lua/prelude.lua": {Data: []byte("local function undeclared() return missing_global end\n")},
 }
 
 type echoArgs struct {

@@ -57,12 +57,13 @@ func assemble[T any](script string, v reflect.Value, bs []binder, conv func(refl
 }
 
 // Decode turns the reply of a call of this binding into R. An error reply (or redis.Nil) is
-// returned unchanged for the caller's mapping of its class; a reply of another shape than the
-// header's is ErrReplyShape.
+// returned for the caller's mapping of its class, its text unchanged but for the file and line
+// of a Lua error appended (locate.go); a reply of another shape than the header's is
+// ErrReplyShape.
 func (b *Binding[A, R]) Decode(cmd *redis.Cmd) (R, error) {
 	var r R
 	if err := cmd.Err(); err != nil {
-		return r, err
+		return r, b.sc.locateErr(err)
 	}
 	rv := reflect.ValueOf(&r).Elem()
 	if b.sc.iface.Value {

@@ -20,14 +20,14 @@ var faultLua = fstest.MapFS{
 --! argv: v
 --! value: n
 local call = redis.call
-put(K.a, A.v)                              -- write 1
-redis.call('GET', K.a)
-call('hset', K.b, 'f', A.v)                -- write 2
-local ok = pcall(redis.call, 'INCR', K.c)  -- write 3 (a fault raised here is caught)
-call('EXPIRE', K.b, 100)                   -- write 4
+put(K_a, A_v)                              -- write 1
+redis.call('GET', K_a)
+call('hset', K_b, 'f', A_v)                -- write 2
+local ok = pcall(redis.call, 'INCR', K_c)  -- write 3 (a fault raised here is caught)
+call('EXPIRE', K_b, 100)                   -- write 4
 return reply{n = 4}
 `)},
-	"lua/unlisted.lua": {Data: []byte("--! keys: a\n--! argv:\n--! value: n\nreturn reply{n = redis.call('NOSUCHCMD', K.a)}\n")},
+	"lua/unlisted.lua": {Data: []byte("--! keys: a\n--! argv:\n--! value: n\nreturn reply{n = redis.call('NOSUCHCMD', K_a)}\n")},
 }
 
 type faultyArgs struct {

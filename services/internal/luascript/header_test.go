@@ -58,106 +58,80 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
-// compileSource sees through comments and strings, compiles names to positions and refuses every
-// way around the header.
-func TestCompileSource(t *testing.T) {
+// checkSource accepts plain Lua over the prologue's names and refuses every way around the header.
+func TestCheckSource(t *testing.T) {
 	iface := Interface{Keys: Section{Fixed: []string{"commit"}, Tail: []string{"lists"}},
 		Argv: Section{Fixed: []string{"limit", "cursor"}}, Reply: Section{Fixed: []string{"st", "seq"}}}
-	good := []struct{ src, want string }{
-		{"local x = K.commit .. A.cursor\nfor i = 1, #K.lists do x = K.lists[i] end\nreturn reply{st = 'C', seq = x}",
-			"local x = KEYS[1] .. ARGV[2]\nfor i = 1, #K__lists do x = K__lists[i] end\nreturn {'C', x}"},
-		{"-- KEYS[1] and K.commit in a comment\nlocal s = 'KEYS[1] A.limit' .. \"ARGV[1]\" .. [[KEYS[3] ]]\n--[==[ return {1} ]==]", ""},
-		{"local t = {st = 'x', seq = 1}\nreturn reply(t)", ""},
-		{"local function f(a) return a.KEYS, a.K end\nreturn reply{st = f({}), seq = {n = 1}}",
-			"local function f(a) return a.KEYS, a.K end\nreturn {f({}), {n = 1}}"},
-		{"if not ARITY then return fail('QIMINVAL', 'want 2 arguments') end", ""},
-		{"local n = 1e3 + .5 + 0x1F\nreturn reply{st = (n == 2) and 'a' or 'b', seq = n,}",
-			"local n = 1e3 + .5 + 0x1F\nreturn {(n == 2) and 'a' or 'b', n,}"},
-		{"return reply{st = K.commit, seq = A.limit}", "return {KEYS[1], ARGV[1]}"},
+	good := []string{
+		"local x = K_commit .. A_cursor\nfor i = 1, #K_lists do x = K_lists[i] end\nreturn reply{st = 'C', seq = x}",
+		"local t = {st = 'x', seq = 1}\nreturn reply(t)",
+		"if not ARITY then return fail('QIMINVAL', 'want 2 arguments') end",
+		"if A_limit == '0' then return reply{st = K_commit, seq = A_limit} end",
+		"local function f(a, b) return a.K, b end\nfor _, v in ipairs(K_lists) do f(v, 1) end",
 	}
-	for _, c := range good {
-		got, undeclared, err := compileSource(iface, c.src, true, 4)
-		if c.want == "" {
-			c.want = c.src
-		}
-		if err != nil || got != c.want || undeclared {
-			t.Errorf("compile %q = %q, %v, %v; want %q", c.src, got, undeclared, err, c.want)
+	for _, src := range good {
+		if err := checkSource(iface, src, true, 4); err != nil {
+			t.Errorf("check %q: %v", src, err)
 		}
 	}
 	bad := map[string]string{
-		"ARGV indexed":            "local x = ARGV[1]",
-		"KEYS indexed":            "return redis.call('GET', KEYS[1])",
-		"ARGV counted":            "if #ARGV ~= 2 then return 1 end",
-		"K by position":           "local x = K[1]",
-		"A by string":             "local x = A['limit']",
-		"A passed whole":          "local x = check(A)",
-		"undeclared key":          "local x = K.comit",
-		"argument as a key":       "local x = K.limit",
-		"assigned argument":       "A.limit = '1'",
-		"array literal reply":     "return {'C', 1}",
-		"local K":                 "local K = {}",
-		"local reply function":    "local function reply(r) return r end",
-		"local in a list":         "local a, ARITY = 1, true",
-		"parameter named A":       "local function f(x, A) return x end",
-		"loop variable K":         "for _, K in ipairs(t) do end",
-		"reply field unknown":     "return reply{st = 1, seq = 2, extra = 3}",
-		"reply field missing":     "return reply{st = 1}",
-		"reply out of order":      "return reply{seq = 2, st = 1}",
-		"reply by position":       "return reply{'C', 1}",
-		"reply computed key":      "return reply{['st'] = 1, seq = 2}",
-		"unterminated string":     "local s = 'abc",
-		"unterminated comment":    "--[[ never closed",
-		"ARGV after a string":     "local s = 'x' .. ARGV[1]",
-		"KEYS after long bracket": "local s = [==[ ]] ]==] .. KEYS[1]",
+		"ARGV indexed":         "local x = ARGV[1]",
+		"KEYS indexed":         "return redis.call('GET', KEYS[1])",
+		"ARGV counted":         "if #ARGV ~= 2 then return 1 end",
+		"old dialect":          "local x = K.commit",
+		"undeclared key":       "local x = K_comit",
+		"argument as a key":    "local x = K_limit",
+		"assigned argument":    "A_limit = '1'",
+		"assigned ARITY":       "ARITY = true",
+		"array literal reply":  "return {'C', 1}",
+		"local K_":             "local K_commit = 'x'",
+		"local reply function": "local function reply(r) return r end",
+		"global reply":         "function reply(r) return r end",
+		"local in a list":      "local a, ARITY = 1, true",
+		"parameter named A_":   "local function f(x, A_limit) return x end",
+		"loop variable K_":     "for _, K_lists in ipairs(t) do end",
 	}
 	for name, src := range bad {
-		if _, _, err := compileSource(iface, src, true, 4); err == nil {
+		if err := checkSource(iface, src, true, 4); err == nil {
 			t.Errorf("%s: accepted %q", name, src)
+		} else if !strings.HasPrefix(err.Error(), "line 4: ") {
+			t.Errorf("%s: %v does not name line 4", name, err)
 		}
 	}
-	// A value or a reply with a tail is built by the prologue's reply, which checks it when it runs.
-	for _, h := range []Interface{
-		{Reply: Section{Fixed: []string{"st"}}, Value: true},
-		{Reply: Section{Fixed: []string{"st"}, Tail: []string{"seq"}}},
-	} {
-		src := "return reply{st = 1, seq = 2}"
-		if h.Value {
-			src = "return reply{st = 1}"
-		}
-		if got, _, err := compileSource(h, src, true, 4); err != nil || got != src {
-			t.Errorf("reply of %+v compiled to %q, %v", h.Reply, got, err)
-		}
+	// A prelude is shared by scripts of different headers: its helpers take keys and arguments as
+	// parameters and may build the reply by name.
+	if err := checkSource(iface, "local function f(commit, limit) return reply{st = commit, seq = limit} end", false, 1); err != nil {
+		t.Errorf("prelude helper with parameters: %v", err)
 	}
-	// A prelude is shared by scripts of different headers: a name this header lacks compiles to a
-	// call that fails if it runs, but a prelude may never touch KEYS or ARGV nor build an array
-	// reply by position.
-	got, undeclared, err := compileSource(iface, "local function f() return A.identity, A.limit end\n"+
-		"local function g() return reply{kind = 1} end\nlocal function h(x) return reply{st = x, seq = 1} end", false, 1)
-	if want := "local function f() return luascript_undeclared('A.identity'), ARGV[1] end\n" +
-		"local function g() return reply{kind = 1} end\nlocal function h(x) return {x, 1} end"; err != nil || got != want || !undeclared {
-		t.Errorf("prelude = %q, %v, %v; want %q", got, undeclared, err, want)
-	}
-	for _, src := range []string{"local function f() return ARGV[1] end", "local function g() return {1} end"} {
-		if _, _, err := compileSource(iface, src, false, 1); err == nil {
+	for _, src := range []string{"local function f() return ARGV[1] end", "local function g() return {1} end", "local A_x = 1",
+		"local function f() return A_limit end", "local function f() return K_other end", "local function f() return ARITY end"} {
+		if err := checkSource(iface, src, false, 1); err == nil {
 			t.Errorf("prelude %q accepted", src)
 		}
 	}
 }
 
 // MustLoad refuses (panics on) a script whose body or prelude bypasses its header, and reports
-// the file line.
+// the file line; what it accepts runs as the file is written, after the prologue.
 func TestLoadRefusesBypass(t *testing.T) {
 	head := "--! keys: counter\n--! argv: by\n--! value: count\n"
+	okSrc := head + "return reply{count = redis.call('INCRBY', K_counter, A_by)}\n"
 	fsys := fstest.MapFS{
-		"lua/ok.lua":       {Data: []byte(head + "return reply{count = redis.call('INCRBY', K.counter, A.by)}\n")},
-		"lua/argv.lua":     {Data: []byte(head + "-- fine\nreturn reply{count = redis.call('INCRBY', K.counter, ARGV[1])}\n")},
+		"lua/ok.lua":       {Data: []byte(okSrc)},
+		"lua/argv.lua":     {Data: []byte(head + "-- fine\nreturn reply{count = redis.call('INCRBY', K_counter, ARGV[1])}\n")},
 		"lua/noheader.lua": {Data: []byte("return redis.call('INCRBY', KEYS[1], ARGV[1])\n")},
 		"lua/prelude.lua":  {Data: []byte("local function by() return ARGV[1] end\n")},
+		"lua/helpers.lua":  {Data: []byte("local function by(n) return n end\n")},
 	}
-	if _, err := load(fsys, "", "ok.lua"); err != nil {
+	sc, err := load(fsys, "helpers.lua", "ok.lua")
+	if err != nil {
 		t.Fatalf("ok.lua: %v", err)
 	}
-	_, err := load(fsys, "", "argv.lua")
+	if !strings.HasSuffix(sc.Source(), "\nlocal function by(n) return n end\n"+okSrc) ||
+		!strings.HasPrefix(sc.Source(), prologue("ok.lua", sc.Interface())) {
+		t.Errorf("source is not prologue, base.lua, prelude, file:\n%s", sc.Source())
+	}
+	_, err = load(fsys, "", "argv.lua")
 	if err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "ARGV") {
 		t.Errorf("argv.lua: err = %v, want ARGV refused at line 5", err)
 	}
@@ -185,23 +159,22 @@ func TestPrologueText(t *testing.T) {
 		Keys:  Section{Fixed: []string{"epoch", "wm", "ident"}, Tail: []string{"bucket", "index"}},
 		Argv:  Section{Fixed: []string{"x"}, Tail: []string{"members"}},
 		Reply: Section{Fixed: []string{"seq", "kind"}},
-	}, false)
+	})
 	for _, want := range []string{
+		"local K_epoch, K_wm, K_ident = KEYS[1], KEYS[2], KEYS[3]",
+		"local A_x = ARGV[1]",
 		"local ARITY = #KEYS >= 3 and (#KEYS - 3) % 2 == 0 and #ARGV >= 1",
-		"local K__bucket, K__index = {}, {}",
+		"local K_bucket, K_index = {}, {}",
 		"for i = 1, math.floor((#KEYS - 3) / 2) do",
-		"K__bucket[i] = KEYS[2 + 2 * i]",
-		"K__index[i] = KEYS[3 + 2 * i]",
+		"K_bucket[i] = KEYS[2 + 2 * i]",
+		"K_index[i] = KEYS[3 + 2 * i]",
 		"for i = 1, #ARGV - 1 do",
-		"A__members[i] = ARGV[1 + i]",
+		"A_members[i] = ARGV[1 + i]",
 		"if r.seq == nil or r.kind == nil then",
 		"return {r.seq, r.kind}",
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prologue lacks %q:\n%s", want, p)
 		}
-	}
-	if strings.Contains(p, undeclaredFn) {
-		t.Errorf("prologue defines %s without a use:\n%s", undeclaredFn, p)
 	}
 }

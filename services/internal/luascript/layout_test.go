@@ -55,8 +55,9 @@ func TestLayoutEcho(t *testing.T) {
 	}
 }
 
-// The run-time guards: a prelude reading a name the header lacks, or a reply table without one
-// of the reply's fields, fails the script instead of answering nil.
+// The run-time guards: a prelude reading an undefined global, or a reply table without one
+// of the reply's fields, fails the script instead of answering nil; the error names the file and
+// line it happened at, not the line of the assembled source.
 func TestLayoutGuards(t *testing.T) {
 	type args struct {
 		A    string `key:"a"`
@@ -69,12 +70,17 @@ func TestLayoutGuards(t *testing.T) {
 	rdb, ctx := testRedis(t), t.Context()
 	b := Bind[args, out](MustLoad(testLua, "prelude.lua", "guard.lua"))
 	for mode, want := range map[string]string{
-		"name":    "missing is not a name of the header",
+		"name":    "nonexistent global variable 'missing_global'",
 		"missing": "reply needs p q",
 	} {
 		r, err := b.Do(ctx, rdb, &args{A: "k", Mode: mode})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %+v, %v; want an error with %q", mode, r, err, want)
+		}
+		// Redis names the line that raised: the prelude's, or the prologue's reply.
+		at := map[string]string{"name": "(at prelude.lua:1)", "missing": "(at prologue of guard.lua:7)"}[mode]
+		if err == nil || !strings.HasSuffix(err.Error(), at) || !IsReply(err) {
+			t.Errorf("%s: %v; want a reply ending %q", mode, err, at)
 		}
 	}
 }

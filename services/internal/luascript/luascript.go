@@ -9,11 +9,13 @@
 // NOSCRIPT, or a caller's retry after a transport error, may run a call that already ran.
 //
 // Each script also declares its interface in a "--!" header (header.go): the names of its KEYS,
-// ARGV and reply positions. The package compiles the names a script uses to their positions and
-// refuses a script that reaches around them (compile.go), prepends the Lua the names need
-// (prologue.go), and checks the Go call and reply types of each script against the header
-// (bind.go), so the agreement between a script and its caller is machine-checked at package
-// initialisation rather than kept in comments (docs/adr/0018-lua-script-interface-header.md).
+// ARGV and reply positions. Redis runs the file as written, after a prologue generated from the
+// header that binds the names as plain locals (prologue.go; every script's is listed in
+// docs/lua-scripts.md), base.lua and the store's prelude. The loader refuses a file that reaches
+// around the names (check.go), maps an error's line back to the file it is in, and checks the Go
+// call and reply types of each script against the header (bind.go), so the agreement between a
+// script and its caller is machine-checked at package initialisation rather than kept in
+// comments (docs/adr/0018-lua-script-interface-header.md).
 //
 // A build with `-tags failpoints` can make one call of a script die right after its k-th write
 // (fault_on.go), for the stores' TestLuaFault tests; a normal build carries no trace of it.
@@ -25,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -36,6 +39,13 @@ type Script struct {
 	src   string // what Redis runs; only the fault hook of a failpoints build reads it
 	s     *redis.Script
 	iface Interface
+	parts []part // the texts src is made of, in order, for locating an error's line
+}
+
+// part is one text of a script's source: a file, or the generated prologue.
+type part struct {
+	name  string
+	lines int
 }
 
 // Name is the script's file name, for errors.
@@ -44,11 +54,14 @@ func (s *Script) Name() string { return s.name }
 // Interface is the script's header (see Interface).
 func (s *Script) Interface() Interface { return s.iface }
 
+// Source is the text Redis runs: the prologue, base.lua, the prelude, then the file unchanged.
+func (s *Script) Source() string { return s.src }
+
 // MustLoad reads lua/<name> from fsys, checks it against its "--!" header and assembles the
 // source Redis runs: the prologue generated from the header, base.lua, then lua/<prelude> when
-// prelude is non-empty, then the script, names compiled to positions, so every script stays one
-// self-contained EVALSHA. A missing file, a malformed header or a body that bypasses the header
-// (compile.go) is a build defect and panics.
+// prelude is non-empty, then the file as written, so every script stays one self-contained
+// EVALSHA. A missing file, a malformed header or a text that bypasses the header (check.go) is a
+// build defect and panics.
 func MustLoad(fsys fs.FS, prelude, name string) *Script {
 	sc, err := load(fsys, prelude, name)
 	if err != nil {
@@ -66,27 +79,43 @@ func load(fsys fs.FS, prelude, name string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
 	}
-	pre, preUndeclared, err := compileSource(iface, baseLua, false, 1)
-	if err != nil {
-		return nil, fmt.Errorf("luascript: base.lua (for %s): %w", name, err)
-	}
+	texts := []struct{ name, src string }{{"prologue of " + name, prologue(name, iface)}, {"base.lua", baseLua}}
 	if prelude != "" {
 		raw, err := read(fsys, prelude)
 		if err != nil {
 			return nil, err
 		}
-		own, undeclared, err := compileSource(iface, raw, false, 1)
-		if err != nil {
-			return nil, fmt.Errorf("luascript: %s (prelude of %s): %w", prelude, name, err)
+		texts = append(texts, struct{ name, src string }{prelude, raw})
+	}
+	for _, t := range texts[1:] {
+		if err := checkSource(iface, t.src, false, 1); err != nil {
+			return nil, fmt.Errorf("luascript: %s (for %s): %w", t.name, name, err)
 		}
-		pre, preUndeclared = pre+"\n"+own, preUndeclared || undeclared
 	}
 	headerLines := strings.Count(src[:len(src)-len(body)], "\n")
-	if body, _, err = compileSource(iface, body, true, headerLines+1); err != nil {
+	if err := checkSource(iface, body, true, headerLines+1); err != nil {
 		return nil, fmt.Errorf("luascript: %s: %w", name, err)
 	}
-	full := prologue(name, iface, preUndeclared) + pre + "\n" + body
-	return &Script{name: name, src: full, s: redis.NewScript(full), iface: iface}, nil
+	texts = append(texts, struct{ name, src string }{name, src})
+	var full strings.Builder
+	parts := make([]part, 0, len(texts))
+	for _, t := range texts {
+		text := strings.TrimSuffix(t.src, "\n") + "\n"
+		full.WriteString(text)
+		parts = append(parts, part{name: t.name, lines: strings.Count(text, "\n")})
+	}
+	return &Script{name: name, src: full.String(), s: redis.NewScript(full.String()), iface: iface, parts: parts}, nil
+}
+
+// locate names the file and line of line n of the source Redis runs.
+func (s *Script) locate(n int) string {
+	for _, p := range s.parts {
+		if n <= p.lines {
+			return p.name + ":" + strconv.Itoa(n)
+		}
+		n -= p.lines
+	}
+	return "beyond the source"
 }
 
 func read(fsys fs.FS, name string) (string, error) {

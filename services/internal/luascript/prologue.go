@@ -5,38 +5,75 @@ import (
 	"strings"
 )
 
-// prologue is the Lua that luascript prepends (before the prelude) to a script with interface
-// iface. compileSource has already turned every fixed K.name and A.name into KEYS[i] and
-// ARGV[i]; the prologue binds what is left, as locals the prelude and body share:
+// prologue is the Lua the loader puts before base.lua, the store's prelude and the script file,
+// generated from the file's --! header (docs/lua-scripts.md lists it for every script). It binds,
+// as plain locals the prelude and the file share:
 //
-//	K__name, A__name  the array of a tail name (K.bucket[i] compiles to K__bucket[i]); the
-//	                  arrays of one group have the same length when ARITY holds
-//	ARITY             true when #KEYS and #ARGV fit the header: the exact counts, or at least
-//	                  the fixed ones plus whole groups of a tail
-//	reply             builds the reply from named fields in header order: reply{status = 'OK',
-//	                  …}; the tail field is a Lua array appended after the fixed positions; a
-//	                  value header returns its one field itself. A missing field is a script
-//	                  error, never a silently shorter array.
-//	luascript_undeclared  raises the error of a name the prelude uses and this header lacks
+//	K_name, A_name  KEYS[i] and ARGV[i] of a fixed name; for a tail name the array of its items
+//	                (K_bucket[i]), the arrays of one group of equal length when ARITY holds
+//	ARITY           true when #KEYS and #ARGV fit the header: the exact counts, or at least the
+//	                fixed ones plus whole groups of a tail
+//	reply           builds the reply from named fields in header order: reply{status = 'OK', …};
+//	                the tail field is a Lua array appended after the fixed positions; a value
+//	                header returns its one field itself. A missing field is a script error, never
+//	                a silently shorter array.
 //
-// Names compile to positions instead of being looked up in generated tables at run time, because
-// the tables cost every call: K and A as Lua tables behind a guarding metatable, with a reply
-// helper that scanned its fields, measured about 2 µs more per reserve_and_record call than the
-// positional script it replaced (9.3 → 11.5 µs inside Redis); compiled, only reply's named table
-// and a tail's copy remain. A tail is copied into its own array rather than read through an
-// offset into ARGV, so no position survives in a body; the copy is one pass over references.
-func prologue(script string, iface Interface, undeclared bool) string {
+// Invariant: the script file runs byte for byte as written; the only Lua a reader does not see in
+// the repository's .lua files is this prologue, and it is a function of the header alone.
+//
+// Locals rather than K and A tables: a table per call built behind a guarding metatable cost
+// about 2 µs more per reserve_and_record call inside Redis (ADR-0018), and rewriting K.name to
+// KEYS[i] in the loader made Redis run, and report errors against, a text that was in no file.
+// A local is read from a register; a prelude naming what a script's header lacks reads an
+// undefined global, which Redis refuses with an error when that line runs.
+func prologue(script string, iface Interface) string {
 	var b strings.Builder
-	field := func(n string) string { return "r." + n }
-	b.WriteString("-- luascript prologue: generated at load from the --! header of " + script + "; do not edit.\n")
+	b.WriteString("-- luascript prologue of " + script + ", generated from its --! header; do not edit.\n")
+	writeFixed(&b, "K_", "KEYS", iface.Keys)
+	writeFixed(&b, "A_", "ARGV", iface.Argv)
 	b.WriteString("local ARITY = " + arity("KEYS", iface.Keys) + " and " + arity("ARGV", iface.Argv) + "\n")
-	writeTail(&b, "K", "KEYS", iface.Keys)
-	writeTail(&b, "A", "ARGV", iface.Argv)
-	if undeclared {
-		b.WriteString("local function " + undeclaredFn + "(name)\n")
-		b.WriteString("  error('luascript: " + script + ": ' .. name .. ' is not a name of the header', 2)\nend\n")
+	writeTail(&b, "K_", "KEYS", iface.Keys)
+	writeTail(&b, "A_", "ARGV", iface.Argv)
+	writeReply(&b, script, iface)
+	return b.String()
+}
+
+// writeFixed binds the fixed names of a section (prefix K_ or A_, global KEYS or ARGV).
+func writeFixed(b *strings.Builder, prefix, global string, s Section) {
+	if len(s.Fixed) == 0 {
+		return
 	}
+	vals := make([]string, len(s.Fixed))
+	for i := range s.Fixed {
+		vals[i] = global + "[" + strconv.Itoa(i+1) + "]"
+	}
+	b.WriteString("local " + join(s.Fixed, prefixed(prefix), ", ") + " = " + strings.Join(vals, ", ") + "\n")
+}
+
+// writeTail writes the arrays of a section's tail.
+func writeTail(b *strings.Builder, prefix, global string, s Section) {
+	if !s.Variadic() {
+		return
+	}
+	empty := join(s.Tail, func(string) string { return "{}" }, ", ")
+	b.WriteString("local " + join(s.Tail, prefixed(prefix), ", ") + " = " + empty + "\n")
+	nf, g := len(s.Fixed), len(s.Tail)
+	count, step := "#"+global+" - "+strconv.Itoa(nf), "i"
+	if g > 1 {
+		count, step = "math.floor(("+count+") / "+strconv.Itoa(g)+")", strconv.Itoa(g)+" * i"
+	}
+	b.WriteString("for i = 1, " + count + " do\n")
+	for j, n := range s.Tail {
+		// Item j (0-based) of group i sits at nf + g*(i-1) + j + 1.
+		b.WriteString("  " + prefix + n + "[i] = " + global + "[" + strconv.Itoa(nf-g+j+1) + " + " + step + "]\n")
+	}
+	b.WriteString("end\n")
+}
+
+// writeReply writes the reply function of the header's reply or value line.
+func writeReply(b *strings.Builder, script string, iface Interface) {
 	fixed := iface.Reply.Fixed
+	field := func(n string) string { return "r." + n }
 	var missing []string
 	for _, n := range fixed {
 		missing = append(missing, "r."+n+" == nil")
@@ -59,28 +96,6 @@ func prologue(script string, iface Interface, undeclared bool) string {
 		b.WriteString("  return {" + join(fixed, field, ", ") + "}\n")
 	}
 	b.WriteString("end\n")
-	return b.String()
-}
-
-// writeTail writes the arrays of a section's tail (table is K or A, global KEYS or ARGV).
-func writeTail(b *strings.Builder, table, global string, s Section) {
-	if !s.Variadic() {
-		return
-	}
-	vars := join(s.Tail, func(n string) string { return tailVar(table, n) }, ", ")
-	empty := join(s.Tail, func(string) string { return "{}" }, ", ")
-	b.WriteString("local " + vars + " = " + empty + "\n")
-	nf, g := len(s.Fixed), len(s.Tail)
-	count, step := "#"+global+" - "+strconv.Itoa(nf), "i"
-	if g > 1 {
-		count, step = "math.floor(("+count+") / "+strconv.Itoa(g)+")", strconv.Itoa(g)+" * i"
-	}
-	b.WriteString("for i = 1, " + count + " do\n")
-	for j, n := range s.Tail {
-		// Item j (0-based) of group i sits at nf + g*(i-1) + j + 1.
-		b.WriteString("  " + tailVar(table, n) + "[i] = " + global + "[" + strconv.Itoa(nf-g+j+1) + " + " + step + "]\n")
-	}
-	b.WriteString("end\n")
 }
 
 // arity is the Lua condition that the count of global fits the section.
@@ -94,6 +109,8 @@ func arity(global string, s Section) string {
 	}
 	return "#" + global + " >= " + nf + " and (#" + global + " - " + nf + ") % " + strconv.Itoa(len(s.Tail)) + " == 0"
 }
+
+func prefixed(prefix string) func(string) string { return func(n string) string { return prefix + n } }
 
 func join(names []string, f func(string) string, sep string) string {
 	out := make([]string, len(names))

@@ -19,46 +19,46 @@
 -- records arrive in; the read watermark only grows. A retry after the checkpoint already moved
 -- to next writes nothing and answers 0 (the original outcome); any other checkpoint value is
 -- QIMFENCED. Answers applied = 1 when applied.
-local n = #K.lists
-local withRead = A.seq ~= ''
+local n = #K_lists
+local withRead = A_seq ~= ''
 if not ARITY or n < 1 then
   return fail('QIMINVAL', 'key count does not match the recipient count')
 end
-if not posint(A.next) or not posint(A.score) or #A.member ~= 16 or #A.topic_id ~= 32 then
+if not posint(A_next) or not posint(A_score) or #A_member ~= 16 or #A_topic_id ~= 32 then
   return fail('QIMINVAL', 'bad checkpoint, score, member or topic id')
 end
-if A.prev ~= '' and not natint(A.prev) then
+if A_prev ~= '' and not natint(A_prev) then
   return fail('QIMINVAL', 'bad expected checkpoint')
 end
 local seq = nil
 if withRead then
-  seq = posint(A.seq)
+  seq = posint(A_seq)
   if not seq then return fail('QIMINVAL', 'bad conversation_seq') end
 end
-local ck = K.checkpoint
+local ck = K_checkpoint
 local bound = redis.call('HGET', ck, 'topic_id')
-if bound ~= A.topic_id then
+if bound ~= A_topic_id then
   return fail('QIMBIND', 'checkpoint bound to topic id ' .. tostring(bound))
 end
-local cur = redis.call('HGET', ck, A.field) or ''
-if cur == A.next then return reply{applied = 0} end
-if cur ~= A.prev then
+local cur = redis.call('HGET', ck, A_field) or ''
+if cur == A_next then return reply{applied = 0} end
+if cur ~= A_prev then
   return fail('QIMFENCED', 'checkpoint is ' .. (cur == '' and 'absent' or cur) .. ', expected ' ..
-    (A.prev == '' and 'absent' or A.prev))
+    (A_prev == '' and 'absent' or A_prev))
 end
 local readCur = nil
 if withRead then
-  local r = redis.call('HGET', K.read, A.member)
+  local r = redis.call('HGET', K_read, A_member)
   if r then
     readCur = natint(r)
     if not readCur then return fail('QIMCORRUPT', 'read watermark is not a decimal integer') end
   end
 end
 for i = 1, n do
-  redis.call('ZADD', K.lists[i], 'GT', A.score, A.member)
+  redis.call('ZADD', K_lists[i], 'GT', A_score, A_member)
 end
 if withRead and (not readCur or readCur < seq) then
-  redis.call('HSET', K.read, A.member, A.seq)
+  redis.call('HSET', K_read, A_member, A_seq)
 end
-redis.call('HSET', ck, A.field, A.next)
+redis.call('HSET', ck, A_field, A_next)
 return reply{applied = 1}

@@ -9,16 +9,16 @@
 -- A hash without a binding gets this one (and must hold nothing else: offsets without a binding
 -- could belong to any log). Answers the binding as stored after the call; fresh is 1 when this
 -- call bound it. The caller compares and refuses a mismatch.
-if #A.topic_id ~= 32 or not posint(A.partitions) or A.cluster_id == '' then
+if #A_topic_id ~= 32 or not posint(A_partitions) or A_cluster_id == '' then
   return fail('QIMINVAL', 'bad binding')
 end
-local cur = redis.call('HMGET', K.checkpoint, 'cluster_id', 'topic_id', 'partitions')
+local cur = redis.call('HMGET', K_checkpoint, 'cluster_id', 'topic_id', 'partitions')
 if not cur[1] and not cur[2] and not cur[3] then
-  if redis.call('HLEN', K.checkpoint) ~= 0 then
+  if redis.call('HLEN', K_checkpoint) ~= 0 then
     return fail('QIMCORRUPT', 'checkpoints without a binding')
   end
-  redis.call('HSET', K.checkpoint, 'cluster_id', A.cluster_id, 'topic_id', A.topic_id, 'partitions', A.partitions)
-  return reply{cluster_id = A.cluster_id, topic_id = A.topic_id, partitions = A.partitions, fresh = 1}
+  redis.call('HSET', K_checkpoint, 'cluster_id', A_cluster_id, 'topic_id', A_topic_id, 'partitions', A_partitions)
+  return reply{cluster_id = A_cluster_id, topic_id = A_topic_id, partitions = A_partitions, fresh = 1}
 end
 if not cur[1] or not cur[2] or not cur[3] then
   return fail('QIMCORRUPT', 'partial binding')

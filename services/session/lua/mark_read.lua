@@ -9,11 +9,11 @@
 -- Stores max(stored, requested) and answers the stored value as a decimal string, so a stale or
 -- repeated MARK_READ is harmless and its answer is always the absolute watermark. A request of 0
 -- on an absent watermark writes nothing.
-local want = natint(A.seq)
-if not want or #A.member ~= 16 then
+local want = natint(A_seq)
+if not want or #A_member ~= 16 then
   return fail('QIMINVAL', 'bad conversation id or watermark')
 end
-local r = redis.call('HGET', K.read, A.member)
+local r = redis.call('HGET', K_read, A_member)
 if r then
   local cur = natint(r)
   if not cur then return fail('QIMCORRUPT', 'read watermark is not a decimal integer') end
@@ -21,5 +21,5 @@ if r then
 elseif want == 0 then
   return reply{watermark = '0'}
 end
-redis.call('HSET', K.read, A.member, A.seq)
-return reply{watermark = A.seq}
+redis.call('HSET', K_read, A_member, A_seq)
+return reply{watermark = A_seq}

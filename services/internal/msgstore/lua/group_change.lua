@@ -19,11 +19,12 @@
 -- computed from the meta it replaces plus the op's users (all of them were validated as
 -- changes), never from what a partial run already wrote.
 local OPS = {[1] = 'CREATE', [2] = 'ADD', [3] = 'REMOVE', [4] = 'LEAVE'}
-local bad = check_intent()
+local bad = check_intent(ARITY, A_identity, A_message_id, A_conversation_id, A_record, A_now_ms,
+  A_hrec_prefix, A_hidx_prefix, A_bucket_width, A_max_record_bytes)
 if bad then return bad end
-local op, expect, cap = posint(A.op), natint(A.expect), posint(A.max_members)
+local op, expect, cap = posint(A_op), natint(A_expect), posint(A_max_members)
 if not op or not OPS[op] or not expect or not cap then return fail('QIMINVAL', 'bad op, expect or max_members') end
-if #A.users == 0 then return fail('QIMINVAL', 'no users') end
+if #A_users == 0 then return fail('QIMINVAL', 'no users') end
 local adds = op == 1 or op == 2
 
 local function open(iv) return iv and string.sub(iv, -1) == ':' end
@@ -32,35 +33,35 @@ local function open(iv) return iv and string.sub(iv, -1) == ':' end
 local function apply(j, n)
   local from = dec(j - 1)
   if op == 1 then from = '0' end
-  for i = 1, #A.users do
-    local u = A.users[i]
-    local iv = redis.call('HGET', K.grpmem, u)
+  for i = 1, #A_users do
+    local u = A_users[i]
+    local iv = redis.call('HGET', K_grpmem, u)
     if adds then
       if not open(iv) then
         local add = from .. ':'
         if iv then add = iv .. ',' .. add end
-        redis.call('HSET', K.grpmem, u, add)
+        redis.call('HSET', K_grpmem, u, add)
       end
     elseif open(iv) then
-      redis.call('HSET', K.grpmem, u, iv .. dec(j))
+      redis.call('HSET', K_grpmem, u, iv .. dec(j))
     end
   end
-  local nn = n + #A.users
-  if not adds then nn = n - #A.users end
+  local nn = n + #A_users
+  if not adds then nn = n - #A_users end
   if op == 1 then
-    redis.call('HSET', K.grp, 'v', dec(expect + 1), 'n', dec(nn), 'owner', A.owner, 'name', A.name, 'crq', A.crq)
+    redis.call('HSET', K_grp, 'v', dec(expect + 1), 'n', dec(nn), 'owner', A_owner, 'name', A_name, 'crq', A_crq)
   else
-    redis.call('HSET', K.grp, 'v', dec(expect + 1), 'n', dec(nn))
+    redis.call('HSET', K_grp, 'v', dec(expect + 1), 'n', dec(nn))
   end
 end
 
-local meta = redis.call('HMGET', K.grp, 'v', 'n')
+local meta = redis.call('HMGET', K_grp, 'v', 'n')
 local n = natint(meta[2] or '0')
 if not n then return fail('QIMCORRUPT', 'group member count is not an integer') end
-local h = load_commit(K.commit)
+local h = load_commit(K_commit)
 if h[1] then
-  if h[8] ~= A.identity or h[7] ~= A.conversation_id then return commit_reply('X', h) end
-  local r = finish(h, true)
+  if h[8] ~= A_identity or h[7] ~= A_conversation_id then return commit_reply('X', h) end
+  local r = finish(h, true, K_commit, K_seq, K_pending, K_owner, A_hrec_prefix, A_hidx_prefix, A_bucket_width)
   if r.err then return r end
   if (op == 1 and not meta[1]) or (meta[1] and natint(meta[1]) == expect) then apply(posint(h[3]), n) end
   return r
@@ -72,16 +73,17 @@ elseif not meta[1] then
 elseif natint(meta[1]) ~= expect then
   return fail('QIMVERSION', 'membership version is ' .. meta[1])
 end
-for i = 1, #A.users do
-  local u = A.users[i]
+for i = 1, #A_users do
+  local u = A_users[i]
   -- user ids are u64, beyond Lua's exact integers: checked and used as decimal strings only
   if #u > 20 or not string.match(u, '^[1-9]%d*$') then return fail('QIMINVAL', 'user ids must be positive decimals') end
-  if open(redis.call('HGET', K.grpmem, u)) == adds then
+  if open(redis.call('HGET', K_grpmem, u)) == adds then
     return fail('QIMCORRUPT', 'user ' .. u .. ' is not a change at this version')
   end
 end
-if adds and n + #A.users > cap then return fail('QIMFULL', 'group would exceed ' .. dec(cap) .. ' members') end
-local r = reserve_fresh(true, version_field(expect + 1))
+if adds and n + #A_users > cap then return fail('QIMFULL', 'group would exceed ' .. dec(cap) .. ' members') end
+local r = reserve_fresh(true, version_field(expect + 1), K_commit, K_seq, K_pending, K_owner, A_identity, A_message_id,
+  A_conversation_id, A_record, A_now_ms, A_hrec_prefix, A_hidx_prefix, A_bucket_width)
 if r.err then return r end
 apply(posint(r[4]), n)
 return r

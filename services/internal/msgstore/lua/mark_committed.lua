@@ -22,19 +22,19 @@
 -- older than the window is forgotten at once, exactly as if the window had passed.
 -- Reply: st 'C' and the committed_at_ms that holds.
 if not ARITY then return fail('QIMINVAL', 'want 3 arguments') end
-local cat, win = posint(A.committed_at_ms), posint(A.window_ms)
+local cat, win = posint(A_committed_at_ms), posint(A_window_ms)
 if not cat or not win then return fail('QIMINVAL', 'committed_at_ms and window_ms must be positive integers') end
-if not string.match(A.trim_conv, '^[0-9a-f]+:[0-9a-f]+$') then return fail('QIMINVAL', 'trim_conv must be <tenant>:<cid>') end
+if not string.match(A_trim_conv, '^[0-9a-f]+:[0-9a-f]+$') then return fail('QIMINVAL', 'trim_conv must be <tenant>:<cid>') end
 -- The writes after the RENAME, from the committed_at that holds.
 -- The trim candidate is re-added with the same score on a retry (ZADD of an equal member is a
 -- no-op); one re-added after its trim only re-trims a deleted record, which is harmless.
 local function settle(at, seq)
-  redis.call('ZADD', K.htrim, dec(at), A.trim_conv .. ':' .. seq)
-  redis.call('PEXPIREAT', K.commit, dec(at + win))
-  redis.call('SET', K.owner, K.commit, 'PXAT', dec(at + win))
-  redis.call('ZREM', K.pending, K.commit)
+  redis.call('ZADD', K_htrim, dec(at), A_trim_conv .. ':' .. seq)
+  redis.call('PEXPIREAT', K_commit, dec(at + win))
+  redis.call('SET', K_owner, K_commit, 'PXAT', dec(at + win))
+  redis.call('ZREM', K_pending, K_commit)
 end
-local h = redis.call('HMGET', K.commit, 'st', 'idn', 'mid', 'seq', 'cid', 'cat')
+local h = redis.call('HMGET', K_commit, 'st', 'idn', 'mid', 'seq', 'cid', 'cat')
 if not h[1] then return fail('QIMNOTFOUND', 'no commit under this key') end
 if h[1] == 'C' then
   local held = posint(h[6])
@@ -48,7 +48,7 @@ if h[1] ~= 'D' or not h[2] or not h[3] or not h[4] or not h[5] then
 end
 -- Only this line writes shrunk keys, always these six fields and never a TTL, so one left by a
 -- mark that died is overwritten whole.
-redis.call('HSET', K.shrunk, 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', A.committed_at_ms)
-redis.call('RENAME', K.shrunk, K.commit)
+redis.call('HSET', K_shrunk, 'st', 'C', 'idn', h[2], 'mid', h[3], 'seq', h[4], 'cid', h[5], 'cat', A_committed_at_ms)
+redis.call('RENAME', K_shrunk, K_commit)
 settle(cat, h[4])
-return reply{st = 'C', committed_at_ms = A.committed_at_ms}
+return reply{st = 'C', committed_at_ms = A_committed_at_ms}

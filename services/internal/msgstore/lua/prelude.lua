@@ -1,9 +1,10 @@
 -- prelude.lua: helpers shared by the msgstore scripts (luascript's base.lua adds fail, natint,
 -- posint and dec). luascript prepends this file to every script, after the prologue it generates
 -- from the script's --! header, before the SHA is computed (once per process), so each script is
--- still one EVALSHA. The helpers use the header's names
--- (K.name and A.name, compiled to each script's positions), ARITY and reply; a helper naming what
--- the running script's header lacks fails that script if it is called.
+-- still one EVALSHA. The helpers take the script's keys and arguments as parameters (each
+-- script passes its own names): a helper that read the prologue's locals would capture
+-- each as an upvalue when the chunk runs, which measured about 2 us more per
+-- reserve_and_record call inside Redis (docs/adr/0018-lua-script-interface-header.md).
 --
 -- The commit reply of reserve_and_record, reserve and record (header: kind st mid seq rec rat cat
 -- cid idn): kind 'F' fresh (this call created it), 'E' existing, 'X' identity conflict; the rest
@@ -109,43 +110,43 @@ end
 -- its INCR left the counter behind and another send took the seq (its record is the one there).
 -- Nothing published this commit's seq yet (only a RECORDED commit is produced or answered), so it
 -- moves to the next free seq rather than overwriting history or failing for good.
-local function record_reserved(h)
+local function record_reserved(h, commit, seq_key, hrec, hidx, width)
   local seq = posint(h[3])
   if not seq or not h[4] or #h[4] == 0 then return fail('QIMCORRUPT', 'reserved commit lacks seq or record') end
-  local err = claim_seq(K.seq, seq)
+  local err = claim_seq(seq_key, seq)
   if err then return err end
-  local held = redis.call('GET', A.hrec_prefix .. h[3])
+  local held = redis.call('GET', hrec .. h[3])
   if held and held ~= h[4] then
-    err = reseq(K.commit, K.seq, A.hrec_prefix, h)
+    err = reseq(commit, seq_key, hrec, h)
     if err then return err end
     held = nil
   end
-  if not held then redis.call('SET', A.hrec_prefix .. h[3], h[4]) end
+  if not held then redis.call('SET', hrec .. h[3], h[4]) end
   seq = tonumber(h[3])
-  redis.call('ZADD', A.hidx_prefix .. dec(math.floor(seq / tonumber(A.bucket_width))), seq, h[3])
-  redis.call('HSET', K.commit, 'st', 'D')
+  redis.call('ZADD', hidx .. dec(math.floor(seq / tonumber(width))), seq, h[3])
+  redis.call('HSET', commit, 'st', 'D')
   h[1] = 'D'
   return nil
 end
 
--- Shared argument check of the two reserve scripts (header of reserve_and_record.lua); returns an
--- error reply or nil.
-local function check_intent()
-  if not ARITY then return fail('QIMINVAL', 'want 9 arguments') end
-  if #A.identity ~= 36 then return fail('QIMINVAL', 'identity must be 36 bytes') end
-  if #A.message_id ~= 16 or is_zero16(A.message_id) then
+-- Shared argument check of the commit scripts that reserve (the arguments of
+-- reserve_and_record.lua, and whether the counts fit the header); returns an error reply or nil.
+local function check_intent(arity, idn, mid, cid, rec, now, hrec, hidx, width, max_rec)
+  if not arity then return fail('QIMINVAL', 'want 9 arguments') end
+  if #idn ~= 36 then return fail('QIMINVAL', 'identity must be 36 bytes') end
+  if #mid ~= 16 or is_zero16(mid) then
     return fail('QIMINVAL', 'message_id must be 16 non-zero bytes')
   end
-  if #A.conversation_id ~= 16 or is_zero16(A.conversation_id) then
+  if #cid ~= 16 or is_zero16(cid) then
     return fail('QIMINVAL', 'conversation_id must be 16 non-zero bytes')
   end
-  local maxrec = posint(A.max_record_bytes)
-  if not maxrec or #A.record == 0 or #A.record > maxrec then
+  local maxrec = posint(max_rec)
+  if not maxrec or #rec == 0 or #rec > maxrec then
     return fail('QIMINVAL', 'record must be 1..max bytes')
   end
-  if not posint(A.now_ms) then return fail('QIMINVAL', 'now_ms must be a positive integer') end
-  if not posint(A.bucket_width) then return fail('QIMINVAL', 'bucket width must be a positive integer') end
-  if #A.hrec_prefix == 0 or #A.hidx_prefix == 0 then return fail('QIMINVAL', 'empty key prefix') end
+  if not posint(now) then return fail('QIMINVAL', 'now_ms must be a positive integer') end
+  if not posint(width) then return fail('QIMINVAL', 'bucket width must be a positive integer') end
+  if #hrec == 0 or #hidx == 0 then return fail('QIMINVAL', 'empty key prefix') end
   return nil
 end
 
@@ -161,18 +162,18 @@ end
 -- retry's own message_id and record are ignored: the first intent stands), so the keyspace ends
 -- as a reserve that never died leaves it. Each write is conditional or idempotent, so a complete
 -- commit costs reads only. Returns kind 'E' with the commit as it now stands.
-local function finish(h, with_history)
+local function finish(h, with_history, commit, seq_key, pending, owner_key, hrec, hidx, width)
   if h[1] == 'C' then return commit_reply('E', h) end
   if h[1] ~= 'R' and h[1] ~= 'D' then return fail('QIMCORRUPT', 'unknown commit state') end
-  local owner = redis.call('GET', K.owner)
-  if owner and owner ~= K.commit and h[1] == 'R' then
+  local owner = redis.call('GET', owner_key)
+  if owner and owner ~= commit and h[1] == 'R' then
     -- The reserve died before its owner write and another conversation has claimed the
     -- client_message_id since: this commit never got past RESERVED (the owner write precedes
     -- the history and the recovery index), so it is dropped and the request refused like a
     -- fresh one. Its seq, if the INCR ran, stays a hole. (A RECORDED commit is in history, so
     -- it stands; only its owner key is left alone.)
-    redis.call('DEL', K.commit)
-    redis.call('ZREM', K.pending, K.commit)
+    redis.call('DEL', commit)
+    redis.call('ZREM', pending, commit)
     return owner_conflict()
   end
   local rat = posint(h[5])
@@ -180,13 +181,13 @@ local function finish(h, with_history)
   if h[1] == 'R' then
     local seq = posint(h[3])
     if not seq then return fail('QIMCORRUPT', 'reserved commit lacks seq') end
-    local err = claim_seq(K.seq, seq)
+    local err = claim_seq(seq_key, seq)
     if err then return err end
   end
-  if not owner then redis.call('SET', K.owner, K.commit) end
-  if not redis.call('ZSCORE', K.pending, K.commit) then redis.call('ZADD', K.pending, rat, K.commit) end
+  if not owner then redis.call('SET', owner_key, commit) end
+  if not redis.call('ZSCORE', pending, commit) then redis.call('ZADD', pending, rat, commit) end
   if with_history and h[1] == 'R' then
-    local err = record_reserved(h)
+    local err = record_reserved(h, commit, seq_key, hrec, hidx, width)
     if err then return err end
   end
   return commit_reply('E', h)
@@ -206,11 +207,11 @@ end
 --
 -- reserve_existing is the first half: the reply for a key that already holds a commit (finished
 -- by finish, or 'X'), nil for a fresh key.
-local function reserve_existing(with_history)
-  local h = load_commit(K.commit)
+local function reserve_existing(with_history, commit, seq_key, pending, owner_key, idn, cid, hrec, hidx, width)
+  local h = load_commit(commit)
   if h[1] then
-    if h[8] ~= A.identity or h[7] ~= A.conversation_id then return commit_reply('X', h) end
-    return finish(h, with_history)
+    if h[8] ~= idn or h[7] ~= cid then return commit_reply('X', h) end
+    return finish(h, with_history, commit, seq_key, pending, owner_key, hrec, hidx, width)
   end
   for i = 2, #h do -- a hash without its state field is damage, not a fresh key
     if h[i] then return fail('QIMCORRUPT', 'commit hash without state') end
@@ -222,34 +223,35 @@ end
 -- appended to the caller's record before conversation_seq: the group scripts add
 -- membership_version there (field 17), read in the same script that allocates the seq, so the
 -- version a message is committed under can never differ from the one its seq was checked against.
-local function reserve_fresh(with_history, suffix)
-  local idn, mid, cid, rec, now = A.identity, A.message_id, A.conversation_id, A.record .. suffix, A.now_ms
-  -- K.owner owns (tenant, sender, client_message_id) across conversations: the commit hash is
+local function reserve_fresh(with_history, suffix, commit, seq_key, pending, owner_key, idn, mid, cid, rec, now, hrec, hidx, width)
+  rec = rec .. suffix
+  -- The owner key owns (tenant, sender, client_message_id) across conversations: the commit hash is
   -- tagged by conversation, so without it a cmid reused in another conversation would commit a
   -- second message under one idempotency key.
-  local owner = redis.call('GET', K.owner)
-  if owner and owner ~= K.commit then return owner_conflict() end
-  local seq, err = next_seq(K.seq, A.hrec_prefix)
+  local owner = redis.call('GET', owner_key)
+  if owner and owner ~= commit then return owner_conflict() end
+  local seq, err = next_seq(seq_key, hrec)
   if err then return err end
   local seqs, full = dec(seq), rec .. seq_field(seq)
-  redis.call('HSET', K.commit, 'st', 'R', 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid, 'rec', full, 'rat', now)
-  redis.call('INCR', K.seq)
-  redis.call('SET', K.owner, K.commit)
-  redis.call('ZADD', K.pending, tonumber(now), K.commit)
+  redis.call('HSET', commit, 'st', 'R', 'idn', idn, 'mid', mid, 'seq', seqs, 'cid', cid, 'rec', full, 'rat', now)
+  redis.call('INCR', seq_key)
+  redis.call('SET', owner_key, commit)
+  redis.call('ZADD', pending, tonumber(now), commit)
   local st = 'R'
   if with_history then
-    redis.call('SET', A.hrec_prefix .. seqs, full)
-    redis.call('ZADD', A.hidx_prefix .. dec(math.floor(seq / tonumber(A.bucket_width))), seq, seqs)
-    redis.call('HSET', K.commit, 'st', 'D')
+    redis.call('SET', hrec .. seqs, full)
+    redis.call('ZADD', hidx .. dec(math.floor(seq / tonumber(width))), seq, seqs)
+    redis.call('HSET', commit, 'st', 'D')
     st = 'D'
   end
   return reply{kind = 'F', st = st, mid = mid, seq = seqs, rec = full, rat = now, cat = '', cid = cid, idn = idn}
 end
 
-local function reserve(with_history)
-  local bad = check_intent()
+local function reserve(with_history, arity, commit, seq_key, pending, owner_key,
+                       idn, mid, cid, rec, now, hrec, hidx, width, max_rec)
+  local bad = check_intent(arity, idn, mid, cid, rec, now, hrec, hidx, width, max_rec)
   if bad then return bad end
-  local done = reserve_existing(with_history)
+  local done = reserve_existing(with_history, commit, seq_key, pending, owner_key, idn, cid, hrec, hidx, width)
   if done then return done end
-  return reserve_fresh(with_history, '')
+  return reserve_fresh(with_history, '', commit, seq_key, pending, owner_key, idn, mid, cid, rec, now, hrec, hidx, width)
 end

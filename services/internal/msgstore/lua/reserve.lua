@@ -9,4 +9,5 @@
 -- (finish), and the stored commit is returned in its state; different identity: kind 'X'.
 -- The history slot of the next seq is checked too, so a seq that record.lua could never write
 -- is refused here, before anything is written.
-return reserve(false)
+return reserve(false, ARITY, K_commit, K_seq, K_pending, K_owner, A_identity, A_message_id, A_conversation_id, A_record,
+  A_now_ms, A_hrec_prefix, A_hidx_prefix, A_bucket_width, A_max_record_bytes)

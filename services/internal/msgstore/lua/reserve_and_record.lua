@@ -16,4 +16,5 @@
 -- index entry back, and the stored commit is returned (the caller produces D, replays the ACK for
 -- C); different identity: kind 'X'. All arguments and preconditions are checked before the first
 -- write, so a refused call writes nothing and consumes no sequence.
-return reserve(true)
+return reserve(true, ARITY, K_commit, K_seq, K_pending, K_owner, A_identity, A_message_id, A_conversation_id, A_record,
+  A_now_ms, A_hrec_prefix, A_hidx_prefix, A_bucket_width, A_max_record_bytes)

@@ -20,17 +20,17 @@
 -- Reply: trimmed (records removed), held (candidates kept) and more '1' when the call stopped
 -- at limit.
 if not ARITY then return fail('QIMINVAL', 'want 6 arguments') end
-local limit, width = posint(A.limit), posint(A.bucket_width)
-if not natint(A.cutoff_ms) or not limit or not width then
+local limit, width = posint(A_limit), posint(A_bucket_width)
+if not natint(A_cutoff_ms) or not limit or not width then
   return fail('QIMINVAL', 'cutoff_ms, limit and bucket_width must be integers (limit, width > 0)')
 end
-local members = redis.call('ZRANGE', K.htrim, '-inf', A.cutoff_ms, 'BYSCORE', 'LIMIT', 0, limit)
+local members = redis.call('ZRANGE', K_htrim, '-inf', A_cutoff_ms, 'BYSCORE', 'LIMIT', 0, limit)
 local todo = {}
 for i, m in ipairs(members) do
   local conv, s = string.match(m, '^([0-9a-f]+:[0-9a-f]+):([0-9]+)$')
   local seq = posint(s)
   if not conv or not seq then return fail('QIMCORRUPT', 'trim candidate is not <tenant>:<cid>:<seq>') end
-  local fk = A.hfloor_prefix .. conv
+  local fk = A_hfloor_prefix .. conv
   local f = redis.call('GET', fk)
   local floor = 0
   if f then
@@ -39,7 +39,7 @@ for i, m in ipairs(members) do
   end
   todo[i] = {conv = conv, s = s, seq = seq, fk = fk, floor = floor}
 end
-local cutoff = natint(A.cutoff_ms)
+local cutoff = natint(A_cutoff_ms)
 local raised, gone, trimmed, held = {}, {}, 0, 0
 -- drop trims one position of conv: F rises to it when above, its record, index member and
 -- candidate go.
@@ -48,9 +48,9 @@ local function drop(conv, fk, s, seq)
     redis.call('SET', fk, s)
     raised[fk] = seq
   end
-  redis.call('DEL', A.hrec_prefix .. conv .. ':' .. s)
-  redis.call('ZREM', A.hidx_prefix .. conv .. ':' .. dec(math.floor(seq / width)), s)
-  redis.call('ZREM', K.htrim, conv .. ':' .. s)
+  redis.call('DEL', A_hrec_prefix .. conv .. ':' .. s)
+  redis.call('ZREM', A_hidx_prefix .. conv .. ':' .. dec(math.floor(seq / width)), s)
+  redis.call('ZREM', K_htrim, conv .. ':' .. s)
   gone[conv .. ':' .. s] = true
   trimmed = trimmed + 1
 end
@@ -62,10 +62,10 @@ local function clear_lower(conv, fk, seq)
   local floor = raised[fk]
   if seq - 1 <= floor then return false end
   for b = math.floor((floor + 1) / width), math.floor((seq - 1) / width) do
-    local lows = redis.call('ZRANGE', A.hidx_prefix .. conv .. ':' .. dec(b), '(' .. dec(floor), '(' .. dec(seq),
+    local lows = redis.call('ZRANGE', A_hidx_prefix .. conv .. ':' .. dec(b), '(' .. dec(floor), '(' .. dec(seq),
       'BYSCORE', 'LIMIT', 0, LOWER_SCAN)
     for _, s in ipairs(lows) do
-      local sc = redis.call('ZSCORE', K.htrim, conv .. ':' .. s)
+      local sc = redis.call('ZSCORE', K_htrim, conv .. ':' .. s)
       local low = natint(s)
       if not low or not sc or tonumber(sc) > cutoff then return true end
       drop(conv, fk, s, low)

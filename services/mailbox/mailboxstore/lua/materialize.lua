@@ -21,39 +21,39 @@
 -- another owner moved it); the identity decides fresh / duplicate / QIMCONFLICT. Entries, indexes,
 -- identity and watermark are written by this one script, so the watermark never passes a record
 -- whose entries are not all stored.
-local n = #A.members
-if not ARITY or n < 1 or #K.bucket ~= n then
+local n = #A_members
+if not ARITY or n < 1 or #K_bucket ~= n then
   return fail('QIMINVAL', 'want n >= 1 entries with 3+2n keys and 9+n arguments')
 end
-local epoch, offset = natint(A.epoch), natint(A.offset)
+local epoch, offset = natint(A_epoch), natint(A_offset)
 if not epoch or epoch < 1 or epoch > MAX_EPOCH then return fail('QIMINVAL', 'epoch not in [1, 32767]') end
 if not offset or offset > MAX_OFFSET then return fail('QIMINVAL', 'offset not in [0, 2^48)') end
-local prev = A.prev_offset
+local prev = A_prev_offset
 if prev ~= '' then
   local p = natint(prev)
   if not p or p >= offset then return fail('QIMINVAL', 'expected previous offset must be below the offset') end
 end
-local digest, seq = A.digest, A.seq
+local digest, seq = A_digest, A_seq
 if #digest ~= 32 then return fail('QIMINVAL', 'payload_digest must be 32 bytes') end
 if #seq ~= 8 or seq ~= seq_pack(epoch, offset) then
   return fail('QIMINVAL', 'mailbox_seq is not compose(epoch, offset)')
 end
-local day, bexp, iexp, ttl = natint(A.day), posint(A.bucket_expire_at), posint(A.index_expire_at), posint(A.identity_ttl)
+local day, bexp, iexp, ttl = natint(A_day), posint(A_bucket_expire_at), posint(A_index_expire_at), posint(A_identity_ttl)
 if not day or not bexp or not iexp or not ttl then
   return fail('QIMINVAL', 'day, expiries and ttl must be decimal integers')
 end
-for i, m in ipairs(A.members) do
+for i, m in ipairs(A_members) do
   if #m < 13 or string.sub(m, 1, 8) ~= seq then
     return fail('QIMINVAL', 'entry member ' .. dec(i) .. ' does not start with the mailbox_seq')
   end
 end
 
-local stored = redis.call('GET', K.epoch)
-if stored ~= A.epoch then
-  return fail('QIMFENCED', 'shard epoch is ' .. (stored or 'absent') .. ', caller holds ' .. A.epoch)
+local stored = redis.call('GET', K_epoch)
+if stored ~= A_epoch then
+  return fail('QIMFENCED', 'shard epoch is ' .. (stored or 'absent') .. ', caller holds ' .. A_epoch)
 end
-local wm = redis.call('GET', K.watermark)
-local ident = redis.call('GET', K.identity)
+local wm = redis.call('GET', K_watermark)
+local ident = redis.call('GET', K_identity)
 if ident and #ident ~= 40 then return fail('QIMCORRUPT', 'dispatch identity is not digest+seq') end
 local function conflict()
   return fail('QIMCONFLICT', 'dispatch_id already materialized with another payload_digest at ' ..
@@ -71,7 +71,7 @@ if wm then
   if not w then return fail('QIMCORRUPT', 'watermark is not a decimal offset') end
   if w >= offset then
     if not ident then
-      return fail('QIMCORRUPT', 'watermark ' .. wm .. ' covers offset ' .. A.offset .. ' but its dispatch identity is missing')
+      return fail('QIMCORRUPT', 'watermark ' .. wm .. ' covers offset ' .. A_offset .. ' but its dispatch identity is missing')
     end
     if string.sub(ident, 1, 32) ~= digest then return conflict() end
     return answer('R')
@@ -82,25 +82,25 @@ if (prev == '' and wm) or (prev ~= '' and wm ~= prev) then
 end
 if ident then
   if string.sub(ident, 1, 32) ~= digest then return conflict() end
-  redis.call('SET', K.watermark, A.offset)
+  redis.call('SET', K_watermark, A_offset)
   return answer('D')
 end
 
 -- Read and check every index entry before the first write (a damaged index must not leave half a record).
-local field = 'd' .. A.day
+local field = 'd' .. A_day
 local raise = {}
 for i = 1, n do
-  local cur = redis.call('HGET', K.index[i], field)
+  local cur = redis.call('HGET', K_index[i], field)
   if cur and #cur ~= 8 then return fail('QIMCORRUPT', 'day index entry is not an 8-byte mailbox_seq') end
   raise[i] = (not cur) or seq_less(cur, seq)
 end
 for i = 1, n do
-  local bkey, ikey = K.bucket[i], K.index[i]
-  redis.call('ZADD', bkey, 0, A.members[i])
+  local bkey, ikey = K_bucket[i], K_index[i]
+  redis.call('ZADD', bkey, 0, A_members[i])
   redis.call('EXPIREAT', bkey, bexp)
   if raise[i] then redis.call('HSET', ikey, field, seq) end
   if redis.call('EXPIRETIME', ikey) < iexp then redis.call('EXPIREAT', ikey, iexp) end
 end
-redis.call('SET', K.identity, digest .. seq, 'EX', ttl)
-redis.call('SET', K.watermark, A.offset)
+redis.call('SET', K_identity, digest .. seq, 'EX', ttl)
+redis.call('SET', K_watermark, A_offset)
 return reply{seq = seq, duplicate = 0, kind = 'F'}

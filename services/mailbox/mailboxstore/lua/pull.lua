@@ -22,8 +22,8 @@
 -- trim mark 't'. A non-zero cursor below 't' is expired. A non-zero cursor with no index at all
 -- (everything expired, index included) is expired too and 't' is set to the shard head, so the
 -- resumed cursor is accepted next time instead of looping through REBUILD.
-local cursor, lower, prefix = A.cursor, A.lower, A.prefix
-local limit, maxb, ttl, window = posint(A.limit), posint(A.max_bytes), posint(A.ttl), posint(A.window)
+local cursor, lower, prefix = A_cursor, A_lower, A_prefix
+local limit, maxb, ttl, window = posint(A_limit), posint(A_max_bytes), posint(A_ttl), posint(A_window)
 if cursor ~= '' and #cursor ~= 8 then return fail('QIMINVAL', 'cursor must be 8 bytes or empty') end
 if not ((cursor == '' and lower == '-') or (cursor ~= '' and #lower == 9 and string.sub(lower, 1, 1) == '[')) then
   return fail('QIMINVAL', 'lower bound does not match the cursor')
@@ -31,9 +31,9 @@ end
 if not limit or not maxb or not ttl or not window or window < limit then
   return fail('QIMINVAL', 'limit, max bytes, ttl and window must be positive (window >= limit)')
 end
-if #prefix == 0 or (A.store ~= '0' and A.store ~= '1') then return fail('QIMINVAL', 'bad prefix or store flag') end
+if #prefix == 0 or (A_store ~= '0' and A_store ~= '1') then return fail('QIMINVAL', 'bad prefix or store flag') end
 
-local E, W = redis.call('GET', K.epoch), redis.call('GET', K.watermark)
+local E, W = redis.call('GET', K_epoch), redis.call('GET', K_watermark)
 local head = nil
 if E and W then
   local e, w = natint(E), natint(W)
@@ -44,7 +44,7 @@ if E and W then
 end
 
 -- Validate the index and find trimmed days before any write.
-local flat = redis.call('HGETALL', K.index)
+local flat = redis.call('HGETALL', K_index)
 local trim, days, gone = nil, {}, {}
 for i = 1, #flat, 2 do
   local f, v = flat[i], flat[i + 1]
@@ -65,12 +65,12 @@ for i = 1, #flat, 2 do
 end
 
 local function store_cursor()
-  if A.store ~= '1' or cursor == '' then return end
-  local cur = redis.call('GET', K.cursor)
+  if A_store ~= '1' or cursor == '' then return end
+  local cur = redis.call('GET', K_cursor)
   if cur and #cur == 8 and not seq_less(cur, cursor) then
-    redis.call('EXPIRE', K.cursor, ttl) -- the stored cursor is ahead: never move it back
+    redis.call('EXPIRE', K_cursor, ttl) -- the stored cursor is ahead: never move it back
   else
-    redis.call('SET', K.cursor, cursor, 'EX', ttl)
+    redis.call('SET', K_cursor, cursor, 'EX', ttl)
   end
 end
 
@@ -78,18 +78,18 @@ if #flat == 0 then
   if cursor == '' then return reply{status = 'OK', next = '', has_more = 0, members = {}} end
   local nxt = cursor
   if head and seq_less(cursor, head) then nxt = head end
-  redis.call('HSET', K.index, 't', nxt)
-  redis.call('EXPIRE', K.index, ttl)
+  redis.call('HSET', K_index, 't', nxt)
+  redis.call('EXPIRE', K_index, ttl)
   store_cursor()
   return reply{status = 'EXP', next = nxt, has_more = 0, members = {}}
 end
 if #gone > 0 then
   -- The mark first: the gone fields are what it is computed from, so a call that dies between
   -- the two writes leaves them for its retry instead of a lowered mark (a silent gap).
-  redis.call('HSET', K.index, 't', trim)
-  redis.call('HDEL', K.index, unpack(gone))
+  redis.call('HSET', K_index, 't', trim)
+  redis.call('HDEL', K_index, unpack(gone))
 end
-if redis.call('TTL', K.index) < ttl then redis.call('EXPIRE', K.index, ttl) end
+if redis.call('TTL', K_index) < ttl then redis.call('EXPIRE', K_index, ttl) end
 store_cursor()
 if cursor ~= '' and trim and seq_less(cursor, trim) then
   return reply{status = 'EXP', next = trim, has_more = 0, members = {}}

@@ -11,9 +11,9 @@
 -- the index is kept only for its trim mark.
 -- Reply: mark, the trim mark (8 B), '' when nothing was ever trimmed. Idempotent: a repeated call
 -- finds nothing left to remove and returns the same mark.
-local prefix, cutoff, ttl = A.prefix, natint(A.cutoff), posint(A.ttl)
+local prefix, cutoff, ttl = A_prefix, natint(A_cutoff), posint(A_ttl)
 if #prefix == 0 or not cutoff or not ttl then return fail('QIMINVAL', 'want prefix, cutoff day and ttl') end
-local flat = redis.call('HGETALL', K.index)
+local flat = redis.call('HGETALL', K_index)
 local trim, drop = nil, {}
 for i = 1, #flat, 2 do
   local f, v = flat[i], flat[i + 1]
@@ -32,8 +32,8 @@ end
 if #drop == 0 then return reply{mark = trim or ''} end
 -- The mark and its TTL first, the index fields it is computed from last: a call that dies in
 -- between leaves the fields for its retry, which then computes the same mark and finishes.
-redis.call('HSET', K.index, 't', trim)
-if redis.call('TTL', K.index) < ttl then redis.call('EXPIRE', K.index, ttl) end
+redis.call('HSET', K_index, 't', trim)
+if redis.call('TTL', K_index) < ttl then redis.call('EXPIRE', K_index, ttl) end
 for _, f in ipairs(drop) do redis.call('DEL', prefix .. string.sub(f, 2)) end
-redis.call('HDEL', K.index, unpack(drop))
+redis.call('HDEL', K_index, unpack(drop))
 return reply{mark = trim}

@@ -27,10 +27,10 @@ local function int_arg(s, min)
   return v
 end
 
-local now = int_arg(A.now_ms, 1)
-local window = int_arg(A.window_ms, 1)
-local floor = int_arg(A.floor_ms, 0)
-local claim = A.claim_id
+local now = int_arg(A_now_ms, 1)
+local window = int_arg(A_window_ms, 1)
+local floor = int_arg(A_floor_ms, 0)
+local claim = A_claim_id
 if now == nil or window == nil or floor == nil then
   return redis.error_reply('ERR identity claim_window: bad now_ms, window_ms or floor_ms')
 end
@@ -38,7 +38,7 @@ if claim == nil or claim == '' then
   return redis.error_reply('ERR identity claim_window: empty claim_id')
 end
 
-local cur = redis.call('HMGET', K.hlc, 'hw', 'claim', 'start')
+local cur = redis.call('HMGET', K_hlc, 'hw', 'claim', 'start')
 local hw = 0
 if cur[1] then
   hw = tonumber(cur[1])
@@ -59,6 +59,6 @@ local finish = start + window
 if finish >= LIMIT then
   return redis.error_reply('ERR identity claim_window: window beyond the 48-bit time field')
 end
-redis.call('HSET', K.hlc, 'hw', string.format('%d', finish), 'claim', claim,
+redis.call('HSET', K_hlc, 'hw', string.format('%d', finish), 'claim', claim,
   'start', string.format('%d', start))
 return reply{start = start, finish = finish}

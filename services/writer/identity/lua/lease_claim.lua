@@ -15,10 +15,10 @@
 -- (a retry after a lost reply) that id is returned and its TTL refreshed, so one owner never
 -- ends up holding two ids.
 
-local prefix = A.prefix
-local maxw = tonumber(A.max_writers)
-local owner = A.owner
-local ttl = tonumber(A.ttl_ms)
+local prefix = A_prefix
+local maxw = tonumber(A_max_writers)
+local owner = A_owner
+local ttl = tonumber(A_ttl_ms)
 if prefix == nil or prefix == '' or owner == nil or owner == '' then
   return redis.error_reply('ERR identity lease_claim: empty prefix or owner')
 end

@@ -10,8 +10,8 @@
 -- Answers held = 1 when the id is (now) ours, 0 when another owner holds it. Idempotent: a retry
 -- by the same owner refreshes the TTL and answers 1.
 
-local owner = A.owner
-local ttl = tonumber(A.ttl_ms)
+local owner = A_owner
+local ttl = tonumber(A_ttl_ms)
 if owner == nil or owner == '' then
   return redis.error_reply('ERR identity lease_claim_fixed: empty owner')
 end
@@ -19,13 +19,13 @@ if ttl == nil or ttl ~= math.floor(ttl) or ttl < 1 then
   return redis.error_reply('ERR identity lease_claim_fixed: bad ttl_ms')
 end
 
-local v = redis.call('GET', K.lease)
+local v = redis.call('GET', K_lease)
 if v == owner then
-  redis.call('PEXPIRE', K.lease, ttl)
+  redis.call('PEXPIRE', K_lease, ttl)
   return reply{held = 1}
 end
 if v ~= false then
   return reply{held = 0}
 end
-redis.call('SET', K.lease, owner, 'PX', ttl)
+redis.call('SET', K_lease, owner, 'PX', ttl)
 return reply{held = 1}

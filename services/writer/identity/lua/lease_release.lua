@@ -9,11 +9,11 @@
 -- Answers released = 1 when deleted, 0 when it was already gone or belongs to another owner
 -- (idempotent).
 
-if A.owner == nil or A.owner == '' then
+if A_owner == nil or A_owner == '' then
   return redis.error_reply('ERR identity lease_release: empty owner')
 end
-if redis.call('GET', K.lease) == A.owner then
-  redis.call('DEL', K.lease)
+if redis.call('GET', K_lease) == A_owner then
+  redis.call('DEL', K_lease)
   return reply{released = 1}
 end
 return reply{released = 0}

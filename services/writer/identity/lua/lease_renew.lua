@@ -10,12 +10,12 @@
 -- Answers renewed = 1 when renewed, 0 when the key is gone or holds another owner (the lease is
 -- lost and is never re-taken here: a gap means another process may have used the id meanwhile).
 
-local ttl = tonumber(A.ttl_ms)
-if A.owner == nil or A.owner == '' or ttl == nil or ttl ~= math.floor(ttl) or ttl < 1 then
+local ttl = tonumber(A_ttl_ms)
+if A_owner == nil or A_owner == '' or ttl == nil or ttl ~= math.floor(ttl) or ttl < 1 then
   return redis.error_reply('ERR identity lease_renew: bad owner or ttl_ms')
 end
-if redis.call('GET', K.lease) == A.owner then
-  redis.call('PEXPIRE', K.lease, ttl)
+if redis.call('GET', K_lease) == A_owner then
+  redis.call('PEXPIRE', K_lease, ttl)
   return reply{renewed = 1}
 end
 return reply{renewed = 0}
