@@ -20,10 +20,11 @@ const (
 	kindBeat       // heartbeat PING of a message connection: keeps it alive, not measured
 )
 
-// lgConn is one frame-level device connection of the run: a message connection (one side of a
-// 1:1 pair, sending to and receiving from its peer; or, in group mode, one member of a group,
-// sending to the group and receiving every member's messages) or a PING control connection. Its socket is
-// a link (link.go); with Config.Reconnect a lost link is replaced and the connection lives on.
+// lgConn is one frame-level device connection of the run: a message connection, whose role is
+// one side of a 1:1 pair (sending to and receiving from its peer) or one member of a group
+// (sending to the group and receiving every member's messages), or a PING control connection,
+// which has no role. Its socket is a link (link.go); with Config.Reconnect a lost link is
+// replaced and the connection lives on.
 //
 // Invariants: exactly one goroutine reads the socket (the supervisor, running readLoop on the
 // live link) and it never blocks on anything but the socket and one bounded hand-off to the
@@ -53,12 +54,7 @@ type lgConn struct {
 	r       *runState
 	idx     int
 	user    contract.UserID
-	peer    *lgConn      // direct mode; nil on control connections and group members
-	out     sendLedger   // this connection's sends: a *flow (→ peer) or gout
-	in      *flow        // direct mode: peer → this connection
-	gout    *groupFlow   // group mode: this member's sends to its group
-	gm      *groupMember // group mode: the group and this member's place in it
-	pair    *pairConv    // the conversation: shared with the peer, or the group's; nil on control connections
+	role    connRole // a *directSide or a *groupMember; nil on a control connection
 	install contract.U128
 	nextID  atomic.Uint32
 
@@ -83,6 +79,32 @@ type lgConn struct {
 	ring    []ringEntry // pending requests in send order, for timeouts
 	head    int
 }
+
+// connRole is what a message connection does in the run's mode: one side of a 1:1 pair
+// (*directSide) or one member of a group (*groupMember). The mode is the type, so no code reads
+// a field of the other mode; a control connection has no role.
+type connRole interface {
+	// ledger is the connection's sends: a *flow to the peer or the member's *groupFlow.
+	ledger() sendLedger
+	// conversation is the conversation id as SEND_ACKs name it, shared with the peer or the group.
+	conversation() *pairConv
+}
+
+// directSide is a connection's half of a 1:1 pair.
+type directSide struct {
+	peer    *lgConn
+	out, in *flow // this connection → peer, and peer → this connection
+	pair    *pairConv
+}
+
+func (d *directSide) ledger() sendLedger      { return d.out }
+func (d *directSide) conversation() *pairConv { return d.pair }
+
+// direct is c's side of its pair; nil in group mode and on control connections.
+func (c *lgConn) direct() *directSide { d, _ := c.role.(*directSide); return d }
+
+// member is c's place in its group; nil in direct mode and on control connections.
+func (c *lgConn) member() *groupMember { m, _ := c.role.(*groupMember); return m }
 
 type pendingReq struct {
 	kind     uint8

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -46,10 +47,14 @@ func (g *lgGroup) member(idx int) *lgConn {
 type groupMember struct {
 	g     *lgGroup
 	index int
+	out   *groupFlow // this member's sends to its group
 
 	mu     sync.Mutex
 	pushAt map[pushKey]int64 // first push (Unix µs) of messages not yet pulled here: push_pull
 }
+
+func (m *groupMember) ledger() sendLedger      { return m.out }
+func (m *groupMember) conversation() *pairConv { return &m.g.convID }
 
 type pushKey struct {
 	sender uint32
@@ -81,10 +86,7 @@ func (r *runState) formGroups(conns []*lgConn) ([]*lgGroup, []*lgConn) {
 	for gi := range groups {
 		g := &lgGroup{index: gi, first: conns[gi*n].idx, members: conns[gi*n : gi*n+n]}
 		for mi, c := range g.members {
-			c.gm = &groupMember{g: g, index: mi, pushAt: map[pushKey]int64{}}
-			c.gout = newGroupFlow(n, mi)
-			c.out = c.gout
-			c.pair = &g.convID
+			c.role = &groupMember{g: g, index: mi, out: newGroupFlow(n, mi), pushAt: map[pushKey]int64{}}
 		}
 		groups[gi] = g
 	}
@@ -195,13 +197,13 @@ func isControl(ev *qimv1.MailboxEvent) bool {
 func (c *lgConn) groupEvent(kind history.Kind, ev *qimv1.MailboxEvent, at time.Time) bool {
 	if isControl(ev) {
 		if kind == history.Deliver {
-			c.r.ctr.controlEvents.Add(1)
+			atomic.AddInt64(&c.r.live.ControlEvents, 1)
 		}
 		return false
 	}
 	own := contract.UserID(ev.GetSenderUserId()) == c.user
 	if own && kind == history.Deliver {
-		c.r.ctr.ownCopies.Add(1)
+		atomic.AddInt64(&c.r.live.OwnCopies, 1)
 	}
 	if ev.Body == nil {
 		if h, ok := c.r.mids.lookup(parkedEntry{c: c, ev: ev, kind: kind, at: at}); ok {
@@ -212,7 +214,7 @@ func (c *lgConn) groupEvent(kind history.Kind, ev *qimv1.MailboxEvent, at time.T
 	h, err := parseBody(ev.GetBody())
 	if err != nil {
 		if !own {
-			c.r.ctr.foreignEvents.Add(1)
+			atomic.AddInt64(&c.r.live.ForeignEvents, 1)
 		}
 		return false
 	}
@@ -225,10 +227,10 @@ func (c *lgConn) groupEvent(kind history.Kind, ev *qimv1.MailboxEvent, at time.T
 // member otherwise (one that does not is a foreign event).
 func (c *lgConn) groupEntry(kind history.Kind, ev *qimv1.MailboxEvent, h bodyHeader, at time.Time) bool {
 	own := contract.UserID(ev.GetSenderUserId()) == c.user
-	from := c.gm.g.member(int(h.sender))
+	from := c.member().g.member(int(h.sender))
 	if h.run != c.r.runID || from == nil || own != (from == c) {
 		if !own {
-			c.r.ctr.foreignEvents.Add(1)
+			atomic.AddInt64(&c.r.live.ForeignEvents, 1)
 		}
 		return false
 	}
@@ -259,7 +261,7 @@ func (c *lgConn) fileAck(p *pendingReq, mid []byte) {
 
 // groupPushed records a push of member from's message h to c.
 func (c *lgConn) groupPushed(from *lgConn, h bodyHeader, nowUs int64) {
-	first, sinceAck, pulled := from.gout.pushed(h.ordinal, c.gm.index, nowUs)
+	first, sinceAck, pulled := from.member().out.pushed(h.ordinal, c.member().index, nowUs)
 	if !first {
 		return
 	}
@@ -268,18 +270,18 @@ func (c *lgConn) groupPushed(from *lgConn, h bodyHeader, nowUs int64) {
 		c.r.rec.Record(SegAckPush, sinceAck)
 	}
 	if !pulled {
-		c.gm.notePush(pushKey{h.sender, h.ordinal}, nowUs)
+		c.member().notePush(pushKey{h.sender, h.ordinal}, nowUs)
 	}
 }
 
 // groupPulled records c's pull of member from's message h: the first one per member is an
 // end-to-end sample and a delivered mailbox entry.
 func (c *lgConn) groupPulled(from *lgConn, h bodyHeader, mid []byte, atUs int64) {
-	if !from.gout.pulled(h.ordinal, c.gm.index, mid) {
+	if !from.member().out.pulled(h.ordinal, c.member().index, mid) {
 		return
 	}
 	c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
-	if pushUs, ok := c.gm.takePush(pushKey{h.sender, h.ordinal}); ok && atUs >= pushUs {
+	if pushUs, ok := c.member().takePush(pushKey{h.sender, h.ordinal}); ok && atUs >= pushUs {
 		c.r.rec.Record(SegPushPull, atUs-pushUs)
 	}
 	c.r.countEntry(atUs)
@@ -289,7 +291,7 @@ func (c *lgConn) groupPulled(from *lgConn, h bodyHeader, mid []byte, atUs int64)
 // groupOwnCopy checks c's own copy of its message h: an expected entry like any member's, but
 // not a latency sample (the sender's copy says nothing about fanout to others).
 func (c *lgConn) groupOwnCopy(h bodyHeader, mid []byte, atUs int64) {
-	if c.gout.pulled(h.ordinal, c.gm.index, mid) {
+	if c.member().out.pulled(h.ordinal, c.member().index, mid) {
 		c.r.countEntry(atUs)
 		c.retireIfDone(h.ordinal)
 	}
@@ -298,7 +300,7 @@ func (c *lgConn) groupOwnCopy(h bodyHeader, mid []byte, atUs int64) {
 // retireIfDone drops c's send ord from the run's midIndex once every member pulled it: no
 // entry of it is expected any more, which is what bounds the index.
 func (c *lgConn) retireIfDone(ord uint64) {
-	if mid, ok := c.gout.doneMid(ord); ok {
+	if mid, ok := c.member().out.doneMid(ord); ok {
 		c.r.mids.retire(mid)
 	}
 }
@@ -306,8 +308,8 @@ func (c *lgConn) retireIfDone(ord uint64) {
 // countEntry counts one delivered mailbox entry (group mode), inside the window or not.
 func (r *runState) countEntry(atUs int64) {
 	r.rec.CountDelivered()
-	r.ctr.delivered.Add(1)
+	r.probe.delivered.Add(1)
 	if atUs*1000 < r.endNs.Load() {
-		r.ctr.entriesInWindow.Add(1)
+		r.probe.entriesInWindow.Add(1)
 	}
 }

@@ -213,7 +213,7 @@ func TestFormGroupsInterleaves(t *testing.T) {
 	if want := []int{0, 3, 1, 4, 2, 5}; len(groups) != 2 || !slices.Equal(order, want) {
 		t.Fatalf("%d groups, sink order %v, want %v", len(groups), order, want)
 	}
-	if groups[1].member(4) != conns[4] || groups[1].member(2) != nil || conns[4].gm.index != 1 || conns[4].gout.self != 1 {
+	if groups[1].member(4) != conns[4] || groups[1].member(2) != nil || conns[4].member().index != 1 || conns[4].member().out.self != 1 {
 		t.Fatal("membership lookup")
 	}
 }

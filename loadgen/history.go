@@ -30,10 +30,10 @@ func (c *lgConn) recordSend(kind history.Kind, ord uint64, at time.Time, code co
 // conversation (Recipient 0: the checker takes the recipients from the group's membership).
 func (c *lgConn) sendEvent(kind history.Kind, ord uint64, at time.Time) history.Event {
 	e := history.Event{Kind: kind, AtUs: at.UnixMicro(), Lane: history.Frame, Sender: c.user, Ordinal: ord}
-	if c.gm != nil {
-		e.Conversation = c.gm.g.conv
+	if c.member() != nil {
+		e.Conversation = c.member().g.conv
 	} else {
-		e.Recipient = c.peer.user
+		e.Recipient = c.direct().peer.user
 	}
 	return e
 }
@@ -48,7 +48,7 @@ func (c *lgConn) recordAck(ord uint64, at time.Time, ack *qimv1.SendAck) {
 	e.Conversation = contract.ConversationID(idOf(ack.GetConversationId()))
 	e.ConvSeq = ack.GetConversationSeq()
 	c.r.hist.Record(e)
-	c.pair.note(c.r, e.Conversation)
+	c.role.conversation().note(c.r, e.Conversation)
 }
 
 // recordOwnCopy records c's own mailbox copy of its message (Deliver or Push with Recipient ==
@@ -76,7 +76,7 @@ func (c *lgConn) recordMailbox(kind history.Kind, ev *qimv1.MailboxEvent, h body
 		MailboxSeq: ev.GetMailboxSeq()}
 	c.r.hist.Record(e)
 	if kind == history.Deliver {
-		c.pair.note(c.r, e.Conversation)
+		c.role.conversation().note(c.r, e.Conversation)
 	}
 }
 

@@ -91,7 +91,7 @@ func TestBodylessBeforeAck(t *testing.T) {
 	sender, m1, m2 := conns[0], conns[1], conns[2]
 	sent := time.UnixMicro(1_000_000)
 	at := func(ms int) time.Time { return sent.Add(time.Duration(ms) * time.Millisecond) }
-	ord := sender.gout.add()
+	ord := sender.member().out.add()
 	sender.permits <- struct{}{}
 	r.inflight.Add(1)
 	sender.register(7, &pendingReq{kind: kindSend, ord: ord, at: sent})
@@ -102,18 +102,18 @@ func TestBodylessBeforeAck(t *testing.T) {
 	m1.onPush(frame(t, contract.OpPushEvents, 0, &qimv1.PushEvents{Events: []*qimv1.MailboxEvent{entry}}), at(3))
 	sender.apply(batch, at(4))
 	m1.apply(batch, at(5))
-	if tl := sender.gout.tally(); tl.delivered != 0 {
+	if tl := sender.member().out.tally(); tl.delivered != 0 {
 		t.Fatalf("delivered %d before the ACK: a body-less entry cannot be attributed yet", tl.delivered)
 	}
 	sender.onAck(frame(t, contract.OpSendAck, 7, &qimv1.SendAck{MessageId: mid[:]}), at(9))
-	if tl := sender.gout.tally(); tl.acked != 1 || tl.delivered != 2 || tl.missing != 1 || tl.lostOwn != 0 {
+	if tl := sender.member().out.tally(); tl.acked != 1 || tl.delivered != 2 || tl.missing != 1 || tl.lostOwn != 0 {
 		t.Fatalf("after the ACK: %+v", tl)
 	}
 	wantSeg(t, r, SegSendPush, 1, 3)
 	wantSeg(t, r, SegPushPull, 1, 2)
 	wantSeg(t, r, SegEndToEnd, 1, 5)
 	m2.apply(batch, at(12))
-	if tl := sender.gout.tally(); tl.delivered != 3 || tl.missing != 0 {
+	if tl := sender.member().out.tally(); tl.delivered != 3 || tl.missing != 0 {
 		t.Fatalf("after the last member: %+v", tl)
 	}
 	wantSeg(t, r, SegEndToEnd, 2, 12)

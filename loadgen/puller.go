@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -40,7 +41,7 @@ func (c *lgConn) pullLoop(ctx context.Context) {
 		for {
 			more, err := c.pullOnce(ctx, &cursor, timer)
 			if err != nil {
-				c.r.ctr.pullErrors.Add(1)
+				atomic.AddInt64(&c.r.live.PullErrors, 1)
 				c.r.noteError(err)
 				break
 			}
@@ -75,7 +76,7 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 		}
 		return false, fmt.Errorf("loadgen: send PULL_MAILBOX: %w", err)
 	}
-	c.r.ctr.pulls.Add(1)
+	atomic.AddInt64(&c.r.live.Pulls, 1)
 	timer.Reset(c.r.cfg.AckTimeout)
 	var a pullAnswer
 	select {
@@ -97,7 +98,7 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 	}
 	c.apply(&b, a.at)
 	if b.GetCursorExpired() {
-		c.r.ctr.cursorExpired.Add(1)
+		atomic.AddInt64(&c.r.live.CursorExpired, 1)
 	}
 	if n := b.GetNextCursor().GetMailboxSeq(); n > *cursor {
 		*cursor = n
@@ -114,12 +115,12 @@ func (c *lgConn) pullOnce(ctx context.Context, cursor *uint64, timer *time.Timer
 func (c *lgConn) apply(b *qimv1.MailboxBatch, at time.Time) {
 	atUs := at.UnixMicro()
 	for _, ev := range b.GetEntries() {
-		if c.gm != nil {
+		if c.member() != nil {
 			c.groupEvent(history.Deliver, ev, at)
 			continue
 		}
 		if contract.UserID(ev.GetSenderUserId()) == c.user {
-			c.r.ctr.ownCopies.Add(1)
+			atomic.AddInt64(&c.r.live.OwnCopies, 1)
 			c.recordOwnCopy(history.Deliver, ev, at)
 			continue
 		}
@@ -128,13 +129,13 @@ func (c *lgConn) apply(b *qimv1.MailboxBatch, at time.Time) {
 			continue
 		}
 		c.recordMailbox(history.Deliver, ev, h, at)
-		if first, sincePush := c.in.pulled(h.ordinal, ev.GetMessageId(), atUs); first {
+		if first, sincePush := c.direct().in.pulled(h.ordinal, ev.GetMessageId(), atUs); first {
 			c.r.rec.Record(SegEndToEnd, atUs-h.sentUs)
 			if sincePush >= 0 {
 				c.r.rec.Record(SegPushPull, sincePush)
 			}
 			c.r.rec.CountDelivered()
-			c.r.ctr.delivered.Add(1)
+			c.r.probe.delivered.Add(1)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -39,7 +40,7 @@ func (c *lgConn) readLoop(l *link) error {
 				c.r.rec.Record(SegPing, now.Sub(p.at).Microseconds())
 			}
 		case contract.OpPing: // the server's liveness probe
-			c.r.ctr.serverPings.Add(1)
+			c.r.probe.serverPings.Add(1)
 			pong, _ := proto.Marshal(&qimv1.Pong{})
 			_ = l.w.Send(c.r.connCtx, wire.Message{Opcode: contract.OpPong, RequestID: m.RequestID, Payload: pong})
 		case contract.OpKicked:
@@ -51,7 +52,7 @@ func (c *lgConn) readLoop(l *link) error {
 func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	p := c.take(m.RequestID)
 	if p == nil || p.kind != kindSend {
-		c.r.ctr.strayAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.StrayAnswers, 1)
 		return
 	}
 	var ack qimv1.SendAck
@@ -60,17 +61,17 @@ func (c *lgConn) onAck(m wire.Message, now time.Time) {
 	}
 	c.release(p)
 	if p.timedOut {
-		c.r.ctr.lateAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.LateAnswers, 1)
 	}
 	c.r.rec.Record(SegSendAck, now.Sub(p.at).Microseconds())
 	c.r.rec.CountAcked()
 	if now.Before(c.r.windowEnd()) {
-		c.r.ctr.ackedInWindow.Add(1)
+		atomic.AddInt64(&c.r.live.AckedInWindow, 1)
 	}
-	c.out.ackedAt(p.ord, now.UnixMicro())
-	c.out.answer(p.ord, stateAcked, ack.GetMessageId())
+	c.role.ledger().ackedAt(p.ord, now.UnixMicro())
+	c.role.ledger().answer(p.ord, stateAcked, ack.GetMessageId())
 	c.recordAck(p.ord, now, &ack)
-	if c.gm != nil {
+	if c.member() != nil {
 		c.fileAck(p, ack.GetMessageId())
 	}
 }
@@ -92,7 +93,7 @@ func (c *lgConn) onError(m wire.Message, now time.Time) {
 	}
 	p := c.take(m.RequestID)
 	if p == nil {
-		c.r.ctr.strayAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.StrayAnswers, 1)
 		return
 	}
 	c.release(p)
@@ -105,7 +106,7 @@ func (c *lgConn) onError(m wire.Message, now time.Time) {
 	if code == contract.ErrCodeUnavailable || code == contract.ErrCodeInternal {
 		state, kind = stateUnknown, history.Info
 	}
-	c.out.answer(p.ord, state, nil)
+	c.role.ledger().answer(p.ord, state, nil)
 	c.recordSend(kind, p.ord, now, code)
 }
 
@@ -113,19 +114,19 @@ func (c *lgConn) onError(m wire.Message, now time.Time) {
 // that request; a stale answer (the worker gave up on it) is counted and dropped.
 func (c *lgConn) handBatch(a pullAnswer, id uint32) {
 	if id != c.pullID.Load() {
-		c.r.ctr.strayAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.StrayAnswers, 1)
 		return
 	}
 	select {
 	case c.batches <- a:
 	default:
-		c.r.ctr.strayAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.StrayAnswers, 1)
 	}
 }
 
 func (c *lgConn) onPush(m wire.Message, now time.Time) {
-	c.r.ctr.pushes.Add(1)
-	if c.in == nil && c.gm == nil {
+	atomic.AddInt64(&c.r.live.Pushes, 1)
+	if c.role == nil {
 		return
 	}
 	var p qimv1.PushEvents
@@ -135,8 +136,8 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 	}
 	fromPeer := false
 	for _, ev := range p.GetEvents() {
-		c.r.ctr.pushEvents.Add(1)
-		if c.gm != nil {
+		atomic.AddInt64(&c.r.live.PushEvents, 1)
+		if c.member() != nil {
 			fromPeer = c.groupEvent(history.Push, ev, now) || fromPeer
 			continue
 		}
@@ -151,7 +152,7 @@ func (c *lgConn) onPush(m wire.Message, now time.Time) {
 		fromPeer = true
 		c.recordMailbox(history.Push, ev, h, now)
 		nowUs := now.UnixMicro()
-		if first, sinceAck := c.in.pushed(h.ordinal, nowUs); first {
+		if first, sinceAck := c.direct().in.pushed(h.ordinal, nowUs); first {
 			c.r.rec.Record(SegSendPush, nowUs-h.sentUs)
 			if sinceAck >= 0 {
 				c.r.rec.Record(SegAckPush, sinceAck)
@@ -171,8 +172,8 @@ func (c *lgConn) fromPeer(ev *qimv1.MailboxEvent) (bodyHeader, bool) {
 		return bodyHeader{}, false
 	}
 	h, err := parseBody(ev.GetBody())
-	if err != nil || h.run != c.r.runID || int(h.sender) != c.peer.idx {
-		c.r.ctr.foreignEvents.Add(1)
+	if err != nil || h.run != c.r.runID || int(h.sender) != c.direct().peer.idx {
+		atomic.AddInt64(&c.r.live.ForeignEvents, 1)
 		return bodyHeader{}, false
 	}
 	return h, true

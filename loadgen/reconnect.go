@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -49,7 +50,7 @@ func (c *lgConn) supervise(ctx context.Context) {
 func (c *lgConn) lost(err error) {
 	now := time.Now()
 	if !c.r.stopping.Load() {
-		c.r.ctr.connLost.Add(1)
+		atomic.AddInt64(&c.r.live.ConnectionsLost, 1)
 		c.r.noteError(fmt.Errorf("loadgen: connection %d (user %d) lost at %s: %w", c.idx, c.user, stamp(now), err))
 	}
 	c.mu.Lock()
@@ -62,7 +63,7 @@ func (c *lgConn) lost(err error) {
 		}
 		c.release(p)
 		if !p.timedOut { // a timed-out SEND is already info
-			c.out.answer(p.ord, stateUnknown, nil)
+			c.role.ledger().answer(p.ord, stateUnknown, nil)
 			c.recordSend(history.Info, p.ord, now, 0)
 		}
 	}
@@ -102,14 +103,14 @@ func (c *lgConn) redial(ctx context.Context) *link {
 // reconnected counts a new link and asks the pull worker for a round: what arrived while the
 // connection was down was pushed to nobody, so only a pull fetches it.
 func (c *lgConn) reconnected(attempts int, lastErr error) {
-	c.r.ctr.reconnects.Add(1)
+	atomic.AddInt64(&c.r.live.Reconnects, 1)
 	msg := fmt.Sprintf("loadgen: connection %d (user %d) reconnected at %s after %d attempts", c.idx, c.user,
 		stamp(time.Now()), attempts)
 	if lastErr != nil {
 		msg += fmt.Sprintf(" (last refusal: %v)", lastErr)
 	}
 	c.r.noteError(errors.New(msg))
-	if c.in != nil || c.gm != nil {
+	if c.role != nil {
 		c.wantPull()
 	}
 }
@@ -119,7 +120,7 @@ func (c *lgConn) reconnected(attempts int, lastErr error) {
 // run and log in once each, so a REPLACED kick cannot start two installations evicting each
 // other; a kicked connection reconnects like a lost one.
 func (c *lgConn) onKicked(m wire.Message) {
-	c.r.ctr.kicked.Add(1)
+	atomic.AddInt64(&c.r.live.Kicked, 1)
 	var k qimv1.Kicked
 	if proto.Unmarshal(m.Payload, &k) == nil && k.GetRetryAfterMs() > 0 {
 		c.kickDelay.Store(int64(time.Duration(k.GetRetryAfterMs()) * time.Millisecond))

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -62,3 +63,16 @@ func TestRecorderWindows(t *testing.T) {
 
 // near: HDR values are exact to 0.1 % (3 significant digits) in totals, 1 % in windows.
 func near(got, want float64) bool { return math.Abs(got-want) <= want*0.011 }
+
+// snapshot copies every field of Counts (the one list of the run's counts): a field it missed,
+// or one that is not an int64, fails here.
+func TestCountsSnapshotCoversEveryField(t *testing.T) {
+	var live Counts
+	v := reflect.ValueOf(&live).Elem()
+	for i := range v.NumField() {
+		v.Field(i).SetInt(int64(i + 1))
+	}
+	if got := live.snapshot(); got != live {
+		t.Fatalf("snapshot = %+v, want %+v", got, live)
+	}
+}

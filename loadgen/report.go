@@ -2,6 +2,8 @@ package loadgen
 
 import (
 	"maps"
+	"reflect"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,7 +53,11 @@ type ReportConfig struct {
 	History           bool    `json:"history"`
 }
 
-// Counts are the run's event counts; see doc.go for each field's meaning.
+// Counts are the run's event counts; see doc.go for each field's meaning. It is the one list of
+// them: the connection goroutines count into runState.live, a Counts of its own, with atomic adds
+// (every field is an int64, which snapshot relies on), and the report fills the derived ones
+// (Scheduled, Acked, Failed, Unknown, Delivered, Missing, the duplicates, AckMismatch,
+// FailedVisible, UnmatchedEntries, Errors and the tally's part of ForeignEvents) at the end.
 type Counts struct {
 	Scheduled            int64 `json:"scheduled"`
 	Unsent               int64 `json:"unsent"`
@@ -174,7 +180,7 @@ type SettleReport struct {
 func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) *Report {
 	var t tally
 	for _, c := range ph.conns {
-		t.add(c.out.tally())
+		t.add(c.role.ledger().tally())
 	}
 	cfg := &r.cfg
 	win := cfg.Duration.Seconds()
@@ -186,8 +192,8 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 			Reconnect: cfg.Reconnect, History: cfg.History != nil},
 		MeasuredS:        ph.end.Sub(ph.start).Seconds(),
 		TargetRate:       rate,
-		AchievedSendRate: float64(r.ctr.sentInWindow.Load()) / win,
-		AckRate:          float64(r.ctr.ackedInWindow.Load()) / win,
+		AchievedSendRate: float64(atomic.LoadInt64(&r.live.SentInWindow)) / win,
+		AckRate:          float64(atomic.LoadInt64(&r.live.AckedInWindow)) / win,
 		Counts:           r.counts(ph, t),
 		Segments:         map[string]SegmentSummary{},
 		Timeline:         r.rec.Windows(),
@@ -218,27 +224,34 @@ func (r *runState) report(ph *phases, rate float64, conns int, lane LaneReport) 
 	return rep
 }
 
+// counts is the report's Counts: the live ones as counted, then the ones the end of the run
+// derives (from the flows' tally, the schedule and the message-id index).
 func (r *runState) counts(ph *phases, t tally) Counts {
-	c := &r.ctr
+	c := r.live.snapshot()
 	unPulled, unPushed := r.mids.unmatched()
-	return Counts{
-		Scheduled: ph.sched.Scheduled, Unsent: c.unsent.Load(), Sent: c.sent.Load(), SentInWindow: c.sentInWindow.Load(),
-		Acked: t.acked, AckedInWindow: c.ackedInWindow.Load(), Failed: t.failed, Unknown: t.unknown,
-		Timeouts: c.timeouts.Load(), LateAnswers: c.lateAnswers.Load(), StrayAnswers: c.strayAnswers.Load(),
-		ConnectionsLost: c.connLost.Load(), Kicked: c.kicked.Load(), InflightWaits: c.inflightWaits.Load(),
-		Delivered: t.delivered, Missing: t.missing, RawDuplicates: t.rawDuplicates,
-		DuplicatesAfterDedup: t.dupAfterDedup, AckMismatch: t.ackMismatch, FailedVisible: t.failedVisible,
-		Pushes: c.pushes.Load(), PushEvents: c.pushEvents.Load(), PushDuplicates: t.pushDuplicates,
-		Pulls: c.pulls.Load(), PullErrors: c.pullErrors.Load(), OwnCopies: c.ownCopies.Load(),
-		CursorExpired: c.cursorExpired.Load(), ForeignEvents: c.foreignEvents.Load() + t.foreign + unPulled + unPushed,
-		Pings: c.pings.Load(), PingTimeouts: c.pingTimeouts.Load(), Reconnects: c.reconnects.Load(),
-		Stored: c.stored.Load(), StoredErrors: c.storedErrors.Load(), StoredIncomplete: c.storedIncomplete.Load(),
-		ControlEvents: c.controlEvents.Load(), UnmatchedEntries: unPulled,
+	c.Scheduled = ph.sched.Scheduled
+	c.Acked, c.Failed, c.Unknown = t.acked, t.failed, t.unknown
+	c.Delivered, c.Missing, c.RawDuplicates = t.delivered, t.missing, t.rawDuplicates
+	c.DuplicatesAfterDedup, c.AckMismatch, c.FailedVisible = t.dupAfterDedup, t.ackMismatch, t.failedVisible
+	c.PushDuplicates = t.pushDuplicates
+	c.ForeignEvents += t.foreign + unPulled + unPushed
+	c.UnmatchedEntries = unPulled
+	return c
+}
+
+// snapshot reads every field of a live Counts with an atomic load, so it may run while
+// connection goroutines still count; the list of fields is the struct's own.
+func (c *Counts) snapshot() Counts {
+	var out Counts
+	src, dst := reflect.ValueOf(c).Elem(), reflect.ValueOf(&out).Elem()
+	for i := range src.NumField() {
+		dst.Field(i).SetInt(atomic.LoadInt64(src.Field(i).Addr().Interface().(*int64)))
 	}
+	return out
 }
 
 func (r *runState) groupReport(t tally, win float64) *GroupReport {
-	n := r.ctr.entriesInWindow.Load()
+	n := r.probe.entriesInWindow.Load()
 	return &GroupReport{GroupSize: r.cfg.GroupSize, Groups: len(r.groups), ExpectedEntries: t.expected,
 		DeliveredEntries: t.delivered, LostEntries: t.missing, LostOwnCopies: t.lostOwn, EntriesInWindow: n,
 		EntryRate: float64(n) / win}

@@ -25,7 +25,8 @@ type runState struct {
 	hist     *history.Recorder // Config.History; nil records nothing
 	groups   []*lgGroup        // group mode
 	mids     *midIndex         // group mode: body-less entries by message_id
-	ctr      counters
+	live     Counts            // the counts taken during the run (atomic adds; see Counts)
+	probe    probes
 	inflight atomic.Int64 // SENDs awaiting an answer (not timed out)
 	endNs    atomic.Int64 // end of the measured window, Unix ns
 	stopping atomic.Bool  // connections are being closed on purpose
@@ -39,15 +40,10 @@ type runState struct {
 	fails  map[string]int64
 }
 
-// counters are the run's event counts (atomics: bumped from every connection goroutine).
-type counters struct {
-	sent, sentInWindow, ackedInWindow, unsent, inflightWaits atomic.Int64
-	timeouts, lateAnswers, strayAnswers, connLost, kicked    atomic.Int64
-	pushes, pushEvents, pulls, pullErrors, ownCopies         atomic.Int64
-	cursorExpired, foreignEvents, pings, pingTimeouts        atomic.Int64
-	serverPings, delivered, reconnects                       atomic.Int64
-	stored, storedErrors, storedIncomplete                   atomic.Int64
-	entriesInWindow, controlEvents                           atomic.Int64 // group mode
+// probes are counts the run reads while it runs (progress, the settle loop, the group report)
+// and that are not themselves in the report's Counts.
+type probes struct {
+	serverPings, delivered, entriesInWindow atomic.Int64
 }
 
 const maxNotedErrors = 20
@@ -164,11 +160,9 @@ func (r *runState) connect(ctx context.Context, n int) ([]*lgConn, []*lgConn, er
 	for i := 0; r.cfg.Mode == ModeDirect && i < n; i += 2 {
 		a, b := conns[i], conns[i+1]
 		ab, ba := &flow{}, &flow{}
-		a.peer, b.peer = b, a
-		a.out, b.out = ab, ba
-		a.in, b.in = ba, ab
-		a.pair = &pairConv{}
-		b.pair = a.pair
+		pair := &pairConv{}
+		a.role = &directSide{peer: b, out: ab, in: ba, pair: pair}
+		b.role = &directSide{peer: a, out: ba, in: ab, pair: pair}
 	}
 	for _, c := range conns {
 		c.jobs = make(chan time.Time, r.cfg.QueuePerConn)
@@ -224,9 +218,9 @@ func (r *runState) measure(ctx, connCtx context.Context, stop func(), conns, pin
 	close(r.sendStop)
 	r.waitSenders(&senders, conns)
 	for _, c := range conns {
-		r.ctr.unsent.Add(int64(len(c.jobs))) // scheduled, queued, never sent
+		atomic.AddInt64(&r.live.Unsent, int64(len(c.jobs))) // scheduled, queued, never sent
 	}
-	r.ctr.unsent.Add(ph.sched.Rejected)
+	atomic.AddInt64(&r.live.Unsent, ph.sched.Rejected)
 	r.awaitAnswers(ctx, ph.end)
 	ph.settle = r.settle(ctx, conns)
 	if r.hist != nil {
@@ -260,7 +254,7 @@ func (r *runState) waitSenders(wg *sync.WaitGroup, conns []*lgConn) {
 	for _, c := range conns {
 		if !c.sendDone.Load() {
 			r.noteError(fmt.Errorf("loadgen: connection %d: SEND write still blocked %s after the window", c.idx, r.cfg.AckTimeout))
-			r.ctr.connLost.Add(1)
+			atomic.AddInt64(&r.live.ConnectionsLost, 1)
 			if l := c.current(); l != nil {
 				_ = l.nc.SetWriteDeadline(time.Now())
 			}
@@ -301,7 +295,7 @@ func (r *runState) progressLoop(ph *phases, done <-chan struct{}) {
 			}
 			w := r.rec.Roll(now, ph.start, r.gauges(ph.conns, phase))
 			if r.cfg.Progress != nil {
-				fmt.Fprintln(r.cfg.Progress, progressLine(w, r.ctr.unsent.Load(), r.cfg.Mode))
+				fmt.Fprintln(r.cfg.Progress, progressLine(w, atomic.LoadInt64(&r.live.Unsent), r.cfg.Mode))
 			}
 		}
 	}

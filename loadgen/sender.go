@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -33,10 +34,10 @@ func (c *lgConn) offer(intended time.Time) bool {
 // counted as unsent by offer, as always), and sending resumes on the next link.
 func (c *lgConn) sendLoop(ctx context.Context) {
 	req := &qimv1.SendRequest{MessageType: uint32(contract.MessageText), Body: make([]byte, c.r.cfg.BodyBytes)}
-	if c.gm != nil {
-		req.Target = &qimv1.SendRequest_GroupId{GroupId: c.gm.g.id}
+	if c.member() != nil {
+		req.Target = &qimv1.SendRequest_GroupId{GroupId: c.member().g.id}
 	} else {
-		req.Target = &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(c.peer.user)}
+		req.Target = &qimv1.SendRequest_PeerUserId{PeerUserId: uint64(c.direct().peer.user)}
 	}
 	var buf []byte
 	for {
@@ -52,7 +53,7 @@ func (c *lgConn) sendLoop(ctx context.Context) {
 		}
 		l := c.ready(ctx)
 		if l == nil {
-			c.r.ctr.unsent.Add(1) // stopped while waiting for a link or a permit: it never went out
+			atomic.AddInt64(&c.r.live.Unsent, 1) // stopped while waiting for a link or a permit: it never went out
 			return
 		}
 		var err error
@@ -92,7 +93,7 @@ func (c *lgConn) acquire(ctx context.Context, l *link) bool {
 		return true
 	default:
 	}
-	c.r.ctr.inflightWaits.Add(1)
+	atomic.AddInt64(&c.r.live.InflightWaits, 1)
 	select {
 	case c.permits <- struct{}{}:
 		return true
@@ -126,7 +127,7 @@ func (c *lgConn) sendingOver(ctx context.Context) bool {
 // before the frame can be answered. A write that fails settles its SEND as info (the bytes may
 // have left), unless the supervisor settled it first as part of the lost link.
 func (c *lgConn) sendOne(ctx context.Context, l *link, req *qimv1.SendRequest, buf []byte, intended time.Time) ([]byte, error) {
-	ord := c.out.add()
+	ord := c.role.ledger().add()
 	cmid := contract.DeriveClientMessageID(c.install, ord)
 	b := contract.U128(cmid).Bytes()
 	req.ClientMessageId = b[:]
@@ -136,7 +137,7 @@ func (c *lgConn) sendOne(ctx context.Context, l *link, req *qimv1.SendRequest, b
 	var err error
 	if buf, err = (proto.MarshalOptions{}).MarshalAppend(buf[:0], req); err != nil {
 		<-c.permits
-		c.out.answer(ord, stateFailed, nil)
+		c.role.ledger().answer(ord, stateFailed, nil)
 		c.r.noteError(err)
 		return buf, err
 	}
@@ -148,15 +149,15 @@ func (c *lgConn) sendOne(ctx context.Context, l *link, req *qimv1.SendRequest, b
 	if err := l.w.Send(ctx, wire.Message{Opcode: contract.OpSend, RequestID: id, Payload: buf}); err != nil {
 		if p := c.take(id); p != nil {
 			c.release(p)
-			c.out.answer(ord, stateUnknown, nil)
+			c.role.ledger().answer(ord, stateUnknown, nil)
 			c.recordSend(history.Info, ord, time.Now(), 0)
 		}
 		return buf, err
 	}
 	c.r.rec.CountSent()
-	c.r.ctr.sent.Add(1)
+	atomic.AddInt64(&c.r.live.Sent, 1)
 	if now.Before(c.r.windowEnd()) {
-		c.r.ctr.sentInWindow.Add(1)
+		atomic.AddInt64(&c.r.live.SentInWindow, 1)
 	}
 	return buf, nil
 }
@@ -206,12 +207,12 @@ func (c *lgConn) sweep(now time.Time) {
 		}
 		if p.kind != kindSend {
 			delete(c.pending, e.id)
-			c.r.ctr.pingTimeouts.Add(1)
+			atomic.AddInt64(&c.r.live.PingTimeouts, 1)
 			continue
 		}
 		p.timedOut = true
-		c.r.ctr.timeouts.Add(1)
-		c.out.answer(p.ord, stateUnknown, nil)
+		atomic.AddInt64(&c.r.live.Timeouts, 1)
+		c.role.ledger().answer(p.ord, stateUnknown, nil)
 		c.recordSend(history.Info, p.ord, now, 0)
 	}
 	if c.head > 1024 && c.head*2 > len(c.ring) {
@@ -231,7 +232,7 @@ func (c *lgConn) ping(ctx context.Context, l *link, kind uint8) {
 		return
 	}
 	if kind == kindPing {
-		c.r.ctr.pings.Add(1)
+		atomic.AddInt64(&c.r.live.Pings, 1)
 	}
 }
 

@@ -17,7 +17,7 @@ func (r *runState) settle(ctx context.Context, conns []*lgConn) SettleReport {
 	start := time.Now()
 	rep := SettleReport{MissingAtStart: missingIn(conns)}
 	best, lastProgress := rep.MissingAtStart, start
-	delivered := r.ctr.delivered.Load()
+	delivered := r.probe.delivered.Load()
 	nextPoke := start
 	for {
 		m := missingIn(conns)
@@ -26,7 +26,7 @@ func (r *runState) settle(ctx context.Context, conns []*lgConn) SettleReport {
 			rep.Complete = true
 			break
 		}
-		if d := r.ctr.delivered.Load(); m < best || d > delivered {
+		if d := r.probe.delivered.Load(); m < best || d > delivered {
 			best, delivered, lastProgress = min(best, m), d, now
 		}
 		if now.Sub(lastProgress) > r.cfg.SettleIdle || now.Sub(start) > r.cfg.SettleTimeout || ctx.Err() != nil {
@@ -48,7 +48,7 @@ func (r *runState) settle(ctx context.Context, conns []*lgConn) SettleReport {
 func missingIn(conns []*lgConn) int64 {
 	var n int64
 	for _, c := range conns {
-		n += int64(c.out.missing())
+		n += int64(c.role.ledger().missing())
 	}
 	return n
 }

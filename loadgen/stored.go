@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -39,7 +40,7 @@ func (r *runState) readStored(ctx context.Context, conns []*lgConn) {
 	for _, sc := range r.storedConvs(conns) {
 		g.Go(func() error {
 			if !r.readConv(ctx, sc) {
-				r.ctr.storedIncomplete.Add(1)
+				atomic.AddInt64(&r.live.StoredIncomplete, 1)
 			}
 			return nil
 		})
@@ -73,7 +74,7 @@ func (r *runState) storedConvs(conns []*lgConn) []storedConv {
 	}
 	for i := 0; r.cfg.Mode == ModeDirect && i+1 < len(conns); i += 2 {
 		a, b := conns[i], conns[i+1]
-		conv, ok := a.pair.conversation()
+		conv, ok := a.role.conversation().conversation()
 		if !ok {
 			conv = contract.DirectConversationID(r.cfg.Tenant, a.user, b.user)
 		}
@@ -125,7 +126,7 @@ func (r *runState) storedPage(ctx context.Context, pair [2]*lgConn, conv contrac
 		if err == nil {
 			return b, at, true
 		}
-		r.ctr.storedErrors.Add(1)
+		atomic.AddInt64(&r.live.StoredErrors, 1)
 		r.noteError(err)
 	}
 	return nil, time.Time{}, false
@@ -135,7 +136,7 @@ func (r *runState) storedPage(ctx context.Context, pair [2]*lgConn, conv contrac
 // is not a load message of this conversation in this run (a group's CONTROL message, a recalled
 // one without a body) is Foreign.
 func (r *runState) recordStored(sc *storedConv, rec *qimv1.HistoryMessage, at time.Time) {
-	r.ctr.stored.Add(1)
+	atomic.AddInt64(&r.live.Stored, 1)
 	e := history.Event{Kind: history.Stored, AtUs: at.UnixMicro(), Lane: history.Frame,
 		Sender: contract.UserID(rec.GetSenderUserId()), MessageID: contract.MessageID(idOf(rec.GetMessageId())),
 		Conversation: contract.ConversationID(idOf(rec.GetConversationId())), ConvSeq: rec.GetConversationSeq()}
@@ -219,12 +220,12 @@ var errLinkLost = errors.New("link lost")
 // is counted and dropped, like a stale MAILBOX_BATCH.
 func (c *lgConn) handStored(a pullAnswer, id uint32) {
 	if id == 0 || id != c.storedID.Load() {
-		c.r.ctr.strayAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.StrayAnswers, 1)
 		return
 	}
 	select {
 	case c.stored <- a:
 	default:
-		c.r.ctr.strayAnswers.Add(1)
+		atomic.AddInt64(&c.r.live.StrayAnswers, 1)
 	}
 }
