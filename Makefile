@@ -3,6 +3,10 @@
 # fresh machine, then runs every release gate on one fresh stack.
 SHELL := /bin/bash
 GO ?= go
+# The revision --version and qim_build_info report when the Go toolchain stamps none
+# (services/buildinfo).
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/qim-dev/qim/services/buildinfo.revision=$(REVISION)
 # FUZZTIME is a count of executions, not a duration: with a duration, Go 1.26's fuzz coordinator
 # can report its own -fuzztime deadline as a failure ("context deadline exceeded", no crasher;
 # golang/go#75804, fixed in Go 1.27). A count has no deadline to race. 600k is about 15 s here.
@@ -74,7 +78,7 @@ bench:
 	cd wire && $(GO) test . -run '^$$' -bench . -benchmem -benchtime 1s
 
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 clean:
 	rm -rf bin out reports

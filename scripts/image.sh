@@ -10,7 +10,9 @@ command -v docker >/dev/null || { echo "image: docker not found: install a conta
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
 echo "image: building qim and qimctl (static)"
-CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build -trimpath -o "$ctx/" ./cmd/qim ./cmd/qimctl
+rev="$(git rev-parse HEAD 2>/dev/null || true)"
+CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build -trimpath \
+	-ldflags "-X github.com/qim-dev/qim/services/buildinfo.revision=$rev" -o "$ctx/" ./cmd/qim ./cmd/qimctl
 cp scripts/image/Dockerfile "$ctx/Dockerfile"
 docker build -q -t "$tag" "$ctx"
 echo "image: $tag"

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/qim-dev/qim/services/buildinfo"
 	"github.com/qim-dev/qim/services/internal/config"
 )
 
@@ -27,6 +28,7 @@ otherwise run on a default you believe you changed).`,
 		root.AddCommand(serviceCmd(p))
 	}
 	root.AddCommand(allCmd())
+	buildinfo.SetVersion(root)
 	return root
 }
 

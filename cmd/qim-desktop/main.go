@@ -18,6 +18,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/sdk"
+	"github.com/qim-dev/qim/services/buildinfo"
 )
 
 type options struct {
@@ -86,6 +87,7 @@ Examples:
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the token (default: $QIM_TOKEN)")
 	_ = cmd.MarkFlagRequired("user")
 	_ = cmd.MarkFlagRequired("device")
+	buildinfo.SetVersion(cmd)
 	return cmd
 }
 

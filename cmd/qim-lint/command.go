@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/gates/lint"
+	"github.com/qim-dev/qim/services/buildinfo"
 )
 
 // options holds the flags of one invocation; it is built per command so tests can run many.
@@ -59,6 +60,7 @@ Examples:
 	f.StringSliceVar(&opts.skip, "skip", nil, "checks to skip (comma-separated or repeated)")
 	f.StringSliceVar(&opts.only, "only", nil, "run only these checks")
 	f.BoolVar(&opts.noInstall, "no-install", false, "never install golangci-lint; a missing binary fails the check")
+	buildinfo.SetVersion(cmd)
 	return cmd
 }
 

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qim-dev/qim/services/buildinfo"
 )
 
 func main() {
@@ -22,5 +24,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newTokenCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd(),
 		newKafkaCmd(), newHealthzCmd(&healthzOptions{}))
+	buildinfo.SetVersion(root)
 	return root
 }

@@ -3,6 +3,8 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/qim-dev/qim/services/buildinfo"
 )
 
 // NewRootCmd builds the qim-gate command tree.
@@ -23,5 +25,6 @@ Examples:
 		SilenceUsage: true,
 	}
 	root.AddCommand(newListCmd(), newRunCmd(&runOptions{}), newABCmd(&abOptions{}), newStackCmd(), newDemoCmd(), newHistoryCmd(&historyOptions{}))
+	buildinfo.SetVersion(root)
 	return root
 }

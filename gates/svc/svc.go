@@ -97,6 +97,10 @@ var (
 func Build(ctx context.Context, root, dir string, tags ...string) (string, error) {
 	bin := filepath.Join(dir, "qim")
 	args := []string{"build", "-o", bin}
+	// The revision under test, for --version and qim_build_info when the toolchain stamps none.
+	if rev, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
+		args = append(args, "-ldflags", "-X github.com/qim-dev/qim/services/buildinfo.revision="+strings.TrimSpace(string(rev)))
+	}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}

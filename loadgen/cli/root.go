@@ -18,6 +18,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/loadgen"
 	"github.com/qim-dev/qim/loadgen/sdklane"
+	"github.com/qim-dev/qim/services/buildinfo"
 )
 
 // ErrFailed is returned (exit status 1) when a check of the run failed.
@@ -102,6 +103,7 @@ Examples:
 	f.Float64Var(&o.cpuBudget, "cpu-budget", 0, "fail when CPU per ACKed message exceeds this many ms (0: report only)")
 	f.DurationVar(&o.quietWithin, "wait-quiet", 0, "first wait up to this long for a quiet machine (0: do not wait)")
 	_ = cmd.MarkFlagRequired("gateway")
+	buildinfo.SetVersion(cmd)
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/buildinfo"
 )
 
 // metricPrefix is the namespace every Q-IM metric carries (docs/architecture.md, invariant 15), so
@@ -140,7 +141,11 @@ func NewRegistry(service string) *Registry {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Registry{service: service, reg: reg, invariants: map[string]prometheus.Counter{}}
+	r := &Registry{service: service, reg: reg, invariants: map[string]prometheus.Counter{}}
+	bi := buildinfo.Read()
+	r.GaugeVec("qim_build_info", "Always 1: the build this process runs (version, VCS revision, Go version).",
+		"version", "revision", "go_version").WithLabelValues(bi.Version, bi.Revision, bi.GoVersion).Set(1)
+	return r
 }
 
 // Service is the value of the service label.

@@ -179,3 +179,28 @@ func TestRegisterChecksCollectors(t *testing.T) {
 		}
 	}
 }
+
+// Every registry exports qim_build_info = 1 with the product version, so a scrape names the build.
+func TestRegistryExportsBuildInfo(t *testing.T) {
+	r := NewRegistry("writer")
+	mfs, err := r.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "qim_build_info" {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if m.GetGauge().GetValue() != 1 || labels["version"] != contract.ProductVersion || labels["service"] != "writer" ||
+			labels["revision"] == "" || labels["go_version"] == "" {
+			t.Fatalf("qim_build_info = %v %v", m.GetGauge().GetValue(), labels)
+		}
+		return
+	}
+	t.Fatal("no qim_build_info")
+}
