@@ -82,34 +82,6 @@ func (s *Set) GatewayTCPs() []string {
 	return out
 }
 
-// listenAddrs are the internal RPC addresses of one service's instances, in instance order:
-// the gateway's QIM_<SERVICE>_ADDRS, whose order decides which shards each node serves.
-func (s *Set) listenAddrs(service string) string {
-	names := s.Instance(service)
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = s.Addrs.RPC[n]
-	}
-	return strings.Join(out, ",")
-}
-
-// ownedShardsEnv is the shard range of instance k of a MailboxNode or SessionProjection: the
-// range the gateway routes to entry k of its address list (contract.ShardCount.InstanceShards);
-// checkInstances made sure every instance has one.
-func (s *Set) ownedShardsEnv(service string, k int) []string {
-	if s.n == 1 {
-		return nil // every shard: the services' default
-	}
-	spec := contract.ShardCount(s.ep.DispatchShards).InstanceShardSpec(k-1, s.n)
-	switch service {
-	case Mailbox:
-		return []string{"QIM_MAILBOX_OWNED_SHARDS=" + spec}
-	case Session:
-		return []string{"QIM_SESSION_OWNED_SHARDS=" + spec}
-	}
-	return nil
-}
-
 // checkInstances refuses counts the deployment cannot run before any port is taken.
 func checkInstances(bin string, n, shards int) error {
 	if n == 1 {

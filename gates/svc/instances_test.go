@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/gates/svc"
+	"github.com/qim-dev/qim/services"
 )
 
 func TestServiceOf(t *testing.T) {
@@ -165,5 +166,49 @@ func TestRPCModeIsTheLastStartsMode(t *testing.T) {
 	}
 	if got := set.RPCMode(svc.Writer); got != "plaintext" {
 		t.Errorf("RPCMode = %q, want the last start's plaintext", got)
+	}
+}
+
+// The process deployment is Deployment rendered on loopback ports: every process gets exactly
+// its entry (plus the token secret where its program reads it and its certificate set), so it
+// sets only variables its program reads and every one its program requires; with a CQL node the
+// writers and SessionProjections read the archive too (tiered history) and the HistoryArchiver
+// runs.
+func TestProcessEnvIsTheDeployment(t *testing.T) {
+	bin := fakeBinary(t, "QIM_WRITER_ADDRS QIM_RPC_TLS_CA QIM_GATEWAY_PUSH_ADVERTISE")
+	for _, n := range []int{1, 2} {
+		ep := stack.Endpoints{Dir: t.TempDir(), DispatchShards: 64, RedisCore: "127.0.0.1:1", RedisMailbox: "127.0.0.1:2",
+			KafkaBrokers: []string{"127.0.0.1:3"}, CQL: "127.0.0.1:4"}
+		set, err := svc.NewInstances(bin, ep, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range append(set.Services(), svc.Archiver) {
+			service, _ := svc.ServiceOf(name)
+			env := envMap(t, set.Env(name))
+			reads := map[string]bool{}
+			for _, v := range services.Variables(service) {
+				reads[v.Name] = true
+				if v.Required && env[v.Name] == "" {
+					t.Errorf("n=%d %s lacks %s, which qim %s requires", n, name, v.Name, service)
+				}
+			}
+			for k := range env {
+				if !reads[k] {
+					t.Errorf("n=%d %s gets %s, which qim %s does not read", n, name, k, service)
+				}
+			}
+			if tiered := service == svc.Writer || service == svc.Session; tiered && env["QIM_CQL_HOSTS"] != ep.CQL {
+				t.Errorf("n=%d %s: QIM_CQL_HOSTS=%q, want the stack's CQL node", n, name, env["QIM_CQL_HOSTS"])
+			}
+		}
+		all := envMap(t, set.Env(svc.OneProcessName))
+		for _, name := range svc.Order {
+			for k, v := range envMap(t, set.Env(name)) {
+				if all[k] != v && !strings.HasPrefix(k, "QIM_RPC_") {
+					t.Errorf("n=%d qim all: %s=%q, %s has %q", n, k, all[k], name, v)
+				}
+			}
+		}
 	}
 }

@@ -2,19 +2,17 @@ package svc
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/stack"
 )
 
-// The container deployment of the Q-IM services: one description that compose.integration.yml
-// is held to (TestComposeDescribesTheHarnessTopology) and StartContainers starts beside a
-// containers stack (ADR-0028). It is the topology `qim-gate run --instances N` deploys as processes (ADR-0026,
-// ADR-0027): N ConversationWriters, MailboxNodes, SessionProjections and gateways, one
-// FanoutCoordinator and, with a CQL node, one HistoryArchiver; mTLS with one development
-// certificate per instance. Every container has its own network namespace, so every service
-// listens on the same fixed ports and is found by its name on the deployment's network.
+// The deployment of the Q-IM services (ADR-0026, ADR-0027, ADR-0028): Deployment describes it
+// once; ContainerDeployment renders it for containers (StartContainers, and
+// compose.integration.yml, generated from it by ComposeServices) and Set.Env for the processes
+// `qim-gate run --instances N` deploys. mTLS with one development certificate per instance.
 const (
 	PortWriter      = "7001"
 	PortMailbox     = "7002"
@@ -37,20 +35,56 @@ type DeployedService struct {
 	Env      map[string]string // every variable but the certificate set's and the token secret
 }
 
-// ContainerDeployment lists the containers of n instances over shards mailbox shards, in start order (a
-// backend before its callers); cql adds the HistoryArchiver.
+// Addressing is how one kind of deployment names its processes and reaches them: containers by
+// host name on fixed ports (containerAddressing), processes on the loopback ports a Set chose
+// (processAddressing). Deployment describes the topology once; each kind only renders it.
+type Addressing interface {
+	// Name is the process or container name of instance k (from 1) of service.
+	Name(service string, k int) string
+	// Listen is where name listens for port, one of the Port* constants; Dial is where the
+	// other processes reach it there.
+	Listen(name, port string) string
+	Dial(name, port string) string
+	// The backends: the core and mailbox Redis, the broker list, the CQL contact points.
+	RedisCore() string
+	RedisMailbox() string
+	Kafka() string
+	CQL() string
+}
+
+// ContainerDeployment lists the containers of n instances over shards mailbox shards, in start
+// order (a backend before its callers); cql adds the HistoryArchiver.
+// The writers and SessionProjections stay on the redis history backend: the CQL node is an
+// optional compose profile, and they must start without it (docs/deployment.md says how a
+// tiered deployment sets them).
 func ContainerDeployment(n int, shards contract.ShardCount, cql bool) []DeployedService {
-	kafka := stack.HostKafka + ":" + stack.PortKafkaInternal
+	return Deployment(Topology{Instances: n, Shards: shards, Archiver: cql}, containerAddressing{})
+}
+
+// Topology is what a deployment runs.
+type Topology struct {
+	Instances int                 // of each scaled service (writer, mailbox, session, gateway)
+	Shards    contract.ShardCount // mailbox shards
+	Archiver  bool                // a CQL node: the HistoryArchiver runs
+	// Tiered: the writers and SessionProjections read the archive too (QIM_CQL_HOSTS, which
+	// makes their history backend tiered: hot tier trimmed, older history read from CQL).
+	Tiered bool
+}
+
+// Deployment is the one description of the services' topology: n ConversationWriters,
+// MailboxNodes and SessionProjections, each MailboxNode and SessionProjection owning the shard
+// range its place in the gateways' address lists routes to it, one FanoutCoordinator, n gateways
+// and, with an archive, the HistoryArchiver; in start order, every process with exactly the variables
+// its program reads. The container deployment (and compose.integration.yml, generated from it)
+// and the process deployment (Set.Env) are renderings of it.
+func Deployment(t Topology, at Addressing) []DeployedService {
+	n, shards := t.Instances, t.Shards
 	core := func(extra map[string]string) map[string]string {
-		env := map[string]string{"QIM_REDIS_ADDR": stack.HostRedisCore + ":6379", "QIM_KAFKA_BROKERS": kafka,
+		env := map[string]string{"QIM_REDIS_ADDR": at.RedisCore(), "QIM_KAFKA_BROKERS": at.Kafka(),
 			"QIM_MAILBOX_SHARD_COUNT": fmt.Sprint(int(shards))}
-		for k, v := range extra {
-			env[k] = v
-		}
+		maps.Copy(env, extra)
 		return env
 	}
-	metrics := "0.0.0.0:" + PortMetrics
-	var out []DeployedService
 	identity := func(service, name string) string { // services.DevIdentities' names
 		if n == 1 {
 			return service
@@ -60,45 +94,74 @@ func ContainerDeployment(n int, shards contract.ShardCount, cql bool) []Deployed
 	list := func(service, port string) string {
 		addrs := make([]string, n)
 		for k := 1; k <= n; k++ {
-			addrs[k-1] = fmt.Sprintf("%s-%d:%s", service, k, port)
+			addrs[k-1] = at.Dial(at.Name(service, k), port)
 		}
 		return strings.Join(addrs, ",")
 	}
+	var out []DeployedService
 	for _, service := range []string{Writer, Mailbox, Session} {
 		for k := 1; k <= n; k++ {
-			name := fmt.Sprintf("%s-%d", service, k)
+			name := at.Name(service, k)
 			d := DeployedService{Name: name, Service: service, Identity: identity(service, name)}
 			owned := shards.InstanceShardSpec(k-1, n)
+			metrics := at.Listen(name, PortMetrics)
+			tiered := map[string]string{}
+			if t.Tiered {
+				tiered["QIM_CQL_HOSTS"] = at.CQL()
+			}
 			switch service {
 			case Writer:
-				d.Env = core(map[string]string{"QIM_WRITER_LISTEN": "0.0.0.0:" + PortWriter, "QIM_WRITER_METRICS": metrics})
+				d.Env = core(map[string]string{"QIM_WRITER_LISTEN": at.Listen(name, PortWriter), "QIM_WRITER_METRICS": metrics})
+				maps.Copy(d.Env, tiered)
 			case Mailbox:
-				d.Env = map[string]string{"QIM_MAILBOX_REDIS_ADDR": stack.HostRedisMailbox + ":6379", "QIM_KAFKA_BROKERS": kafka,
+				d.Env = map[string]string{"QIM_MAILBOX_REDIS_ADDR": at.RedisMailbox(), "QIM_KAFKA_BROKERS": at.Kafka(),
 					"QIM_MAILBOX_SHARD_COUNT": fmt.Sprint(int(shards)), "QIM_MAILBOX_OWNED_SHARDS": owned,
-					"QIM_MAILBOX_LISTEN": "0.0.0.0:" + PortMailbox, "QIM_MAILBOX_METRICS": metrics}
+					"QIM_MAILBOX_LISTEN": at.Listen(name, PortMailbox), "QIM_MAILBOX_METRICS": metrics}
 			case Session:
 				d.Env = core(map[string]string{"QIM_SESSION_OWNED_SHARDS": owned,
-					"QIM_SESSION_LISTEN": "0.0.0.0:" + PortSession, "QIM_SESSION_METRICS": metrics})
+					"QIM_SESSION_LISTEN": at.Listen(name, PortSession), "QIM_SESSION_METRICS": metrics})
+				maps.Copy(d.Env, tiered)
 			}
 			out = append(out, d)
 		}
 	}
-	out = append(out, DeployedService{Name: Fanout, Service: Fanout, Env: map[string]string{
-		"QIM_KAFKA_BROKERS": kafka, "QIM_MAILBOX_SHARD_COUNT": fmt.Sprint(int(shards)), "QIM_FANOUT_METRICS": metrics}})
+	out = append(out, DeployedService{Name: at.Name(Fanout, 1), Service: Fanout, Env: map[string]string{
+		"QIM_KAFKA_BROKERS": at.Kafka(), "QIM_MAILBOX_SHARD_COUNT": fmt.Sprint(int(shards)),
+		"QIM_FANOUT_METRICS": at.Listen(at.Name(Fanout, 1), PortMetrics)}})
 	for k := 1; k <= n; k++ {
-		name := fmt.Sprintf("%s-%d", Gateway, k)
+		name := at.Name(Gateway, k)
 		out = append(out, DeployedService{Name: name, Service: Gateway, Identity: identity(Gateway, name), Token: true, Env: core(map[string]string{
 			"QIM_WRITER_ADDRS": list(Writer, PortWriter), "QIM_MAILBOX_ADDRS": list(Mailbox, PortMailbox),
-			"QIM_SESSION_ADDRS":       list(Session, PortSession),
-			"QIM_GATEWAY_LISTEN":      "0.0.0.0:" + PortGatewayTCP,
-			"QIM_GATEWAY_WS_LISTEN":   "0.0.0.0:" + PortGatewayWS,
-			"QIM_GATEWAY_PUSH_LISTEN": "0.0.0.0:" + PortGatewayPush, "QIM_GATEWAY_PUSH_ADVERTISE": name + ":" + PortGatewayPush,
-			"QIM_GATEWAY_METRICS": metrics})})
+			"QIM_SESSION_ADDRS":          list(Session, PortSession),
+			"QIM_GATEWAY_LISTEN":         at.Listen(name, PortGatewayTCP),
+			"QIM_GATEWAY_WS_LISTEN":      at.Listen(name, PortGatewayWS),
+			"QIM_GATEWAY_PUSH_LISTEN":    at.Listen(name, PortGatewayPush),
+			"QIM_GATEWAY_PUSH_ADVERTISE": at.Dial(name, PortGatewayPush),
+			"QIM_GATEWAY_METRICS":        at.Listen(name, PortMetrics)})})
 	}
-	if cql {
-		out = append(out, DeployedService{Name: Archiver, Service: Archiver, Env: map[string]string{
-			"QIM_REDIS_ADDR": stack.HostRedisCore + ":6379", "QIM_KAFKA_BROKERS": kafka,
-			"QIM_CQL_HOSTS": stack.HostCQL + ":9042", "QIM_ARCHIVER_METRICS": metrics}})
+	if t.Archiver {
+		name := at.Name(Archiver, 1)
+		out = append(out, DeployedService{Name: name, Service: Archiver, Env: map[string]string{
+			"QIM_REDIS_ADDR": at.RedisCore(), "QIM_KAFKA_BROKERS": at.Kafka(),
+			"QIM_CQL_HOSTS": at.CQL(), "QIM_ARCHIVER_METRICS": at.Listen(name, PortMetrics)}})
 	}
 	return out
 }
+
+// containerAddressing: every container has its own network namespace, so every service listens
+// on the same fixed ports and is found by its name on the deployment's network; scaled services
+// are named service-k from 1, the others by the service.
+type containerAddressing struct{}
+
+func (containerAddressing) Name(service string, k int) string {
+	if !isScaled(service) {
+		return service
+	}
+	return fmt.Sprintf("%s-%d", service, k)
+}
+func (containerAddressing) Listen(_, port string) string  { return "0.0.0.0:" + port }
+func (containerAddressing) Dial(name, port string) string { return name + ":" + port }
+func (containerAddressing) RedisCore() string             { return stack.HostRedisCore + ":6379" }
+func (containerAddressing) RedisMailbox() string          { return stack.HostRedisMailbox + ":6379" }
+func (containerAddressing) Kafka() string                 { return stack.HostKafka + ":" + stack.PortKafkaInternal }
+func (containerAddressing) CQL() string                   { return stack.HostCQL + ":9042" }
