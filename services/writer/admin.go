@@ -12,7 +12,7 @@ import (
 
 // adminServer serves GroupAdmin: the administrator's changes are the same CONTROL commits as a
 // client's, with actor 0 and the owner as the message's sender. It is registered on the writer's
-// listener, which is loopback-only until internal mTLS gives it an admin role of its own.
+// listener and admits only a caller with the admin role (ADR-0025, contract.RPCMethodRoles).
 type adminServer struct {
 	internalv1.UnimplementedGroupAdminServer
 	s *Service
