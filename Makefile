@@ -57,9 +57,9 @@ lint:
 ## run of the wire codec
 test: setup
 	$(GO) run ./cmd/qim-gate run --full --with-cql --rate $(PERF_RATE) $(if $(RELEASE_SKIP),--skip '$(RELEASE_SKIP)') \
-		--report-dir $(RELEASE_DIR) --json $(RELEASE_DIR)/summary.json
+		--report-dir $(RELEASE_DIR) --json-out $(RELEASE_DIR)/summary.json
 	$(GO) run ./cmd/qim-gate run services e2e theavy invariants --instances 2 \
-		--report-dir $(RELEASE_DIR)/instances-2 --json $(RELEASE_DIR)/instances-2/summary.json
+		--report-dir $(RELEASE_DIR)/instances-2 --json-out $(RELEASE_DIR)/instances-2/summary.json
 	$(MAKE) fuzz
 
 ## test-go: unit + integration tests only (gate 2 alone; the developer loop)

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 // ErrGatesFailed is what a failed run's error wraps (errors.Is), whatever gates failed.
-var ErrGatesFailed = errors.New("qim-gate: one or more gates failed")
+// It is a cmdline failure: qim-gate exits 1 for it and 2 when a run could not take place.
+var ErrGatesFailed = cmdline.Failure(errors.New("qim-gate: one or more gates failed"))
 
 // failureDetailMax bounds one failure line: a CI log's tail is often all a reader gets, and a
 // check's detail can run to a few KB (chaos cells list examples).

@@ -5,10 +5,11 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/qim-dev/qim/services/buildinfo"
+	"github.com/qim-dev/qim/services/cmdline"
 	"github.com/qim-dev/qim/services/internal/config"
 )
 
@@ -28,7 +29,7 @@ otherwise run on a default you believe you changed).`,
 		root.AddCommand(serviceCmd(p))
 	}
 	root.AddCommand(allCmd())
-	buildinfo.SetVersion(root)
+	cmdline.Setup(root)
 	return root
 }
 
@@ -103,8 +104,14 @@ func newLogger(service string) *slog.Logger {
 
 // Execute runs the root command with ctx and returns the process exit code.
 func Execute(ctx context.Context) int {
-	if err := NewCommand().ExecuteContext(ctx); err != nil {
-		return 1
-	}
-	return 0
+	// go-redis prints every failed dial of its pool through its own logger (18 lines for one
+	// wrong address); the services report an unreachable Redis themselves, once per attempt, as
+	// a structured line naming the dependency (lifecycle.Await), so the library's lines only bury it.
+	redis.SetLogger(quietRedisLog{})
+	return cmdline.Execute(ctx, NewCommand(), os.Stderr)
 }
+
+// quietRedisLog drops go-redis's internal log lines.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}

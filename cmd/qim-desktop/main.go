@@ -18,7 +18,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/sdk"
-	"github.com/qim-dev/qim/services/buildinfo"
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 type options struct {
@@ -41,8 +41,8 @@ func execute(args []string) int {
 	cmd := newRootCmd(&options{}, &code)
 	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "qim-desktop:", err)
-		return 2
+		fmt.Fprintln(os.Stderr, cmdline.Line("qim-desktop", err))
+		return cmdline.ExitCannot
 	}
 	return code
 }
@@ -87,7 +87,7 @@ Examples:
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the token (default: $QIM_TOKEN)")
 	_ = cmd.MarkFlagRequired("user")
 	_ = cmd.MarkFlagRequired("device")
-	buildinfo.SetVersion(cmd)
+	cmdline.Setup(cmd)
 	return cmd
 }
 

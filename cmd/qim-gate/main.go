@@ -8,13 +8,12 @@ import (
 	"syscall"
 
 	"github.com/qim-dev/qim/gates/cli"
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.NewRootCmd().ExecuteContext(ctx)
+	code := cmdline.Execute(ctx, cli.NewRootCmd(), os.Stderr)
 	stop()
-	if err != nil {
-		os.Exit(1)
-	}
+	os.Exit(code)
 }

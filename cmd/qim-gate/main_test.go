@@ -26,7 +26,7 @@ func TestStackUpDownCLI(t *testing.T) {
 	}
 	root := t.TempDir()
 	start := time.Now()
-	up := exec.Command(bin, "stack", "up", "--with-cql", "--json", "--root", root)
+	up := exec.Command(bin, "stack", "up", "--with-cql", "--json", "--projects-dir", root)
 	up.Stderr = os.Stderr
 	out, err := up.Output()
 	took := time.Since(start)
@@ -54,7 +54,7 @@ func TestStackUpDownCLI(t *testing.T) {
 			t.Fatalf("%s (pid %d) is not running after stack up exited", server, pid)
 		}
 	}
-	down := exec.Command(bin, "stack", "down", "--project", ep.Project, "--root", root)
+	down := exec.Command(bin, "stack", "down", "--project", ep.Project, "--projects-dir", root)
 	if out, err := down.CombinedOutput(); err != nil {
 		t.Fatalf("stack down: %v\n%s", err, out)
 	}

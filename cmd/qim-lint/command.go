@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/gates/lint"
-	"github.com/qim-dev/qim/services/buildinfo"
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 // options holds the flags of one invocation; it is built per command so tests can run many.
@@ -24,7 +23,7 @@ type options struct {
 
 // errFindings marks a run that completed with findings (exit 1), as opposed to one that could not
 // run (exit 2).
-var errFindings = errors.New("qim-lint: findings")
+var errFindings = cmdline.Failure(errors.New("findings"))
 
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	opts := &options{}
@@ -60,7 +59,7 @@ Examples:
 	f.StringSliceVar(&opts.skip, "skip", nil, "checks to skip (comma-separated or repeated)")
 	f.StringSliceVar(&opts.only, "only", nil, "run only these checks")
 	f.BoolVar(&opts.noInstall, "no-install", false, "never install golangci-lint; a missing binary fails the check")
-	buildinfo.SetVersion(cmd)
+	cmdline.Setup(cmd)
 	return cmd
 }
 
@@ -88,14 +87,5 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := newCommand(stdout, stderr)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, errFindings):
-		return 1
-	}
-	// Printing can only fail if stderr is gone, and then there is nowhere left to report it.
-	_, _ = fmt.Fprintln(stderr, "qim-lint:", err)
-	return 2
+	return cmdline.Execute(ctx, cmd, stderr)
 }

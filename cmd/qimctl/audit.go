@@ -16,6 +16,7 @@ import (
 
 	"github.com/qim-dev/qim/audit"
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/cmdline"
 	"github.com/qim-dev/qim/services/fanout"
 )
 
@@ -214,5 +215,5 @@ func runAuditDispatch(ctx context.Context, o *auditDispatchOptions, getenv func(
 	} else if err := writeAuditSummary(out, res, p.cfg); err != nil {
 		return err
 	}
-	return res.Err()
+	return cmdline.Failure(res.Err())
 }

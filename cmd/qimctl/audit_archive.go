@@ -13,6 +13,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/archiver"
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 // auditArchiveOptions are the flags of `qimctl audit archive`; addresses fall back to the
@@ -102,7 +103,7 @@ func runAuditArchive(ctx context.Context, o *auditArchiveOptions, getenv func(st
 		}
 	}
 	if !res.Passed() {
-		return fmt.Errorf("qimctl audit archive: FAILED: %d missing, %d mismatch, %d reused", res.Missing, res.Mismatch, res.Reused)
+		return cmdline.Failure(fmt.Errorf("qimctl audit archive: FAILED: %d missing, %d mismatch, %d reused", res.Missing, res.Mismatch, res.Reused))
 	}
 	return nil
 }

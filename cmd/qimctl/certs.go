@@ -60,7 +60,7 @@ Example:
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "", "directory to write (created; required)")
 	f.IntVar(&o.instances, "instances", 1, "instances of each service (1..64)")
-	f.BoolVar(&o.oneProcess, "one-process", false, "also write all.pem and all.env for a `qim all` process (serves as every service, calls as gateway and mailbox)")
+	f.BoolVar(&o.oneProcess, "one-process", false, "also write all.pem and all.env for a qim all process (serves as every service, calls as gateway and mailbox)")
 	f.StringVar(&o.envDir, "env-dir", "", "where the services will see --out (a container's mount point, say /certs): the .env files name the files under it (default: --out's absolute path)")
 	f.BoolVar(&o.force, "force", false, "replace an existing set in --out (every service then needs the new files)")
 	_ = cmd.MarkFlagRequired("out")

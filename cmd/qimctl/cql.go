@@ -42,7 +42,7 @@ The HistoryArchiver refuses to start on any other version than its own, naming t
 
 Examples:
   QIM_CQL_HOSTS=127.0.0.1:9042 qimctl cql migrate --replication-factor 1
-  qimctl cql migrate --hosts 10.0.0.7:9042,10.0.0.8:9042,10.0.0.9:9042 --replication-factor 3`,
+  qimctl cql migrate --cql-hosts 10.0.0.7:9042,10.0.0.8:9042,10.0.0.9:9042 --replication-factor 3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCQLMigrate(cmd.Context(), opts, os.Getenv, cmd.OutOrStdout())

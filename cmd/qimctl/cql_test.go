@@ -12,14 +12,14 @@ func TestCQLMigrateNeedsAContactPoint(t *testing.T) {
 	var out bytes.Buffer
 	err := runCQLMigrate(context.Background(), &cqlMigrateOptions{rf: 1, timeout: time.Second},
 		func(string) string { return "" }, &out)
-	if err == nil || !strings.Contains(err.Error(), "--hosts") || !strings.Contains(err.Error(), "QIM_CQL_HOSTS") {
-		t.Fatalf("migrate without hosts = %v, want an error naming --hosts and QIM_CQL_HOSTS", err)
+	if err == nil || !strings.Contains(err.Error(), "--cql-hosts") || !strings.Contains(err.Error(), "QIM_CQL_HOSTS") {
+		t.Fatalf("migrate without hosts = %v, want an error naming --cql-hosts and QIM_CQL_HOSTS", err)
 	}
 }
 
 func TestCQLMigrateFlagsFallBackToTheArchiverEnvironment(t *testing.T) {
 	cmd := newCQLMigrateCmd(&cqlMigrateOptions{})
-	for _, name := range []string{"hosts", "keyspace", "replication-factor", "datacenter", "no-peer-discovery", "timeout"} {
+	for _, name := range []string{"cql-hosts", "cql-keyspace", "replication-factor", "datacenter", "cql-no-peer-discovery", "timeout"} {
 		if cmd.Flags().Lookup(name) == nil {
 			t.Errorf("flag --%s missing", name)
 		}

@@ -19,9 +19,10 @@ type cqlFlags struct {
 
 func (c *cqlFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&c.hosts, "hosts", "", "CQL contact points host:port,… (default $QIM_CQL_HOSTS)")
-	f.StringVar(&c.keyspace, "keyspace", "", "keyspace (default $QIM_CQL_KEYSPACE, else "+archiver.DefaultKeyspace+")")
-	f.BoolVar(&c.noDiscovery, "no-peer-discovery", false, "connect to the contact points only (default $QIM_CQL_NO_PEER_DISCOVERY)")
+	// Named after the variables (QIM_CQL_HOSTS → --cql-hosts), as every address flag of the tools is.
+	f.StringVar(&c.hosts, "cql-hosts", "", "CQL contact points host:port,… (default $QIM_CQL_HOSTS)")
+	f.StringVar(&c.keyspace, "cql-keyspace", "", "keyspace (default $QIM_CQL_KEYSPACE, else "+archiver.DefaultKeyspace+")")
+	f.BoolVar(&c.noDiscovery, "cql-no-peer-discovery", false, "connect to the contact points only (default $QIM_CQL_NO_PEER_DISCOVERY)")
 }
 
 // resolve applies the environment fallbacks; without a contact point it is an error naming
@@ -31,7 +32,7 @@ func (c *cqlFlags) resolve(cmd string, getenv func(string) string) (archiver.Mig
 		NoPeerDiscovery: c.noDiscovery || getenv("QIM_CQL_NO_PEER_DISCOVERY") == "true"}
 	hosts := firstNonEmpty(c.hosts, getenv("QIM_CQL_HOSTS"))
 	if hosts == "" {
-		return cfg, fmt.Errorf("%s: no CQL contact point: pass --hosts or set QIM_CQL_HOSTS", cmd)
+		return cfg, fmt.Errorf("%s: no CQL contact point: pass --cql-hosts or set QIM_CQL_HOSTS", cmd)
 	}
 	cfg.Hosts = strings.Split(hosts, ",")
 	return cfg, nil

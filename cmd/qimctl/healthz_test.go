@@ -38,3 +38,18 @@ func TestKafkaTopicsNeedsBrokers(t *testing.T) {
 		t.Errorf("err %v, want one naming --brokers / QIM_KAFKA_BROKERS", err)
 	}
 }
+
+func TestHealthzURL(t *testing.T) {
+	for arg, want := range map[string]string{
+		"127.0.0.1:9100":                   "http://127.0.0.1:9100/healthz",
+		"writer-1:9100":                    "http://writer-1:9100/healthz",
+		"http://10.0.0.5:9100":             "http://10.0.0.5:9100/healthz",
+		"http://10.0.0.5:9100/":            "http://10.0.0.5:9100/healthz",
+		"https://qim.example/gw/healthz":   "https://qim.example/gw/healthz",
+		"http://[::1]:9100/healthz?full=1": "http://[::1]:9100/healthz?full=1",
+	} {
+		if got := healthzURL(arg); got != want {
+			t.Errorf("healthzURL(%q) = %q, want %q", arg, got, want)
+		}
+	}
+}

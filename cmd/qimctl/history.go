@@ -41,7 +41,7 @@ Progress goes to stderr; the exit status is non-zero on any failure.
 
 Examples:
   QIM_REDIS_ADDR=127.0.0.1:6379 QIM_CQL_HOSTS=127.0.0.1:9042 qimctl history backfill
-  qimctl history backfill --redis 10.0.0.5:6379 --hosts 10.0.0.7:9042,10.0.0.8:9042`,
+  qimctl history backfill --redis 10.0.0.5:6379 --cql-hosts 10.0.0.7:9042,10.0.0.8:9042`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runHistoryBackfill(cmd.Context(), opts, os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr())

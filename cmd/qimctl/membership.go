@@ -100,7 +100,7 @@ be retried safely. More than 1,000 members in all is refused with GROUP_FULL.
 
 Examples:
   qimctl membership create --owner 1001 --users 1002,1003 --name "release team"
-  qimctl membership create --writer 127.0.0.1:7100 --owner 1001 --users 1002 --name ops \
+  qimctl membership create --writer 127.0.0.1:7101 --owner 1001 --users 1002 --name ops \
       --request-id 0000000000000000000000000000002a`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -67,8 +65,6 @@ Examples:
 	return cmd
 }
 
-var errSecret = errors.New("qimctl: no signing secret: set QIM_TOKEN_SECRET or pass --secret-file")
-
 // issueToken validates the options and signs the token.
 func issueToken(opts *tokenIssueOptions, now time.Time) (string, error) {
 	if opts.ttl <= 0 {
@@ -95,15 +91,9 @@ func issueToken(opts *tokenIssueOptions, now time.Time) (string, error) {
 }
 
 func readSecret(path string) ([]byte, error) {
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("qimctl: read secret file: %w", err)
-		}
-		return bytes.TrimRight(b, "\r\n"), nil
+	secret, err := devtoken.ReadSecret(path, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("qimctl: %w", err)
 	}
-	if s := os.Getenv("QIM_TOKEN_SECRET"); s != "" {
-		return []byte(s), nil
-	}
-	return nil, errSecret
+	return secret, nil
 }

@@ -75,9 +75,9 @@ func TestTokenIssueRefusals(t *testing.T) {
 		args   []string
 		want   error // nil: any error
 	}{
-		{"no secret", "", []string{"--user", "1", "--device", "d"}, errSecret},
+		{"no secret", "", []string{"--user", "1", "--device", "d"}, devtoken.ErrNoSecret},
 		{"weak secret", "short", []string{"--user", "1", "--device", "d"}, devtoken.ErrWeakSecret},
-		{"zero user", testSecret, []string{"--user", "0", "--device", "d"}, devtoken.ErrMalformed},
+		{"zero user", testSecret, []string{"--user", "0", "--device", "d"}, devtoken.ErrInvalidClaims},
 		{"missing device", testSecret, []string{"--user", "1"}, nil},
 		{"bad tenant", testSecret, []string{"--user", "1", "--device", "d", "--tenant", "xyz"}, nil},
 		{"negative ttl", testSecret, []string{"--user", "1", "--device", "d", "--ttl", "-1h"}, nil},

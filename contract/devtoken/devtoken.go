@@ -40,6 +40,8 @@ var (
 	ErrBadSignature = errors.New("devtoken: bad signature")
 	ErrExpired      = errors.New("devtoken: token expired")
 	ErrWeakSecret   = fmt.Errorf("devtoken: signing secret shorter than %d bytes", MinSecretBytes)
+	// ErrInvalidClaims: Issue was asked to sign claims no token may carry; the message says which.
+	ErrInvalidClaims = errors.New("devtoken: invalid claims")
 )
 
 var enc = base64.RawURLEncoding
@@ -49,8 +51,13 @@ func Issue(secret []byte, c Claims) (string, error) {
 	if len(secret) < MinSecretBytes {
 		return "", ErrWeakSecret
 	}
-	if c.User == 0 || len(c.Device) == 0 || len(c.Device) > contract.DeviceIDMaxBytes || c.ExpiresAtMs <= 0 {
-		return "", fmt.Errorf("%w: user must be non-zero, device 1..64 bytes, expiry positive", ErrMalformed)
+	switch {
+	case c.User == 0:
+		return "", fmt.Errorf("%w: user id 0 (user ids start at 1)", ErrInvalidClaims)
+	case len(c.Device) == 0 || len(c.Device) > contract.DeviceIDMaxBytes:
+		return "", fmt.Errorf("%w: device id of %d bytes, want 1..%d", ErrInvalidClaims, len(c.Device), contract.DeviceIDMaxBytes)
+	case c.ExpiresAtMs <= 0:
+		return "", fmt.Errorf("%w: expiry %d ms, want a positive Unix time", ErrInvalidClaims, c.ExpiresAtMs)
 	}
 	p := c.Tenant.AppendBytes(make([]byte, 0, 33+len(c.Device)))
 	p = binary.BigEndian.AppendUint64(p, uint64(c.User))

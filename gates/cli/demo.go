@@ -43,7 +43,7 @@ Example:
 	cmd.Flags().StringVar(&o.root, "root", ".", "repository root to build qim from")
 	cmd.Flags().Float64Var(&o.rate, "rate", 200, "load rate, msg/s")
 	cmd.Flags().DurationVar(&o.duration, "duration", 30*time.Second, "load duration")
-	cmd.Flags().StringVar(&o.out, "out", "out/demo", "where the load report goes")
+	cmd.Flags().StringVar(&o.out, "out", "out/demo", "directory the load report is written to")
 	return cmd
 }
 

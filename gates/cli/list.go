@@ -15,7 +15,7 @@ func newListCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for i, g := range release.Registry() {
-				fmt.Fprintf(cmd.OutOrStdout(), "%d  %-16s %s\n", i+1, g.Name(), g.Title())
+				fmt.Fprintf(cmd.OutOrStdout(), "%2d  %-16s %s\n", i+1, g.Name(), g.Title())
 			}
 			return nil
 		},

@@ -4,7 +4,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/qim-dev/qim/services/buildinfo"
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 // NewRootCmd builds the qim-gate command tree.
@@ -25,6 +25,6 @@ Examples:
 		SilenceUsage: true,
 	}
 	root.AddCommand(newListCmd(), newRunCmd(&runOptions{}), newABCmd(&abOptions{}), newStackCmd(), newDemoCmd(), newHistoryCmd(&historyOptions{}))
-	buildinfo.SetVersion(root)
+	cmdline.Setup(root)
 	return root
 }

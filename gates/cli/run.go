@@ -53,7 +53,7 @@ the reason (never as passed), and it does not fail the run.
 Examples:
   qim-gate run lint
   qim-gate run tests --report-dir /tmp/gates
-  qim-gate run perf --rate 500 --duration 60s --json out.json
+  qim-gate run perf --rate 500 --duration 60s --json-out out.json
   qim-gate run perf --find-max --sdk-clients 0
   qim-gate run perf --mode group --group-size 10 --rate 50 --duration 20s
   qim-gate run perf --mode group --group-size 100 --connections 1000 --find-max
@@ -68,7 +68,7 @@ Examples:
 	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack, and the HistoryArchiver in its deployment (the keyspace migrated first); on by default with --full")
 	f.IntVar(&o.shards, "dispatch-shards", contract.MailboxShardsDefault,
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
-	f.StringVar(&o.jsonPath, "json", "", "also write the run summary (every gate's result) to this JSON file")
+	f.StringVar(&o.jsonPath, "json-out", "", "also write the run summary (every gate's result) to this JSON file")
 	f.StringArrayVar(&o.skip, "skip", nil, "GATE:REASON: do not run GATE, reporting it as skipped with REASON (repeatable)")
 	f.IntVar(&o.instances, "instances", 1,
 		"ConversationWriters, MailboxNodes, SessionProjections and gateways in the run's deployment, each on its own loopback ports with mTLS (ADR-0026; the gateways share qim.presence, ADR-0027); one FanoutCoordinator beside them; e2e spreads its clients over the gateways; the chaos cells deploy one of each")
@@ -94,7 +94,7 @@ func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
 	f.IntVar(&o.goMaxProcs, "gomaxprocs", 0,
 		"GOMAXPROCS of each service process (0: the machine's cores ÷ the service processes, at least 1, and every core for --one-process; -1: Go's default)")
 	f.BoolVar(&o.oneProcess, "one-process", false,
-		"perf: deploy the writer, mailbox, fanout, session and gateway as one `qim all` process (the small-deployment topology; the HistoryArchiver stays apart)")
+		"perf: deploy the writer, mailbox, fanout, session and gateway as one qim all process (the small-deployment topology; the HistoryArchiver stays apart)")
 }
 
 // errOneProcess is returned for --one-process with what it cannot serve.

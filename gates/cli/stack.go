@@ -27,7 +27,7 @@ func newStackCmd() *cobra.Command {
 		Use:   "stack",
 		Short: "Start, stop and garbage-collect isolated qim-it-* server stacks",
 	}
-	cmd.PersistentFlags().StringVar(&o.root, "root", stack.ProjectRoot(), "directory holding qim-it-* project directories")
+	cmd.PersistentFlags().StringVar(&o.root, "projects-dir", stack.ProjectRoot(), "directory holding the qim-it-* project directories (--root is a repository root in every other command)")
 	cmd.AddCommand(newStackUpCmd(o), newStackDownCmd(o), newStackGCCmd(o))
 	return cmd
 }

@@ -16,18 +16,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/loadgen"
 	"github.com/qim-dev/qim/loadgen/sdklane"
-	"github.com/qim-dev/qim/services/buildinfo"
+	"github.com/qim-dev/qim/services/cmdline"
 )
 
 // ErrFailed is returned (exit status 1) when a check of the run failed.
-var ErrFailed = errors.New("qim-loadgen: one or more checks failed")
+var ErrFailed = cmdline.Failure(errors.New("one or more checks failed"))
 
 type options struct {
 	gateway     string
 	more        []string
-	secret      string
+	secretFile  string
 	mode        string
 	groupSize   int
 	rate        float64
@@ -54,11 +55,11 @@ func NewRootCmd() *cobra.Command {
 waits for answers), measures send→ACK, send→push, send→pull (end to end), PING RTT of a control
 group and generator lag in HDR histograms with a 5 s time series, then verifies that every ACKed
 message was pulled by its recipient exactly once after dedup. It prints a progress line every
-5 s and the verdicts at the end; --json and --html write the full report (the HTML page is
+5 s and the verdicts at the end; --json-out and --html-out write the full report (the HTML page is
 self-contained). Exit status 1 when a check failed.
 
-The dev-token signing secret comes from --token-secret or, when that is empty, from
-QIM_TOKEN_SECRET; prefer the environment variable, a flag value is visible in ps output.
+The dev-token signing secret comes from the file --secret-file names or, without it, from
+QIM_TOKEN_SECRET; never from a flag's value, which every user of the machine sees in ps.
 CPU per message needs the pids of the system under test: --cpu-pid gateway=1234 (repeatable). It
 is always reported, split by process; it is judged only against --cpu-budget (ms per message),
 and only meaningfully at the capacity rate: below saturation it mostly measures idle time.
@@ -77,9 +78,9 @@ per second, lost entries and CPU per delivered entry. The SDK lane drives 1:1 pa
 in group mode (--sdk-clients defaults to 0 there; a non-zero value is refused).
 
 Examples:
-  QIM_TOKEN_SECRET=... qim-loadgen --gateway 127.0.0.1:7000 --rate 500 --duration 60s --html out.html
-  qim-loadgen --gateway 10.0.0.5:7000 --token-secret "$SECRET" --rate 2000 --connections 1200 \
-      --cpu-pid gateway=4242 --cpu-pid redis=4100 --json run.json --sdk-clients 0
+  QIM_TOKEN_SECRET=... qim-loadgen --gateway 127.0.0.1:7000 --rate 500 --duration 60s --html-out out.html
+  qim-loadgen --gateway 10.0.0.5:7000 --secret-file /etc/qim/token-secret --rate 2000 \
+      --connections 1200 --cpu-pid gateway=4242 --cpu-pid redis=4100 --json-out run.json --sdk-clients 0
   qim-loadgen --gateway 127.0.0.1:7000 --mode group --group-size 50 --connections 500 --rate 40`,
 		SilenceUsage: true,
 		RunE:         func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
@@ -87,7 +88,7 @@ Examples:
 	f := cmd.Flags()
 	f.StringVar(&o.gateway, "gateway", "", "gateway TCP address host:port (required)")
 	f.StringSliceVar(&o.more, "more-gateways", nil, "the other gateways of a deployment with several: connections are spread over all by user id, so a pair's two users may sit on different gateways")
-	f.StringVar(&o.secret, "token-secret", "", "dev-token signing secret (default: $QIM_TOKEN_SECRET)")
+	f.StringVar(&o.secretFile, "secret-file", "", "file holding the dev-token signing secret (default: $QIM_TOKEN_SECRET)")
 	f.StringVar(&o.mode, "mode", string(loadgen.ModeDirect), "direct (1:1 pairs) or group (groups of --group-size members)")
 	f.IntVar(&o.groupSize, "group-size", 0, fmt.Sprintf("group mode: members per group, 1..%d", contract.GroupMaxMembers))
 	f.Float64Var(&o.rate, "rate", 500, "target arrival rate, msg/s (group mode: messages to groups)")
@@ -97,24 +98,22 @@ Examples:
 	f.IntVar(&o.bodyBytes, "body-bytes", 64, "message body size (at least 32)")
 	f.IntVar(&o.sdkClients, "sdk-clients", 5, "percent of connections driven by the SDK lane (0 disables; group mode: 0)")
 	f.StringVar(&o.sdkDataDir, "sdk-data-dir", "", "parent of the SDK lane's client stores (default: the system temp dir)")
-	f.StringVar(&o.jsonPath, "json", "", "write the JSON report here")
-	f.StringVar(&o.htmlPath, "html", "", "write the self-contained HTML report here")
+	f.StringVar(&o.jsonPath, "json-out", "", "write the JSON report to this file")
+	f.StringVar(&o.htmlPath, "html-out", "", "write the self-contained HTML report to this file")
 	f.StringArrayVar(&o.cpuPids, "cpu-pid", nil, "NAME=PID of a process of the system under test (repeatable)")
 	f.Float64Var(&o.cpuBudget, "cpu-budget", 0, "fail when CPU per ACKed message exceeds this many ms (0: report only)")
 	f.DurationVar(&o.quietWithin, "wait-quiet", 0, "first wait up to this long for a quiet machine (0: do not wait)")
 	_ = cmd.MarkFlagRequired("gateway")
-	buildinfo.SetVersion(cmd)
+	cmdline.Setup(cmd)
 	return cmd
 }
 
 func (o *options) run(cmd *cobra.Command) error {
-	secret := o.secret
-	if secret == "" {
-		secret = os.Getenv("QIM_TOKEN_SECRET")
+	secretBytes, err := devtoken.ReadSecret(o.secretFile, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("qim-loadgen: %w", err)
 	}
-	if secret == "" {
-		return errors.New("qim-loadgen: no token signing secret (--token-secret or QIM_TOKEN_SECRET)")
-	}
+	secret := secretBytes
 	procs, err := parsePids(o.cpuPids)
 	if err != nil {
 		return err
@@ -125,7 +124,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	}
 	out := cmd.OutOrStdout()
 	cfg := loadgen.Config{
-		Gateway: o.gateway, MoreGateways: o.more, TokenSecret: []byte(secret), Mode: mode, GroupSize: o.groupSize, Rate: o.rate, Duration: o.duration,
+		Gateway: o.gateway, MoreGateways: o.more, TokenSecret: secret, Mode: mode, GroupSize: o.groupSize, Rate: o.rate, Duration: o.duration,
 		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
 		CPU: procs, Thresholds: loadgen.Thresholds{CPUMsPerMessage: o.cpuBudget}, Progress: out, Label: o.label(mode),
 	}

@@ -1,7 +1,7 @@
 // Package buildinfo is what a Q-IM binary says about itself: the product version
 // (contract.ProductVersion) and what the Go toolchain stamped into the binary — the VCS revision
 // and commit time, whether the tree was modified, the Go version. Every binary's --version prints
-// Line, and every service exports Info as the qim_build_info gauge (services/internal/obs), so an
+// Line (services/cmdline), and every service exports Info as the qim_build_info gauge (services/internal/obs), so an
 // operator can tell which build answers on a port.
 //
 // A build without VCS stamping (go build -buildvcs=false, as CI's root-owned clone needs, or
@@ -13,8 +13,6 @@ package buildinfo
 import (
 	"runtime/debug"
 	"strings"
-
-	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/contract"
 )
@@ -78,8 +76,3 @@ func short(rev string) string {
 	return rev
 }
 
-// SetVersion gives a binary's root command its --version flag: "<name> <Line>".
-func SetVersion(root *cobra.Command) {
-	root.Version = Read().Line()
-	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
-}

@@ -221,3 +221,24 @@ func TestRender(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
+
+// Every missing required variable and every malformed value is named at once, on one line.
+func TestAllProblemsAtOnce(t *testing.T) {
+	type two struct {
+		A string `env:"QIM_T_A" required:"true" doc:"a"`
+		B string `env:"QIM_T_B" required:"true" doc:"b"`
+		N int    `env:"QIM_T_N" doc:"n"`
+		M int    `env:"QIM_T_M" doc:"m"`
+	}
+	var c two
+	err := Apply(&c, two{})
+	if err == nil || err.Error() != "QIM_T_A: is required; QIM_T_B: is required" || !errors.Is(err, ErrRequired) {
+		t.Fatalf("Apply = %v", err)
+	}
+	_, err = Load(two{}, env("QIM_T_N", "x", "QIM_T_M", "y"))
+	var ce *Error
+	if err == nil || !strings.Contains(err.Error(), "QIM_T_N=") || !strings.Contains(err.Error(), "; QIM_T_M=") ||
+		!errors.As(err, &ce) || ce.Var != "QIM_T_N" || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Load = %v", err)
+	}
+}

@@ -34,6 +34,38 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Errors are every variable that made a configuration unusable, so an operator fixes them in one
+// round instead of one start-up per variable. It prints as one line; errors.As finds the first
+// *Error and errors.Is each reason.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// joined is nil for none, the *Error itself for one, Errors for several.
+func joined(es Errors) error {
+	switch len(es) {
+	case 0:
+		return nil
+	case 1:
+		return es[0]
+	}
+	return es
+}
+
 // Lookup reads one variable; os.LookupEnv in production.
 type Lookup func(name string) (string, bool)
 
@@ -65,7 +97,8 @@ func Describe[T any](def T) ([]Var, error) {
 }
 
 // Load returns def with every variable that lookup finds set applied on top. Malformed values,
-// and an explicit zero where def is not zero, are *Errors naming the variable. Required
+// and an explicit zero where def is not zero, are *Errors naming the variable (all of them:
+// Errors when several). Required
 // variables are not checked here but by Apply (Validate), which sees literal configs too.
 func Load[T any](def T, lookup Lookup) (T, error) {
 	fields, err := walk(reflect.TypeOf(def))
@@ -75,6 +108,7 @@ func Load[T any](def T, lookup Lookup) (T, error) {
 	cfg := def
 	cv := reflect.ValueOf(&cfg).Elem()
 	dv := reflect.ValueOf(def)
+	var bad Errors
 	for _, f := range fields {
 		raw, ok := lookup(f.Name)
 		if !ok {
@@ -86,17 +120,19 @@ func Load[T any](def T, lookup Lookup) (T, error) {
 		}
 		dst := cv.FieldByIndex(f.index)
 		if err := parseInto(dst, raw); err != nil {
-			return def, &Error{Var: f.Name, Value: shown, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+			bad = append(bad, &Error{Var: f.Name, Value: shown, Err: fmt.Errorf("%w: %v", ErrMalformed, err)})
+		} else if dst.IsZero() && !dv.FieldByIndex(f.index).IsZero() {
+			bad = append(bad, &Error{Var: f.Name, Value: shown, Err: ErrZero})
 		}
-		if dst.IsZero() && !dv.FieldByIndex(f.index).IsZero() {
-			return def, &Error{Var: f.Name, Value: shown, Err: ErrZero}
-		}
+	}
+	if err := joined(bad); err != nil {
+		return def, err
 	}
 	return cfg, nil
 }
 
-// Apply fills every zero field of *cfg from def and then reports the first required field
-// that is still empty. Services call it at the top of Validate, so a Config built as a literal
+// Apply fills every zero field of *cfg from def and then reports every required field that is
+// still empty (Errors when several). Services call it at the top of Validate, so a Config built as a literal
 // (tests, embedding) gets the same defaults as one loaded from the environment.
 func Apply[T any](cfg *T, def T) error {
 	fields, err := walk(reflect.TypeOf(def))
@@ -105,16 +141,17 @@ func Apply[T any](cfg *T, def T) error {
 	}
 	cv := reflect.ValueOf(cfg).Elem()
 	dv := reflect.ValueOf(def)
+	var missing Errors
 	for _, f := range fields {
 		dst := cv.FieldByIndex(f.index)
 		if dst.IsZero() {
 			dst.Set(dv.FieldByIndex(f.index))
 		}
 		if f.Required && dst.IsZero() {
-			return &Error{Var: f.Name, Err: ErrRequired}
+			missing = append(missing, &Error{Var: f.Name, Err: ErrRequired})
 		}
 	}
-	return nil
+	return joined(missing)
 }
 
 // parseInto parses raw into dst according to dst's type.

@@ -24,6 +24,7 @@ type Setting struct {
 // Profile is what one kind of data needs from its Redis.
 type Profile struct {
 	Role     string // "commit facts", "mailboxes", ...: names the instance in errors
+	Var      string // the variable holding its address, named when it cannot be reached
 	Need     string // one line: why, for the error message
 	Settings []Setting
 }
@@ -35,6 +36,7 @@ type Profile struct {
 // commit facts. Relaxed (development, loopback only) accepts everysec and appendonly no.
 var CommitFacts = Profile{
 	Role: "commit facts",
+	Var:  "QIM_REDIS_ADDR",
 	Need: "commit facts need AOF with appendfsync always on a standalone, non-evicting Redis >= 7.0",
 	Settings: []Setting{
 		{"appendonly", []string{"yes"}, []string{"no"}},
@@ -50,6 +52,7 @@ var CommitFacts = Profile{
 // same mailbox_seq. Eviction, in contrast, could drop an entry and leave the watermark past it.
 var Mailboxes = Profile{
 	Role: "mailboxes",
+	Var:  "QIM_MAILBOX_REDIS_ADDR",
 	Need: "mailboxes need a standalone, non-evicting Redis >= 7.0 with AOF and appendfsync everysec or always",
 	Settings: []Setting{
 		{"appendonly", []string{"yes"}, nil},
@@ -107,7 +110,7 @@ func (p Profile) unreadable(rdb *redis.Client, setting, want string, err error) 
 	if errors.As(err, &reply) {
 		return p.fail(setting, "unreadable: "+err.Error(), want)
 	}
-	return fmt.Errorf("%w: the %s Redis at %s: %w", ErrUnreachable, p.Role, rdb.Options().Addr, err)
+	return fmt.Errorf("%w: the %s Redis at %s=%s: %w", ErrUnreachable, p.Role, p.Var, rdb.Options().Addr, err)
 }
 
 // Refused reports whether err is a verdict on the instance, which waiting cannot change: an
