@@ -35,6 +35,8 @@ type Result struct {
 	// gate never counts as passed; it only does not fail the run, and every report says so.
 	Skipped    bool   `json:"skipped,omitempty"`
 	SkipReason string `json:"skip_reason,omitempty"`
+
+	reportDir string // report.html's directory, which its links to Artifacts are relative to
 }
 
 // Check appends a piece of evidence and returns ok, so gates can write `if !r.Check(...) {...}`.

@@ -3,9 +3,7 @@ package gates
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/qim-dev/qim/gates/chaos"
@@ -87,26 +85,10 @@ func (chaosGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 }
 
-// runSource names the command, tree and machine of a run for its stability table. What cannot
-// be read is said so, never left blank.
+// runSource names the command, tree and machine of a run for its stability table.
 func runSource(ctx context.Context, root string) chaos.StabilityRun {
-	src := chaos.StabilityRun{Command: strings.Join(append([]string{"qim-gate"}, os.Args[1:]...), " "),
-		Commit: "an unknown tree", Machine: fmt.Sprintf("%d cores", runtime.NumCPU())}
-	if sha, err := Git(ctx, root, "rev-parse", "--short", "HEAD"); err == nil {
-		src.Commit = sha
-		if st, err := Git(ctx, root, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
-			src.Commit += " with uncommitted changes"
-		}
-	}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				src.Machine += ", " + strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return src
+	src := DescribeRun(ctx, root)
+	return chaos.StabilityRun{Command: src.Command, Commit: src.Commit, Machine: src.Machine}
 }
 
 // invariantsJudge is gate 8's judgement of one deployment, for the chaos cells.

@@ -119,8 +119,12 @@ func judgeInvariants(r *Result, s serviceScrape, want []contract.InvariantCounte
 		}
 	}
 	slices.Sort(undeclared)
+	list := "none"
+	if len(undeclared) > 0 {
+		list = strings.Join(undeclared, ", ")
+	}
 	r.Check(s.service+" undeclared invariants", len(undeclared) == 0,
-		"invariant counters exported but not in contract.InvariantCounters(): %v", undeclared)
+		"invariant counters exported but not in contract.InvariantCounters(): %s", list)
 }
 
 // invariantValue reads an expected counter from its family: present, a counter, the table's

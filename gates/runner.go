@@ -46,6 +46,11 @@ type Summary struct {
 	Passed  bool      `json:"passed"`
 	Skipped []string  `json:"skipped,omitempty"`
 	Results []*Result `json:"results"`
+	// Source is the command, commit and machine of the run; FinishedAt when the report was written.
+	Source     RunSource `json:"source"`
+	FinishedAt time.Time `json:"finished_at"`
+	// reportDir is where report.html goes: its links to the gates' own reports are relative to it.
+	reportDir string
 }
 
 // Run executes gates in order, writes <ReportDir>/<gate>.json for each and report.html for the
@@ -77,7 +82,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get
 
-	sum := Summary{}
+	sum := Summary{Source: DescribeRun(ctx, o.Root), reportDir: o.ReportDir}
 	ran := 0
 	for i, g := range gs {
 		fmt.Fprintf(o.Progress, "[%d/%d] %s — %s\n", i+1, len(gs), g.Name(), g.Title())
@@ -109,6 +114,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 		}
 		sum.Results = append(sum.Results, r)
 	}
+	sum.FinishedAt = time.Now().UTC()
 	if err := writeHTML(filepath.Join(o.ReportDir, "report.html"), sum); err != nil {
 		return sum, err
 	}

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -77,8 +78,8 @@ func Evaluate(rep *Report, th Thresholds) []Verdict {
 			"%d after dedup by message_id (%d raw re-deliveries of the same id, %d repeated pushes: allowed)",
 			c.DuplicatesAfterDedup, c.RawDuplicates, c.PushDuplicates)},
 		{CheckFailures, c.Errors == 0 && c.Timeouts == 0 && c.ConnectionsLost == 0 && c.PullErrors == 0 && c.FailedVisible == 0,
-			fmt.Sprintf("%d errors %v, %d timeouts, %d connections lost, %d pull errors, %d failed-but-visible",
-				c.Errors, rep.FailuresByCode, c.Timeouts, c.ConnectionsLost, c.PullErrors, c.FailedVisible)},
+			fmt.Sprintf("%d errors%s, %d timeouts, %d connections lost, %d pull errors, %d failed-but-visible",
+				c.Errors, ByCode(rep.FailuresByCode), c.Timeouts, c.ConnectionsLost, c.PullErrors, c.FailedVisible)},
 		laneVerdict(&rep.SDKLane),
 	}
 	if th.CPUMsPerMessage > 0 {
@@ -209,4 +210,24 @@ func Passed(vs []Verdict) bool {
 		}
 	}
 	return len(vs) > 0
+}
+
+// ByCode renders errors by code for a check's detail: "" when there are none, else
+// " (UNAVAILABLE 3, INTERNAL 1)", the most frequent first.
+func ByCode(m map[string]int64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	codes := slices.Collect(maps.Keys(m))
+	slices.SortFunc(codes, func(a, b string) int {
+		if m[a] != m[b] {
+			return cmp.Compare(m[b], m[a])
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%s %d", c, m[c])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

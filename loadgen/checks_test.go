@@ -156,3 +156,12 @@ func TestLaneNotAvailableIsSaid(t *testing.T) {
 		t.Fatalf("disabled lane verdict %+v", v)
 	}
 }
+
+func TestByCode(t *testing.T) {
+	if got := ByCode(nil); got != "" {
+		t.Errorf("ByCode(nil) = %q", got)
+	}
+	if got := ByCode(map[string]int64{"INTERNAL": 1, "UNAVAILABLE": 3, "CONFLICT": 1}); got != " (UNAVAILABLE 3, CONFLICT 1, INTERNAL 1)" {
+		t.Errorf("ByCode = %q", got)
+	}
+}

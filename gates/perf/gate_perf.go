@@ -244,8 +244,8 @@ func (g perfGate) warmUp(ctx context.Context, env *gates.Env, r *gates.Result, b
 	}
 	c := rep.Counts
 	ok := c.Acked > 0 && c.Missing == 0 && c.DuplicatesAfterDedup == 0 && c.Errors == 0 && c.Timeouts == 0
-	if !r.Check("warm-up", ok, "%d sent, %d acked, %d delivered, %d missing, %d errors %v, %d timeouts; send→ACK p99 %.1f ms",
-		c.Sent, c.Acked, c.Delivered, c.Missing, c.Errors, rep.FailuresByCode, c.Timeouts, rep.Segments["send_ack"].P99Ms) {
+	if !r.Check("warm-up", ok, "%d sent, %d acked, %d delivered, %d missing, %d errors%s, %d timeouts; send→ACK p99 %.1f ms",
+		c.Sent, c.Acked, c.Delivered, c.Missing, c.Errors, loadgen.ByCode(rep.FailuresByCode), c.Timeouts, rep.Segments["send_ack"].P99Ms) {
 		return false
 	}
 	return g.jitWarmUp(ctx, env, r, base)
