@@ -50,6 +50,7 @@ func Scenarios() []Scenario {
 		{"duplicate-login-kicks-old", scenarioKick},
 		{"malformed-frame-closes-only-that-connection", scenarioMalformed},
 		{"mailbox-killed-mid-run-loses-nothing", scenarioMailboxKill},
+		{"history-direction-unset-reads-older", scenarioHistoryDirectionUnset},
 	}
 }
 

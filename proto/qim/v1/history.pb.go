@@ -25,10 +25,13 @@ const (
 )
 
 // PullHistory (PULL_HISTORY, uplink) pages through one conversation by conversation_seq.
-// A group member only sees messages inside its membership intervals; records outside them are
-// not returned (and the paging stops with has_more = false once it passes the first or last
-// interval). A never-member is refused with NOT_MEMBER. DIRECT and GROUP conversations are
-// served; a ROOM conversation is answered UNIMPLEMENTED.
+// A DIRECT conversation is read by its two participants only: anyone can compute its id, so a
+// page that holds any record is refused with NOT_MEMBER for everyone else (a page without
+// records reveals nothing and is answered as it is). A group member only sees messages inside
+// its membership intervals; records outside them are not returned (and the paging stops with
+// has_more = false once it passes the first or last interval). A never-member is refused with
+// NOT_MEMBER. DIRECT and GROUP conversations are served; a ROOM conversation is answered
+// UNIMPLEMENTED.
 type PullHistory struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Conversation to read: exactly 16 bytes, big-endian u128.
@@ -37,9 +40,12 @@ type PullHistory struct {
 	// anchor_seq 0 with OLDER starts from the newest message. To fetch one message whose body was
 	// not inlined in the mailbox, use anchor_seq = seq + 1, OLDER, limit 1.
 	AnchorSeq uint64 `protobuf:"varint,2,opt,name=anchor_seq,json=anchorSeq,proto3" json:"anchor_seq,omitempty"`
-	// Paging direction (raw uint32): 1 OLDER, 2 NEWER. Any other value is INVALID_ARGUMENT.
+	// Paging direction (raw uint32): 1 OLDER, 2 NEWER. 0, the proto3 default of an omitted
+	// field, is served as OLDER, so a request that leaves it out gets the natural reading order:
+	// the page just below anchor_seq (the newest messages when anchor_seq is 0 too). Any other
+	// value is INVALID_ARGUMENT.
 	Direction uint32 `protobuf:"varint,3,opt,name=direction,proto3" json:"direction,omitempty"`
-	// Maximum number of records; 0 = server default. The server clamps larger values.
+	// Maximum number of records; 0 = server default (50). Larger values are clamped to 200.
 	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Soft cap on the encoded size of the batch, bytes; 0 = server default, and never above
 	// contract.HistoryPageMaxBytes (512 KiB). At least one record is returned when one exists, so
@@ -126,7 +132,9 @@ type HistoryBatch struct {
 	HasMore bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
 	// Where to continue (the next request's anchor_seq, same direction) when has_more is set. A
 	// group page can hold fewer records than asked, even none, when it skipped records between two
-	// of the reader's intervals; this anchor still moves past them.
+	// of the reader's intervals; this anchor still moves past them. It is set on every page,
+	// has_more or not (on a last page without records, to the anchor the page was read from), so
+	// a NEWER page's value can be sent again later to ask for what arrived since.
 	NextAnchorSeq uint64 `protobuf:"varint,4,opt,name=next_anchor_seq,json=nextAnchorSeq,proto3" json:"next_anchor_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
