@@ -29,7 +29,7 @@ otherwise run on a default you believe you changed).`,
 		root.AddCommand(serviceCmd(p))
 	}
 	root.AddCommand(allCmd())
-	cmdline.Setup(root)
+	cmdline.Setup(root, cmdline.RefuseUnknownEnv(CheckEnviron))
 	return root
 }
 
@@ -40,9 +40,6 @@ func serviceCmd(p program) *cobra.Command {
 		Long:  p.entity + ": " + p.long + "\n\n" + config.Help(p.vars),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := CheckEnviron(os.Environ()); err != nil {
-				return err
-			}
 			return p.run(cmd.Context(), newLogger(p.name))
 		},
 	}
@@ -65,9 +62,6 @@ Example:
   eval "$(qim-gate stack up)"; QIM_RPC_PLAINTEXT_LOOPBACK=1 QIM_TOKEN_SECRET=... qim all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := CheckEnviron(os.Environ()); err != nil {
-				return err
-			}
 			g, ctx := errgroup.WithContext(cmd.Context())
 			for _, p := range programs() {
 				if p.notInAll {
@@ -84,6 +78,16 @@ Example:
 // known name or the variable that replaced it.
 func CheckEnviron(environ []string) error {
 	return config.CheckEnviron(environ, knownVars(), renamed)
+}
+
+// CheckEnvironAlso is CheckEnviron for a program that also reads the names in also (the
+// harness's binaries: gates/harnessvars).
+func CheckEnvironAlso(environ []string, also []string) error {
+	known := knownVars()
+	for _, n := range also {
+		known = append(known, config.Var{Name: n})
+	}
+	return config.CheckEnviron(environ, known, renamed)
 }
 
 // knownVars is every variable of every service and tool.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/sdk"
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/cmdline"
 )
 
@@ -87,7 +88,7 @@ Examples:
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the token (default: $QIM_TOKEN)")
 	_ = cmd.MarkFlagRequired("user")
 	_ = cmd.MarkFlagRequired("device")
-	cmdline.Setup(cmd)
+	cmdline.Setup(cmd, cmdline.RefuseUnknownEnv(services.CheckEnviron))
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/gates/harnessvars"
 	"github.com/qim-dev/qim/gates/lint"
 	"github.com/qim-dev/qim/services/cmdline"
 )
@@ -59,7 +60,7 @@ Examples:
 	f.StringSliceVar(&opts.skip, "skip", nil, "checks to skip (comma-separated or repeated)")
 	f.StringSliceVar(&opts.only, "only", nil, "run only these checks")
 	f.BoolVar(&opts.noInstall, "no-install", false, "never install golangci-lint; a missing binary fails the check")
-	cmdline.Setup(cmd)
+	cmdline.Setup(cmd, cmdline.RefuseUnknownEnv(harnessvars.CheckEnviron))
 	return cmd
 }
 

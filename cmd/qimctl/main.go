@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/cmdline"
 )
 
@@ -41,6 +42,6 @@ command could not run.`,
 	}
 	root.AddCommand(newTokenCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd(),
 		newKafkaCmd(), newHealthzCmd(&healthzOptions{}))
-	cmdline.Setup(root)
+	cmdline.Setup(root, cmdline.RefuseUnknownEnv(services.CheckEnviron))
 	return root
 }

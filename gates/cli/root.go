@@ -4,6 +4,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/gates/harnessvars"
 	"github.com/qim-dev/qim/services/cmdline"
 )
 
@@ -25,6 +26,6 @@ Examples:
 		SilenceUsage: true,
 	}
 	root.AddCommand(newListCmd(), newRunCmd(&runOptions{}), newABCmd(&abOptions{}), newStackCmd(), newDemoCmd(), newHistoryCmd(&historyOptions{}))
-	cmdline.Setup(root)
+	cmdline.Setup(root, cmdline.RefuseUnknownEnv(harnessvars.CheckEnviron))
 	return root
 }

@@ -4,6 +4,9 @@
 //   - --version prints "<binary> <version> (revision …)" from the build (services/buildinfo);
 //   - an error is one line on stderr, "<binary>: <message>", without cobra's "Error:" prefix or
 //     a usage dump after a failure at run time;
+//   - a QIM_* variable the binary does not know refuses every command (the product's binaries
+//     know the product's variables, the harness's also the harness's): a typo would otherwise
+//     run on a default the user believes changed. --help and --version still answer;
 //   - the exit status is 0 when the job is done, 1 when it is done and its verdict is a failure
 //     (a failed check, gate or audit, lint findings: an error wrapping ErrFailed), and 2 when it
 //     could not be done (a usage error, bad configuration, an unreachable dependency, I/O).
@@ -18,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,9 +54,24 @@ type failure struct{ err error }
 func (f failure) Error() string   { return f.err.Error() }
 func (f failure) Unwrap() []error { return []error{f.err, ErrFailed} }
 
+// Option adds to what Setup gives a root command.
+type Option func(root *cobra.Command)
+
+// RefuseUnknownEnv runs check on the process environment before any command of the binary runs
+// (a root persistent hook, which cobra runs before every subcommand's own work); its error is the
+// command's. Subcommands must not set a PersistentPreRun of their own, which would replace it.
+func RefuseUnknownEnv(check func(environ []string) error) Option {
+	return func(root *cobra.Command) {
+		root.PersistentPreRunE = func(*cobra.Command, []string) error { return check(os.Environ()) }
+	}
+}
+
 // Setup gives a binary's root command the shared behaviour: --version, and errors left to
 // Execute to print. Call it once, on the root, after its subcommands are added.
-func Setup(root *cobra.Command) {
+func Setup(root *cobra.Command, opts ...Option) {
+	for _, o := range opts {
+		o(root)
+	}
 	root.Version = buildinfo.Read().Line()
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SilenceErrors = true
