@@ -5,39 +5,27 @@ import (
 	"html"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-var segmentColors = [numSegments]string{"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"}
-
-const pageStyle = `body{font-family:sans-serif;margin:24px;color:#222;max-width:1000px}
+// The body is as wide as the window up to 1600 px: the plots take its whole width (they scale
+// with it), and beyond that their text would grow past reading size.
+const pageStyle = `body{font-family:sans-serif;margin:24px;color:#222;max-width:1600px}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}
 th{background:#f4f4f4}.pass{color:#17702a;font-weight:bold}.fail{color:#b00020;font-weight:bold}
-.num{text-align:right;font-variant-numeric:tabular-nums}svg.plot{display:block;margin:6px 0 18px}`
-
-// TimelineSVG renders the report's rate plot and its SEND→ACK and end-to-end latency plots with
-// vertical marks (the chaos matrix marks each cell's fault and heal on them).
-func TimelineSVG(rep *Report, marks ...Mark) string {
-	var b strings.Builder
-	for _, p := range []*plot{ratePlot(rep), timePlot(rep, SegSendAck), timePlot(rep, SegEndToEnd)} {
-		p.marks = marks
-		p.render(&b)
-	}
-	return b.String()
-}
+.num{text-align:right;font-variant-numeric:tabular-nums}svg.plot{margin:6px 0 18px}
+h1 small{font-size:60%;font-weight:normal;color:#444}`
 
 // RenderHTML renders a report as one self-contained page (inline CSS and SVG, no script, no
 // external resource): verdicts, rates over time, latency over time per segment, the HDR
 // percentile plot, and the tables behind them.
 func RenderHTML(rep *Report) []byte {
 	var b strings.Builder
-	title := "qim-loadgen"
-	if rep.Label != "" {
-		title += ": " + rep.Label
-	}
+	rate, scaled := targetStatement(rep)
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>")
-	fmt.Fprintf(&b, "<title>%s</title><style>%s</style></head><body>", html.EscapeString(title), pageStyle)
-	fmt.Fprintf(&b, "<h1>%s</h1>", html.EscapeString(title))
+	fmt.Fprintf(&b, "<title>qim-loadgen: target %s</title><style>%s</style></head><body>", html.EscapeString(rate+scaled), pageStyle)
+	fmt.Fprintf(&b, "<h1>qim-loadgen: target %s<small>%s</small></h1>", html.EscapeString(rate), html.EscapeString(scaled))
 	verdict, class := "PASSED", "pass"
 	if !Passed(rep.Verdicts) {
 		verdict, class = "FAILED", "fail"
@@ -47,7 +35,7 @@ func RenderHTML(rep *Report) []byte {
 	writeVerdicts(&b, rep.Verdicts)
 	b.WriteString("<h2>Rates</h2>")
 	ratePlot(rep).render(&b)
-	b.WriteString("<h2>Latency over time (per 5 s window, log scale)</h2>")
+	fmt.Fprintf(&b, "<h2>Latency over time (per %s window, log scale)</h2>", windowLength(rep))
 	for s := range numSegments {
 		timePlot(rep, s).render(&b)
 	}
@@ -67,19 +55,65 @@ func RenderHTML(rep *Report) []byte {
 	return []byte(b.String())
 }
 
+// requestedRate is the rate the run was asked for. The report keeps only the frame-level side:
+// when an SDK lane is wired (SDKLane.Available), Run gives it SDKLane.Clients of the connections
+// and scales the frame-level target to the rest, TargetRate = requested × Connections /
+// (Connections + Clients), where Config.Connections counts frame-level connections only.
+func requestedRate(rep *Report) (rate float64, scaled bool) {
+	frame, lane := rep.Config.Connections, rep.SDKLane.Clients
+	if !rep.SDKLane.Available || lane <= 0 || frame <= 0 {
+		return rep.TargetRate, false
+	}
+	return rep.TargetRate * float64(frame+lane) / float64(frame), true
+}
+
+// targetStatement is the target rate as both the title and the summary table state it: the
+// frame-level target the arrival check judges, and, when the SDK lane took a share, what was
+// requested and where the rest went. The run's label stays out of the title: the perf gate's
+// states the rate requested, not this one.
+func targetStatement(rep *Report) (rate, scaled string) {
+	req, ok := requestedRate(rep)
+	if !ok {
+		return oneDecimal(rep.TargetRate) + " msg/s", ""
+	}
+	frame, lane := rep.Config.Connections, rep.SDKLane.Clients
+	return oneDecimal(rep.TargetRate) + " msg/s of frame load",
+		fmt.Sprintf(" (%s requested; the other %s msg/s on the SDK lane, %d of %d connections, %d %% asked)",
+			oneDecimal(req), oneDecimal(req-rep.TargetRate), lane, frame+lane, rep.Config.SDKClientsPercent)
+}
+
+// oneDecimal is a rate or a duration for people: one decimal at most (237.5, 250, 12.5).
+func oneDecimal(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+// windowLength is the length of the timeline's windows (the recorder's, 5 s in the CLIs).
+func windowLength(rep *Report) string {
+	if len(rep.Timeline) == 0 || rep.Timeline[0].DurS <= 0 {
+		return "time"
+	}
+	return oneDecimal(rep.Timeline[0].DurS) + " s"
+}
+
 func writeSummary(b *strings.Builder, rep *Report) {
 	c := rep.Config
-	conns := fmt.Sprintf("%d in 1:1 pairs + %d PING control, SDK lane %d %%", c.Connections, c.PingConnections, c.SDKClientsPercent)
+	conns := fmt.Sprintf("%d frame-level in 1:1 pairs + %d PING control, SDK lane %d %% asked", c.Connections, c.PingConnections, c.SDKClientsPercent)
+	if rep.SDKLane.Available {
+		conns = fmt.Sprintf("%d frame-level in 1:1 pairs + %d on the SDK lane (%d %% asked) + %d PING control", c.Connections,
+			rep.SDKLane.Clients, c.SDKClientsPercent, c.PingConnections)
+	}
 	if g := rep.Group; g != nil {
 		conns = fmt.Sprintf("%d in %d groups of %d + %d PING control, SDK lane off (group mode)", c.Connections, g.Groups,
 			g.GroupSize, c.PingConnections)
 	}
+	rate, scaled := targetStatement(rep)
 	rows := [][2]string{
 		{"started", rep.StartedAt.Format("2006-01-02 15:04:05 UTC")},
+		{"label", rep.Label},
 		{"gateway", c.Gateway},
-		{"target rate", fmt.Sprintf("%.1f msg/s for %.0f s", rep.TargetRate, c.DurationS)},
-		{"achieved send rate", fmt.Sprintf("%.1f msg/s (%.2f %%)", rep.AchievedSendRate, 100*rep.ArrivalRatio)},
-		{"commit (ACK) rate", fmt.Sprintf("%.1f msg/s", rep.AckRate)},
+		{"target rate", fmt.Sprintf("%s for %.0f s%s", rate, c.DurationS, scaled)},
+		{"achieved send rate", fmt.Sprintf("%s msg/s (%.2f %%)", oneDecimal(rep.AchievedSendRate), 100*rep.ArrivalRatio)},
+		{"commit (ACK) rate", oneDecimal(rep.AckRate) + " msg/s"},
 		{"connections", conns},
 		{"settle", fmt.Sprintf("%.1f s, complete %v", rep.Settle.WaitedS, rep.Settle.Complete)},
 	}
@@ -91,7 +125,9 @@ func writeSummary(b *strings.Builder, rep *Report) {
 	}
 	b.WriteString(`<table>`)
 	for _, r := range rows {
-		fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td></tr>", r[0], html.EscapeString(r[1]))
+		if r[1] != "" {
+			fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td></tr>", r[0], html.EscapeString(r[1]))
+		}
 	}
 	b.WriteString("</table>")
 }
@@ -167,114 +203,4 @@ func writeCPU(b *strings.Builder, cpu *CPUReport) {
 		cpu.TotalS, cpu.MsPerMessage, perEntry)
 	fmt.Fprintf(b, `<tr><th>loadgen</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td></td></tr>`, cpu.LoadgenS)
 	fmt.Fprintf(b, `<tr><th>whole machine</th><td></td><td></td><td class="num">%.2f</td><td></td><td></td><td>%.0f %% idle</td></tr></table>`, cpu.MachineBusyCores, cpu.MachineIdlePct)
-}
-
-func ratePlot(rep *Report) *plot {
-	var send, ack, deliver, xs []float64
-	hi := rep.TargetRate
-	for _, w := range rep.Timeline {
-		xs = append(xs, w.EndS)
-		send, ack, deliver = append(send, w.SendRate), append(ack, w.AckRate), append(deliver, w.DeliverRate)
-		hi = max(hi, w.SendRate, w.AckRate, w.DeliverRate)
-	}
-	p := &plot{title: "send, commit (ACK) and delivery rate per window", x: timeAxis(rep), y: linearAxis("msg/s", hi*1.05, "", true)}
-	p.series = []series{
-		{name: "target", color: "#999", dashed: true, xs: []float64{p.x.min, p.x.max}, ys: []float64{rep.TargetRate, rep.TargetRate}},
-		{name: "sent", color: segmentColors[0], xs: xs, ys: send},
-		{name: "acked", color: segmentColors[1], xs: xs, ys: ack},
-		{name: "delivered", color: segmentColors[2], xs: xs, ys: deliver},
-	}
-	return p
-}
-
-func timeAxis(rep *Report) axis {
-	end := rep.Config.DurationS
-	if n := len(rep.Timeline); n > 0 {
-		end = max(end, rep.Timeline[n-1].EndS)
-	}
-	return linearAxis("seconds since start", end, "", false)
-}
-
-// timePlot is one segment's p50/p99/max per window; windows without samples leave gaps.
-func timePlot(rep *Report, s Segment) *plot {
-	var xs, p50, p99, mx []float64
-	lo, hi := math.Inf(1), 0.0
-	for _, w := range rep.Timeline {
-		ws := w.Segments[s.String()]
-		xs = append(xs, w.EndS)
-		if ws.Count == 0 {
-			p50, p99, mx = append(p50, math.NaN()), append(p99, math.NaN()), append(mx, math.NaN())
-			continue
-		}
-		p50, p99, mx = append(p50, ws.P50Ms), append(p99, ws.P99Ms), append(mx, ws.MaxMs)
-		lo, hi = min(lo, max(ws.P50Ms, 0.001)), max(hi, ws.MaxMs)
-	}
-	limit := sloFor(s)
-	if limit > 0 {
-		lo, hi = min(lo, limit), max(hi, limit)
-	}
-	p := &plot{title: s.String() + " latency", x: timeAxis(rep), y: logAxis("ms", lo, hi, "")}
-	p.series = []series{{name: "p50", color: "#1f77b4", xs: xs, ys: p50}, {name: "p99", color: "#d62728", xs: xs, ys: p99},
-		{name: "max", color: "#7f7f7f", xs: xs, ys: mx}}
-	if limit > 0 {
-		p.series = append(p.series, series{name: "SLO p99", color: "#d62728", dashed: true,
-			xs: []float64{p.x.min, p.x.max}, ys: []float64{limit, limit}})
-	}
-	return p
-}
-
-// sloFor is the p99 limit drawn on a segment's plot (0: none).
-func sloFor(s Segment) float64 {
-	th := Thresholds{}.withDefaults()
-	switch s {
-	case SegSendAck:
-		return msOf(th.SendAckP99)
-	case SegEndToEnd:
-		return msOf(th.EndToEndP99)
-	}
-	return 0
-}
-
-// percentilePlot puts every segment on HdrHistogram's percentile axis: x = log10(1/(1-p)), so
-// 90 %, 99 %, 99.9 % ... are evenly spaced and the tail gets the room; max has its own tick at
-// the right end.
-func percentilePlot(rep *Report) *plot {
-	xmax, lo, hi := 2.0, math.Inf(1), 0.0
-	for s := range numSegments {
-		for _, pt := range rep.Segments[s.String()].Percentiles {
-			if pt.Percentile < 100 {
-				xmax = max(xmax, math.Ceil(math.Log10(1/(1-pt.Percentile/100))))
-			}
-			if pt.Ms > 0 {
-				lo, hi = min(lo, pt.Ms), max(hi, pt.Ms)
-			}
-		}
-	}
-	maxAt := xmax + 0.5 // the max gets its own tick, so it is never read as a percentile
-	x := axis{label: "percentile", min: 0, max: maxAt}
-	for d := 0.0; d <= xmax; d++ {
-		x.ticks = append(x.ticks, tick{at: d, label: percentLabel(d)})
-	}
-	x.ticks = append(x.ticks, tick{at: maxAt, label: "max"})
-	p := &plot{title: "latency by percentile", x: x, y: logAxis("ms", lo, hi, "")}
-	for s := range numSegments {
-		var xs, ys []float64
-		for _, pt := range rep.Segments[s.String()].Percentiles {
-			px := maxAt
-			if pt.Percentile < 100 {
-				px = math.Log10(1 / (1 - pt.Percentile/100))
-			}
-			xs, ys = append(xs, px), append(ys, pt.Ms)
-		}
-		p.series = append(p.series, series{name: s.String(), color: segmentColors[s], xs: xs, ys: ys})
-	}
-	return p
-}
-
-// percentLabel names the decade d of the percentile axis: 0 → 0%, 1 → 90%, 2 → 99%, ...
-func percentLabel(d float64) string {
-	if d == 0 {
-		return "0%"
-	}
-	return fmt.Sprintf("%.*f%%", max(int(d)-2, 0), 100-100/math.Pow(10, d)) // 90%, 99%, 99.9%, ...
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/qim-dev/qim/gates/svc"
@@ -40,12 +41,16 @@ func (m *matrix) judgeArchive(ctx context.Context, res *CellResult, set *svc.Set
 		res.check("archive audit", false, "%v", err)
 		return
 	}
-	var first []string
+	var findings []string
 	for _, f := range ar.Findings[:min(len(ar.Findings), 5)] {
-		first = append(first, f.String())
+		findings = append(findings, f.String())
+	}
+	first := "" // no Go slice in a detail a person reads: "expired 0 []" said nothing
+	if len(findings) > 0 {
+		first = "; first findings: " + strings.Join(findings, ", ")
 	}
 	res.check("archive audit", ar.Passed() && ar.Messages > 0 && ar.Archived+ar.Expired == ar.Messages,
-		"outbox [%d, %d): %d committed messages; archived %d, missing %d, mismatch %d, reused %d, expired %d %v",
+		"outbox [%d, %d): %d committed messages; archived %d, missing %d, mismatch %d, reused %d, expired %d%s",
 		from, to, ar.Messages, ar.Archived, ar.Missing, ar.Mismatch, ar.Reused, ar.Expired, first)
 }
 

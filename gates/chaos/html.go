@@ -17,7 +17,7 @@ func writeHTML(path string, rep *Report) error {
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}td.l,th.l{text-align:left}
 .pass{color:#186a3b;font-weight:bold}.fail{color:#b03a2e;font-weight:bold}.skip{color:#7d6608;font-weight:bold}.zero{color:#999}.bad{background:#f5b7b1}
-h2{margin-top:2em}svg{border:1px solid #eee}</style></head><body>`)
+h2{margin-top:2em}svg{border:1px solid #eee}th.v{writing-mode:vertical-rl;transform:rotate(180deg);text-align:left;white-space:nowrap;padding:6px 3px}</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>Q-IM chaos matrix: <span class=%q>%s</span></h1>", cls(rep.Passed), passWord(rep.Passed))
 	fmt.Fprintf(&b, "<p>%s, %.0f s, %d cells; load %.0f msg/s on %d connections (%d%% SDK lane), fault at %.0f s, STALLED after %.0f s without progress.</p>",
 		rep.StartedAt.Format("2006-01-02 15:04:05 UTC"), rep.DurationS, len(rep.Cells), rep.Options.Rate, rep.Options.Connections,
@@ -59,8 +59,10 @@ func cellCls(c *CellResult) string {
 func writeMatrix(b *strings.Builder, rep *Report) {
 	vs := rep.Verdicts()
 	b.WriteString(`<table><tr><th class="l">cell</th><th>verdict</th><th>acked</th><th>unknown</th>`)
+	// Verdict names run up their column (th.v): written across, a dozen of them widen the
+	// table past a 1,400 px window.
 	for _, v := range vs {
-		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(string(v)))
+		fmt.Fprintf(b, `<th class="v">%s</th>`, html.EscapeString(string(v)))
 	}
 	b.WriteString("<th>recovery ms</th><th>drain ms</th><th>s</th></tr>\n")
 	for _, c := range rep.Cells {
