@@ -75,4 +75,3 @@ func short(rev string) string {
 	}
 	return rev
 }
-
