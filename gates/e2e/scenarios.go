@@ -51,6 +51,7 @@ func Scenarios() []Scenario {
 		{"malformed-frame-closes-only-that-connection", scenarioMalformed},
 		{"mailbox-killed-mid-run-loses-nothing", scenarioMailboxKill},
 		{"history-direction-unset-reads-older", scenarioHistoryDirectionUnset},
+		{"body-over-outbox-record-refused-before-commit", scenarioBodyOverOutboxRecord},
 	}
 }
 

@@ -161,6 +161,12 @@ func (c *committer) intent(cl *call, nowMs int64) (msgstore.Intent, error) {
 	if err != nil {
 		return msgstore.Intent{}, err
 	}
+	if n, limit := outboxBound(len(rec), cl.cmd.conversation.Kind() == contract.KindGroup), c.out.MaxRecordBytes(); n > limit {
+		// Refused before reserve: a commit whose Outbox record the producer refuses would be in
+		// history and answered UNAVAILABLE on every retry, never delivered.
+		return msgstore.Intent{}, rpc.Refuse(contract.ErrCodePayloadTooLarge,
+			"message of %d bytes (body %d) does not fit one Outbox record of %d bytes", n, len(cl.cmd.body), limit)
+	}
 	return msgstore.Intent{Key: cl.cmd.key(), Identity: cl.ident, MessageID: mid, Record: rec, NowMs: nowMs}, nil
 }
 

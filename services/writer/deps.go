@@ -34,6 +34,9 @@ type outboxProducer interface {
 	// acknowledged it (acks=all) or it failed.
 	Produce(ctx context.Context, key, value []byte, done func(offset int64, err error))
 	Ready(ctx context.Context) error
+	// MaxRecordBytes is the largest key+value Produce accepts; a send whose Outbox record could
+	// exceed it is refused before it is reserved (outboxBound).
+	MaxRecordBytes() int
 }
 
 type idIssuer interface {

@@ -81,3 +81,26 @@ func participants(record []byte) (sender, peer contract.UserID, err error) {
 func (c *sendCmd) key() msgstore.CommitKey {
 	return msgstore.CommitKey{Tenant: c.tenant, Sender: c.sender, ClientMessageID: c.cmid, Conversation: c.conversation}
 }
+
+// outboxBound is the most key+value bytes the Outbox record of a send can take, from the length
+// of its canonical record before reserve: the 16-byte message_id key; the record, which the
+// reserve script lengthens by conversation_seq (a tag and at most 10 varint bytes) and, in a
+// group, membership_version (2 tag bytes and at most 10); the envelope's tags, length prefixes,
+// schema and committed_at_ms; and the audience: a direct message's two participants, or a
+// group's GroupAudience with at most GroupMaxMembers recipients (10 varint bytes each) and as
+// many target shards (5 each). Over-counting costs a group message at most about 15 KB of body
+// it could have had; under-counting would let a commit be reserved that can never be produced.
+func outboxBound(recordLen int, group bool) int {
+	const (
+		key        = 16
+		seqField   = 1 + 10
+		envelope   = 2 + 2 + 5 + 2 + 5 + 2 + 10                       // schema, record tag + length, audience tag + length, committed_at_ms
+		direct     = 2 + 2 + 2*10                                     // DirectAudience with two varints
+		groupFixed = 2 + 10 + 2 + 18 + 2 + 10 + 1 + 5 + 2 + 5 + 2 + 5 // field 17; GroupAudience tags, id, version, count, packed lengths
+	)
+	n := key + recordLen + seqField + envelope
+	if !group {
+		return n + direct
+	}
+	return n + groupFixed + contract.GroupMaxMembers*(10+5)
+}

@@ -94,6 +94,8 @@ func TestLuaFaultRecoveryFinishesMark(t *testing.T) {
 // ackingProducer acknowledges every record at once and counts them.
 type ackingProducer struct{ n atomic.Int64 }
 
+func (p *ackingProducer) MaxRecordBytes() int { return 1_000_000 }
+
 func (p *ackingProducer) Produce(_ context.Context, _, _ []byte, done func(int64, error)) {
 	done(p.n.Add(1), nil)
 }
