@@ -13,12 +13,17 @@ files=(-f compose.integration.yml)
 for f in ${QIM_COMPOSE_FILES:-}; do files+=(-f "$f"); done
 state=.qim-compose
 
+# qimctl is a product binary: like the services it refuses QIM_* variables it does not read, and
+# this script runs with the harness's (QIM_IMAGE, QIM_COMPOSE_*). It gets an environment
+# without any QIM_* variable.
+qimctl() { env $(compgen -e | grep '^QIM_' | sed 's/^/-u /') go run ./cmd/qimctl "$@"; }
+
 prepare() {
   scripts/image.sh "${QIM_IMAGE:-qim-server:dev}"
   if [ ! -f "$state/certs/ca.pem" ]; then
     echo "compose: writing the development certificate set into $state/certs"
     mkdir -p "$state"
-    go run ./cmd/qimctl certs dev --out "$state/certs" --instances 2 --env-dir /certs >/dev/null
+    qimctl certs dev --out "$state/certs" --instances 2 --env-dir /certs >/dev/null
   fi
   if [ ! -f "$state/token.env" ]; then
     # The gateways' token-signing secret: fresh per stack, never in a committed file.
