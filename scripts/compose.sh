@@ -14,8 +14,8 @@ for f in ${QIM_COMPOSE_FILES:-}; do files+=(-f "$f"); done
 state=.qim-compose
 
 # qimctl is a product binary: like the services it refuses QIM_* variables it does not read, and
-# this script runs with the harness's (QIM_IMAGE, QIM_COMPOSE_*). It gets an environment
-# without any QIM_* variable.
+# this script runs with the harness's (QIM_IMAGE, QIM_COMPOSE_FILES, QIM_COMPOSE_STANDINS). It
+# gets an environment without any QIM_* variable.
 qimctl() { env $(compgen -e | grep '^QIM_' | sed 's/^/-u /') go run ./cmd/qimctl "$@"; }
 
 prepare() {
