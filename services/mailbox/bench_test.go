@@ -3,7 +3,6 @@ package mailbox
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/luascript/luascripttest"
 )
 
 // BenchmarkNodeCatchUp measures materialization through the whole node on the stack: perIter
@@ -60,16 +60,11 @@ func benchCatchUp(b *testing.B, batch int) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// evalshaCalls is the server's EVALSHA call counter (luascripttest.ReadEvalsha).
 func evalshaCalls(b testing.TB, rdb *redis.Client) int64 {
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	e, err := luascripttest.ReadEvalsha(context.Background(), rdb)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:calls="); ok {
-			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			return n
-		}
-	}
-	return 0
+	return e.Calls
 }

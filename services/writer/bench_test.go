@@ -2,8 +2,6 @@ package writer
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/itest"
+	"github.com/qim-dev/qim/services/internal/luascript/luascripttest"
 )
 
 // BenchmarkCommitPath drives the real pipeline (gRPC send stream → Redis with appendfsync always →
@@ -80,23 +79,11 @@ func BenchmarkCommitPath(b *testing.B) {
 	}
 }
 
-// evalshaCalls reads the server's EVALSHA call counter from INFO commandstats.
+// evalshaCalls is the server's EVALSHA call counter (luascripttest.ReadEvalsha).
 func evalshaCalls(b testing.TB, rdb *redis.Client) int64 {
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	e, err := luascripttest.ReadEvalsha(context.Background(), rdb)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
+	return e.Calls
 }
