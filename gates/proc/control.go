@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// Pause SIGSTOPs the group and returns once the leader shows state T: SIGSTOP is delivered
-// asynchronously, and the caller's next request must meet a frozen process. The 10 s bound is a
-// hang guard: on a loaded 2-core machine the stop was once seen to take over 2 s.
+// Pause SIGSTOPs the group and returns once no member can run again before Resume (see frozen):
+// SIGSTOP is delivered asynchronously, and the caller's next request must meet a frozen process.
+// The 10 s bound is a hang guard: on a loaded 2-core machine the stop was once seen to take over
+// 2 s.
 func (p *Process) Pause() error {
 	if p.paused.Load() {
 		return fmt.Errorf("proc: pause %s: already paused", p.name)
@@ -20,12 +21,12 @@ func (p *Process) Pause() error {
 	}
 	p.paused.Store(true)
 	deadline := time.Now().Add(10 * time.Second)
-	for State(p.pid) != 'T' {
+	for ms := groupMembers(p.pid); !frozen(ms, p.pid); ms = groupMembers(p.pid) {
 		if !p.Alive() {
 			return fmt.Errorf("%w: %s exited while being paused (%v)", ErrNotRunning, p.name, p.err)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("proc: pause %s: pid %d not stopped 10 s after SIGSTOP", p.name, p.pid)
+			return fmt.Errorf("proc: pause %s: group %d not stopped 10 s after SIGSTOP (%s)", p.name, p.pid, describe(ms))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

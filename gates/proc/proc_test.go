@@ -75,8 +75,8 @@ func TestPauseResumeStop(t *testing.T) {
 	if err := p.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	if State(p.Pid()) != 'T' || !p.Paused() || p.Pause() == nil {
-		t.Fatalf("after Pause: state %c, paused %v", State(p.Pid()), p.Paused())
+	if ms := groupMembers(p.Pid()); !frozen(ms, p.Pid()) || !p.Paused() || p.Pause() == nil {
+		t.Fatalf("after Pause: group %s, paused %v", describe(ms), p.Paused())
 	}
 	if err := p.Resume(); err != nil || p.Paused() || p.Resume() == nil {
 		t.Fatalf("Resume = %v, paused %v", err, p.Paused())
