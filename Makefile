@@ -76,6 +76,7 @@ fuzz:
 
 bench:
 	cd wire && $(GO) test . -run '^$$' -bench . -benchmem -benchtime 1s
+	$(GO) test ./services/authn -run '^$$' -bench Verify -benchmem -benchtime 1s
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...

@@ -98,10 +98,13 @@ require (
 )
 
 require (
+	github.com/MicahParks/jwkset v0.11.4
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/qim-dev/qim/contract v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/proto v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/sdk v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/wire v0.0.0-00010101000000-000000000000
+	golang.org/x/time v0.15.0
 )
 
 // The client libraries are modules of their own (ADR-0031); this module builds them from the

@@ -46,6 +46,7 @@ const (
 	StreamWriteChunkBytes = 64 << 10 // large frames are written in chunks so PONG is never blocked
 	CustomTypeMaxBytes    = 64       // longer custom_type → PAYLOAD_TOO_LARGE
 	DeviceIDMaxBytes      = 64       // a device id is 1..64 bytes (tokens, presence keys)
+	CredentialMaxBytes    = 8 << 10  // a longer AuthRequest.token is refused unparsed (UNAUTHORIZED)
 	InlineBodyBudgetBytes = 8 << 10  // members × body ≤ budget → body is inlined in mailbox entries
 	EventGroupMaxEntries  = 8        // per (user, mailbox_seq)
 	EventGroupMaxBytes    = 8 << 10  // per (user, mailbox_seq)

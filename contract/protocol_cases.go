@@ -82,7 +82,7 @@ var protocolCases = []ProtocolCase{
 		OpError, ErrCodeUnauthorized, 0, true, "send AUTH first; reconnect"},
 	{"auth_malformed", BeforeAuth, "the AUTH payload is not a valid AuthRequest",
 		OpError, ErrCodeUnauthorized, 0, true, adviceFixFraming},
-	{"auth_refused", BeforeAuth, "the token is malformed, forged or expired, or tenant_id or device_id is set and is not the token's",
+	{"auth_refused", BeforeAuth, "the token (a JWT of a configured issuer, or a dev token) is malformed, forged, expired, not yet valid, or of an issuer, key or claims not accepted; or tenant_id or device_id contradicts it; or it names no device and device_id is empty",
 		OpError, ErrCodeUnauthorized, 0, true, "get a new token; the same AUTH cannot succeed"},
 	{"auth_unavailable", BeforeAuth, "the mailbox (for has_offline_data) or the session_epoch store does not answer",
 		OpError, ErrCodeUnavailable, 0, true, "reconnect soon: after retry_after_ms if set, else a short backoff capped at a few seconds (§7.1)"},

@@ -42,6 +42,7 @@ func Constants() []Constant {
 		{"stream_write_chunk_bytes", StreamWriteChunkBytes, false, "PONG never waits behind a large frame"},
 		{"custom_type_max_bytes", CustomTypeMaxBytes, false, "else PAYLOAD_TOO_LARGE"},
 		{"device_id_max_bytes", DeviceIDMaxBytes, false, "dev tokens and presence keys"},
+		{"credential_max_bytes", CredentialMaxBytes, false, "AUTH: a longer token is refused before parsing"},
 		{"inline_body_budget_bytes", InlineBodyBudgetBytes, false, "members × body budget for inlining"},
 		{"event_group_max_entries", EventGroupMaxEntries, false, "per (user, mailbox_seq)"},
 		{"event_group_max_bytes", EventGroupMaxBytes, false, "per (user, mailbox_seq)"},

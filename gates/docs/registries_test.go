@@ -20,6 +20,7 @@ import (
 var e2eLists = map[string]func() []e2e.Scenario{
 	"InstancesScenarios":  e2e.InstancesScenarios,
 	"Scenarios":           e2e.Scenarios,
+	"IdentityScenarios":   e2e.IdentityScenarios,
 	"SessionScenarios":    e2e.SessionScenarios,
 	"GroupScenarios":      e2e.GroupScenarios,
 	"SDKScenarios":        e2e.SDKScenarios,

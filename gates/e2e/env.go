@@ -58,6 +58,8 @@ func (e *Env) Has(need string) bool {
 		return e.CQL != "" && e.Set != nil
 	case NeedsInstances:
 		return e.Set != nil && e.Set.Instances() >= 2
+	case NeedsIdP:
+		return e.idp() != nil && e.Set.TrustsIdP()
 	}
 	return false
 }

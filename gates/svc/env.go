@@ -28,6 +28,7 @@ func (s *Set) Env(name string) []string {
 	}
 	if token {
 		vars["QIM_TOKEN_SECRET"] = s.Addrs.TokenSecret
+		s.identityEnv(vars)
 	}
 	s.baselineEnv(vars)
 	env := make([]string, 0, len(vars))

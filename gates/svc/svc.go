@@ -18,6 +18,7 @@ import (
 	"github.com/qim-dev/qim/gates/proc"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services"
+	"github.com/qim-dev/qim/services/authn/authntest"
 )
 
 // Names of the services, in start order (a backend starts before its callers).
@@ -75,6 +76,9 @@ type Set struct {
 	extra []string
 	n     int                // instances of each Scaled service
 	certs *services.DevCerts // nil: the binary predates the internal RPC boundary
+	// idp signs the JWTs the gateways accept through issuersFile (identity.go).
+	idp         *authntest.IdP
+	issuersFile string
 }
 
 // child is the last process started for one service name. It stays in Set.procs after it
@@ -153,6 +157,9 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 	}
 	s := &Set{bin: bin, dir: dir, ep: ep, Addrs: a, procs: map[string]*child{}, extra: extraEnv, n: n}
 	if err := s.writeCerts(); err != nil {
+		return nil, err
+	}
+	if err := s.startIdentity(); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/contract/devtoken"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/authn"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/obs"
 	"github.com/qim-dev/qim/services/internal/rpc"
@@ -78,7 +78,7 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 	if err := proto.Unmarshal(m.Payload, &req); err != nil {
 		return nil, unauthorized("malformed", "malformed AuthRequest")
 	}
-	claims, aerr := c.s.verifyToken(&req)
+	claims, aerr := c.s.verifyToken(c.ctx, &req)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -110,33 +110,38 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 	}, nil
 }
 
-// verifyToken checks the dev token and that the request's tenant and device, when given, are
-// the token's: identity comes from the token, never from what the client asserts.
-func (s *Service) verifyToken(req *qimv1.AuthRequest) (devtoken.Claims, *authError) {
-	claims, err := devtoken.Verify(s.cfg.TokenSecret, req.GetToken(), time.Now().UnixMilli())
-	switch {
-	case errors.Is(err, devtoken.ErrExpired):
-		return claims, unauthorized("expired", "token expired")
-	case errors.Is(err, devtoken.ErrBadSignature):
-		s.log.Debug("gateway: token signature mismatch", "token", obs.SecretDigest(req.GetToken()))
-		return claims, unauthorized("bad_signature", "invalid token")
-	case err != nil:
-		return claims, unauthorized("malformed_token", "invalid token")
+// verifyToken verifies the credential (authn: a JWT of a configured issuer or a dev token) and
+// settles the device: the credential's, which the request's device_id may only repeat, or for a
+// user-level credential the request's. Identity never comes from what the client asserts alone.
+func (s *Service) verifyToken(ctx context.Context, req *qimv1.AuthRequest) (authn.Identity, *authError) {
+	id, err := s.auth.Verify(ctx, req.GetToken())
+	if err != nil {
+		s.log.Debug("gateway: credential refused", "reason", authn.Reason(err), "err", err, "token", obs.SecretDigest(req.GetToken()))
+		if errors.Is(err, authn.ErrUnavailable) {
+			return id, &authError{reason: authn.Reason(err), err: rpc.Refuse(contract.ErrCodeUnavailable, "%s", authn.ClientMessage(err))}
+		}
+		return id, unauthorized(authn.Reason(err), authn.ClientMessage(err))
 	}
 	if t := req.GetTenantId(); len(t) != 0 {
-		if tenant, err := contract.U128FromBytes(t); err != nil || tenant != claims.Tenant {
-			return claims, unauthorized("tenant_mismatch", "tenant_id does not match the token")
+		if tenant, err := contract.U128FromBytes(t); err != nil || tenant != id.Tenant {
+			return id, unauthorized("tenant_mismatch", "tenant_id does not match the token")
 		}
 	}
-	if d := req.GetDeviceId(); d != "" && d != claims.Device {
-		return claims, unauthorized("device_mismatch", "device_id does not match the token")
+	d := req.GetDeviceId()
+	switch {
+	case id.Device == "" && (d == "" || len(d) > contract.DeviceIDMaxBytes):
+		return id, unauthorized("device_missing", fmt.Sprintf("the token names no device: device_id of 1..%d bytes is required", contract.DeviceIDMaxBytes))
+	case id.Device == "":
+		id.Device = d
+	case d != "" && d != id.Device:
+		return id, unauthorized("device_mismatch", "device_id does not match the token")
 	}
-	return claims, nil
+	return id, nil
 }
 
 // register publishes the session. A login of the same device that is already live is replaced
 // (kicked); if that one holds a NEWER epoch, this login lost a race and is refused instead.
-func (c *conn) register(claims devtoken.Claims, epoch uint64) *authError {
+func (c *conn) register(claims authn.Identity, epoch uint64) *authError {
 	tenant := claims.Tenant.Bytes()
 	c.tenantBytes = tenant[:]
 	c.pushQ = make(chan []byte, c.s.cfg.PushQueueDepth)
@@ -190,7 +195,7 @@ func KeyFamilies() []keyfamily.Family {
 // nextSessionEpoch assigns the session_epoch of a new login: INCR of the device's counter, so
 // it only ever moves forward, across gateways and restarts. The key has no TTL on purpose: an
 // expiring counter would restart at 1 and let an old session's frames look newer than a live one.
-func (s *Service) nextSessionEpoch(ctx context.Context, claims devtoken.Claims) (uint64, error) {
+func (s *Service) nextSessionEpoch(ctx context.Context, claims authn.Identity) (uint64, error) {
 	key := appendSessionEpochKey(make([]byte, 0, 64+len(claims.Device)), claims.Tenant, claims.User, claims.Device)
 	n, err := s.rdb.Incr(ctx, string(key)).Result()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
+	"github.com/qim-dev/qim/services/authn"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
@@ -64,8 +65,16 @@ type Config struct {
 	RPC rpcauth.Config
 	// AllowRelaxedRedis accepts appendfsync everysec on a loopback Redis, for development only.
 	AllowRelaxedRedis bool `env:"QIM_DEV_ALLOW_RELAXED_REDIS" doc:"development only: accept appendfsync everysec on a loopback Redis"`
-	// TokenSecret signs dev tokens. Never printed: every way of formatting it yields a digest.
-	TokenSecret Secret `env:"QIM_TOKEN_SECRET" required:"true" secret:"true" doc:"dev-token signing secret (at least 16 bytes; never logged)"`
+	// TokenSecret signs dev tokens (contract/devtoken), for make demo, the SDK tests and the
+	// gates. Unset: dev tokens are refused. Never printed: every way of formatting it yields a
+	// digest.
+	TokenSecret Secret `env:"QIM_TOKEN_SECRET" secret:"true" doc:"dev-token signing secret (at least 16 bytes; never logged); unset refuses dev tokens"`
+	// AuthIssuers names a JSON file of the identity providers whose JWTs AUTH accepts
+	// (docs/identity.md): issuer, audience, tenant or tenant claim, JWKS URL or PEM keys. At least
+	// one of it and QIM_TOKEN_SECRET is required. Read at start; a change needs a restart.
+	AuthIssuers string `env:"QIM_AUTH_ISSUERS" doc:"JSON file of the JWT issuers AUTH accepts (docs/identity.md); with or instead of QIM_TOKEN_SECRET"`
+	// issuers is AuthIssuers as loaded by Validate.
+	issuers []authn.Issuer
 	// HeartbeatInterval is the PING interval told to clients (default contract.HeartbeatStart,
 	// 60 s; at most contract.HeartbeatBackgroundMax). Shorter detects dead peers sooner and
 	// costs radio wake-ups on phones.
@@ -134,8 +143,8 @@ func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
 	}
-	if len(c.TokenSecret) < devtoken.MinSecretBytes {
-		return fmt.Errorf("%w: QIM_TOKEN_SECRET must hold at least %d bytes (got %d)", ErrConfig, devtoken.MinSecretBytes, len(c.TokenSecret))
+	if err := c.validateIdentity(); err != nil {
+		return err
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return fmt.Errorf("%w: QIM_GATEWAY_TLS_CERT and QIM_GATEWAY_TLS_KEY must be set together", ErrConfig)
@@ -147,6 +156,26 @@ func (c *Config) Validate() error {
 		return err
 	}
 	return c.validateBounds()
+}
+
+// validateIdentity requires a way to verify credentials and loads the issuers file, so a typo in
+// it stops the start rather than every login.
+func (c *Config) validateIdentity() error {
+	if len(c.TokenSecret) == 0 && c.AuthIssuers == "" {
+		return fmt.Errorf("%w: no credential is accepted: set QIM_AUTH_ISSUERS (a JWT issuer) or QIM_TOKEN_SECRET (dev tokens)", ErrConfig)
+	}
+	if len(c.TokenSecret) != 0 && len(c.TokenSecret) < devtoken.MinSecretBytes {
+		return fmt.Errorf("%w: QIM_TOKEN_SECRET must hold at least %d bytes (got %d)", ErrConfig, devtoken.MinSecretBytes, len(c.TokenSecret))
+	}
+	if c.AuthIssuers == "" {
+		return nil
+	}
+	f, err := authn.LoadIssuers(c.AuthIssuers)
+	if err != nil {
+		return fmt.Errorf("%w: QIM_AUTH_ISSUERS: %w", ErrConfig, err)
+	}
+	c.issuers = f.Issuers
+	return nil
 }
 
 // addrVar is one address-valued variable; internal marks internal gRPC (mTLS, or loopback in

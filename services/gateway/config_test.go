@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -171,8 +173,8 @@ func TestSecretNeverInConfigErrors(t *testing.T) {
 		switch v.Name {
 		case "QIM_TOKEN_SECRET":
 			found++
-			if !v.Secret || !v.Required || v.Default != "" {
-				t.Errorf("QIM_TOKEN_SECRET = %+v, want a required secret without default", v)
+			if !v.Secret || v.Default != "" {
+				t.Errorf("QIM_TOKEN_SECRET = %+v, want a secret without default", v)
 			}
 		case "QIM_HEARTBEAT_TIMEOUT":
 			found++
@@ -200,5 +202,32 @@ func TestSecretNeverPrinted(t *testing.T) {
 	}
 	if !strings.Contains(out, "blake3:") {
 		t.Fatalf("want the digest in place of the secret: %s", out)
+	}
+}
+
+// A gateway that would accept no credential at all, or whose issuers file is broken, does not
+// start; the file's error names the variable.
+func TestIdentityConfig(t *testing.T) {
+	c := validConfig()
+	c.TokenSecret = nil
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "QIM_AUTH_ISSUERS") {
+		t.Fatalf("no secret and no issuers: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "issuers.json")
+	for _, bad := range []string{`{"issuers":[]}`, `{"issuers":[{"issuer":"x"}]}`, `{"issuers":[{"issuer":"x","jwks_url":"http://10.0.0.1/k"}]}`,
+		`{"issuers":[{"issuer":"x","jwks_url":"https://id/k","audiance":"qim"}]}`} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.AuthIssuers = path
+		if err := c.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "QIM_AUTH_ISSUERS") {
+			t.Errorf("issuers %s: Validate = %v", bad, err)
+		}
+	}
+	if err := os.WriteFile(path, []byte(`{"issuers":[{"issuer":"x","jwks_url":"https://id.example/jwks.json","audience":"qim"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil || len(c.issuers) != 1 || c.issuers[0].Audience != "qim" {
+		t.Fatalf("good issuers file: %v, %+v", err, c.issuers)
 	}
 }

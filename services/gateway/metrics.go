@@ -14,6 +14,7 @@ type metrics struct {
 	connRejected    *prometheus.CounterVec // reason
 	auths           prometheus.Counter
 	authFailures    *prometheus.CounterVec // reason
+	jwksFetches     *prometheus.CounterVec // outcome
 	framesRejected  *prometheus.CounterVec // reason
 	kicks           *prometheus.CounterVec // reason
 	heartbeatClosed prometheus.Counter
@@ -41,6 +42,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 		auths: reg.Counter("qim_gateway_auths_total", "AUTH requests granted (counted before AUTH_OK is written)."),
 		authFailures: reg.CounterVec("qim_gateway_auth_failures_total",
 			"Failed AUTH handshakes, by reason.", "reason"),
+		jwksFetches: reg.CounterVec("qim_gateway_jwks_fetches_total",
+			"Requests to JWT issuers' JWKS URLs, by outcome (ok, error).", "outcome"),
 		framesRejected: reg.CounterVec("qim_gateway_frames_rejected_total",
 			"Connections closed for a malformed frame, by wire error (bad_magic, bad_crc, oversize, ...).", "reason"),
 		kicks: reg.CounterVec("qim_gateway_kicks_total",

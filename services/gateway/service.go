@@ -16,6 +16,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/authn"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
@@ -59,6 +60,7 @@ type Service struct {
 	registry *registry
 
 	tls       *tls.Config
+	auth      authn.Verifier
 	rpc       *rpcauth.Transport
 	rdb       *redis.Client
 	writers   *writerPool
@@ -118,6 +120,9 @@ func (s *Service) start(ctx context.Context) error {
 	if s.tls, err = loadTLS(&s.cfg); err != nil {
 		return err
 	}
+	if err := s.openIdentity(ctx); err != nil {
+		return err
+	}
 	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceGatewayPush); err != nil {
 		return fmt.Errorf("gateway: refusing to start: %w", err)
 	}
@@ -136,6 +141,22 @@ func (s *Service) start(ctx context.Context) error {
 		return err
 	}
 	s.register()
+	return nil
+}
+
+// openIdentity builds the credential verifiers: PEM keys are read now (an unreadable one stops
+// the start); a JWKS issuer's refresh runs until the gateway stops, and a provider that does not
+// answer yet only refuses its tokens.
+func (s *Service) openIdentity(ctx context.Context) error {
+	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.proc.OnClose("identity", func() error { stop(); return nil })
+	r, err := authn.NewRouter(ctx, authn.Options{DevSecret: s.cfg.TokenSecret, Issuers: s.cfg.issuers, Log: s.log,
+		OnJWKSFetch: func(outcome string) { s.m.jwksFetches.WithLabelValues(outcome).Inc() }})
+	if err != nil {
+		stop()
+		return fmt.Errorf("gateway: refusing to start: %w", err)
+	}
+	s.auth = r
 	return nil
 }
 

@@ -28,14 +28,16 @@ const (
 // answered with ERROR UNAUTHORIZED and the connection is closed. A refused AUTH closes it too,
 // after ERROR UNAUTHORIZED (bad credentials), ERROR UNAVAILABLE (retry later) or KICKED
 // REPLACED (a newer login holds the device); docs/protocol.md lists every outcome. The identity
-// (tenant, user, device) is the token's: tenant_id and device_id are optional cross-checks.
+// (tenant, user, device) is the token's: tenant_id and device_id are optional cross-checks, and
+// device_id names the device when the token names none.
 type AuthRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Bearer credential. This server version accepts the signed development token of
-	// contract/devtoken (minted by `qimctl token issue`). Never logged.
+	// Bearer credential, at most 8 KiB: a JWT of an issuer the deployment configures, or the
+	// development token of contract/devtoken (docs/identity.md). Never logged.
 	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
-	// Optional. Stable identifier of this installation, UTF-8, at most 64 bytes. The token names
-	// the device; a device_id that differs from it is refused (UNAUTHORIZED). Together with
+	// Stable identifier of this installation, UTF-8, at most 64 bytes. Optional when the token
+	// names the device (a device_id that differs is refused, UNAUTHORIZED); required when it
+	// names none (a user-level JWT). Together with
 	// (tenant, user) the device keys the session epoch and eviction.
 	DeviceId string `protobuf:"bytes,2,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
 	// Free-form SDK/app version ("ios-sdk/1.4.2"), used for metrics and for gating behaviour

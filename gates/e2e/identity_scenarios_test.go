@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/qim-dev/qim/gates/stack"
+	"github.com/qim-dev/qim/gates/svc"
+)
+
+// TestIdentityScenarios runs the JWT scenarios on a fresh stack (the developer loop; gate 4 runs
+// them with every other scenario). It starts the real stack and services, so it runs only when
+// E2E_IDENTITY is set:
+//
+//	E2E_IDENTITY=1 go test ./gates/e2e -run IdentityScenarios -v -timeout 20m
+func TestIdentityScenarios(t *testing.T) {
+	if os.Getenv("E2E_IDENTITY") == "" {
+		t.Skip("set E2E_IDENTITY=1 to run the identity scenarios against a fresh stack")
+	}
+	ctx := context.Background()
+	st := stack.NewProcess(stack.WithProgress(os.Stderr))
+	if err := st.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Down(ctx) })
+	bin, err := svc.Build(ctx, "../..", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := svc.New(bin, st.Endpoints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.StartAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set.StopAll() })
+	ep := st.Endpoints()
+	e := NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
+	for _, sc := range IdentityScenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+			defer cancel()
+			if err := sc.Run(sctx, e); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package authn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// Options configure a Router. At least one of DevSecret and Issuers is required.
+type Options struct {
+	// DevSecret verifies contract/devtoken tokens; nil refuses them (ErrUnsupported).
+	DevSecret []byte
+	// Issuers are the identity providers whose JWTs are accepted, matched by iss.
+	Issuers []Issuer
+	// Log receives JWKS refresh failures (never a credential).
+	Log *slog.Logger
+	// OnJWKSFetch is told the outcome of every JWKS request (may be nil).
+	OnJWKSFetch FetchObserver
+}
+
+// Router is the gateway's Verifier: it tells a credential's kind by its shape and hands it to
+// the verifier of that kind, or of that JWT's issuer.
+type Router struct {
+	dev     *DevToken
+	issuers map[string]*jwtIssuer
+}
+
+// NewRouter builds every verifier; JWKS issuers start their background refresh, which ends with
+// ctx. An unreachable JWKS URL does not fail start-up: its tokens are refused until it answers.
+func NewRouter(ctx context.Context, o Options) (*Router, error) {
+	if len(o.DevSecret) == 0 && len(o.Issuers) == 0 {
+		return nil, fmt.Errorf("%w: no credential is accepted: set QIM_AUTH_ISSUERS or QIM_TOKEN_SECRET", ErrConfig)
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	r := &Router{issuers: map[string]*jwtIssuer{}}
+	if len(o.DevSecret) != 0 {
+		dev, err := NewDevToken(o.DevSecret)
+		if err != nil {
+			return nil, fmt.Errorf("%w: QIM_TOKEN_SECRET: %w", ErrConfig, err)
+		}
+		r.dev = dev
+	}
+	for _, is := range o.Issuers {
+		v, err := newJWTIssuer(ctx, is, log, o.OnJWKSFetch)
+		if err != nil {
+			return nil, err
+		}
+		r.issuers[is.Issuer] = v
+	}
+	return r, nil
+}
+
+// devPrefix starts every dev token (contract/devtoken's format).
+const devPrefix = "qim1."
+
+// Verify routes the credential: "qim1." to the dev-token verifier, a three-part JWT to the
+// verifier of its (not yet verified) iss, anything else is malformed. Reading iss before the
+// signature only picks which keys to check it with; nothing else of the payload is trusted.
+func (r *Router) Verify(ctx context.Context, credential string) (Identity, error) {
+	switch {
+	case len(credential) > contract.CredentialMaxBytes:
+		return Identity{}, fmt.Errorf("%w: credential of %d bytes, limit %d", ErrMalformed, len(credential), contract.CredentialMaxBytes)
+	case strings.HasPrefix(credential, devPrefix):
+		if r.dev == nil {
+			return Identity{}, fmt.Errorf("%w: dev tokens (QIM_TOKEN_SECRET is unset)", ErrUnsupported)
+		}
+		return r.dev.Verify(ctx, credential)
+	case strings.Count(credential, ".") != 2:
+		return Identity{}, fmt.Errorf("%w: neither a JWT nor a dev token", ErrMalformed)
+	}
+	claims := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(credential, claims); err != nil {
+		return Identity{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	iss, _ := claims.GetIssuer()
+	v, ok := r.issuers[iss]
+	if !ok {
+		return Identity{}, fmt.Errorf("%w: %q", ErrUnknownIssuer, truncate(iss))
+	}
+	return v.Verify(ctx, credential)
+}
