@@ -60,6 +60,9 @@ const (
 	KickLoggedOut   KickReason = 2
 	KickBanned      KickReason = 3
 	KickServerDrain KickReason = 4
+	// KickCredentialExpired: the token the session authenticated with reached its expiry;
+	// the client reconnects with a fresh one.
+	KickCredentialExpired KickReason = 5
 )
 
 // EventType is the kind of a mailbox event. At most one event of each type exists per

@@ -96,6 +96,8 @@ var protocolCases = []ProtocolCase{
 	{"logout", AfterAuth, "the client sends LOGOUT", 0, 0, 0, true, "none: the close is the acknowledgement"},
 	{"replaced", AfterAuth, "another login of the same (tenant, user, device) succeeds",
 		OpKicked, 0, KickReplaced, true, "do not reconnect automatically: two clients would evict each other"},
+	{"credential_expired", AfterAuth, "the token the session authenticated with reaches its expiry (exp of a JWT, expires_at_ms of a dev token)",
+		OpKicked, 0, KickCredentialExpired, true, "reconnect with a fresh token; the Go SDK asks its TokenSource again"},
 	{"second_auth", AfterAuth, "AUTH on an authenticated connection",
 		OpError, ErrCodeInvalidArgument, 0, false, "none needed; the session is unchanged"},
 	{"request_too_large", AfterAuth, "a request other than SEND is above 64 KiB (after reassembly and decompression)",

@@ -124,6 +124,13 @@ func (c *Client) CallRaw(ctx context.Context, op contract.Opcode, req proto.Mess
 	case m := <-ch:
 		return m, nil
 	case <-c.closed:
+		// A final frame (an ERROR before the close) is delivered before the read loop ends,
+		// but both cases are then ready and select picks at random: the answer wins.
+		select {
+		case m := <-ch:
+			return m, nil
+		default:
+		}
 		return wire.Message{}, fmt.Errorf("%w (%v)", ErrClosed, c.readErr)
 	case <-ctx.Done():
 		return wire.Message{}, fmt.Errorf("e2e: waiting for the answer to %s: %w", op, ctx.Err())

@@ -29,6 +29,7 @@ func IdentityScenarios() []Scenario {
 		{"jwt-user-token-takes-the-device-from-auth", needs(NeedsIdP, scenarioJWTUserToken)},
 		{"jwt-key-rotated-mid-run", needs(NeedsIdP, scenarioJWTRotation)},
 		{"jwt-hostile-credentials-refused", needs(NeedsIdP, scenarioJWTHostile)},
+		{"jwt-session-ends-at-token-expiry", needs(NeedsIdP, scenarioJWTExpiry)},
 	}
 }
 
@@ -159,6 +160,48 @@ func scenarioJWTRotation(ctx context.Context, e *Env) error {
 		return fmt.Errorf("the rotation cost %d JWKS fetches for %d gateways, want one each", got, len(e.Gateways))
 	}
 	return nil
+}
+
+// A session ends when its token does: KICKED{CREDENTIAL_EXPIRED} at exp, then the close; a
+// fresh token logs the device in again. The 10 s bound is a hang guard, not a latency claim.
+func scenarioJWTExpiry(ctx context.Context, e *Env) error {
+	u := e.User()
+	exp := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+	tok, err := e.JWT(e.idp().Kid("EdDSA"), u, "expiring", func(c jwt.MapClaims) { c["exp"] = exp.Unix() })
+	if err != nil {
+		return err
+	}
+	c, err := Dial(ctx, e.GatewayOf(u))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Auth(ctx, tok, "", 0); err != nil {
+		return fmt.Errorf("AUTH with a token expiring at %s: %w", exp.Format(time.TimeOnly), err)
+	}
+	select {
+	case k := <-c.Kicked():
+		if contract.KickReason(k.GetReason()) != contract.KickCredentialExpired {
+			return fmt.Errorf("KICKED reason %d, want CREDENTIAL_EXPIRED", k.GetReason())
+		}
+		if early := time.Until(exp); early > 0 {
+			return fmt.Errorf("kicked %s before the token's exp", early)
+		}
+	case <-c.Closed():
+		return errors.New("the connection closed without KICKED{CREDENTIAL_EXPIRED}")
+	case <-time.After(time.Until(exp) + 10*time.Second):
+		return fmt.Errorf("no KICKED 10 s after the token's exp (%s)", exp.Format(time.TimeOnly))
+	}
+	select {
+	case <-c.Closed():
+	case <-time.After(10 * time.Second):
+		return errors.New("the connection stayed open after KICKED{CREDENTIAL_EXPIRED}")
+	}
+	again, err := e.loginJWT(ctx, e.GatewayOf(u), e.idp().Kid("EdDSA"), u, "expiring")
+	if err != nil {
+		return fmt.Errorf("fresh token after the expiry: %w", err)
+	}
+	return again.Close()
 }
 
 // refusal is a hostile credential and the text the client must be told.

@@ -12,7 +12,7 @@ import (
 
 // TestIdentityScenarios runs the JWT scenarios on a fresh stack (the developer loop; gate 4 runs
 // them with every other scenario). It starts the real stack and services, so it runs only when
-// E2E_IDENTITY is set:
+// E2E_IDENTITY is set (to 2 for two instances of each scaled service):
 //
 //	E2E_IDENTITY=1 go test ./gates/e2e -run IdentityScenarios -v -timeout 20m
 func TestIdentityScenarios(t *testing.T) {
@@ -29,7 +29,11 @@ func TestIdentityScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := svc.New(bin, st.Endpoints())
+	n := 1
+	if os.Getenv("E2E_IDENTITY") == "2" {
+		n = 2 // two gateways: the rotation must cost one fetch each
+	}
+	set, err := svc.NewInstances(bin, st.Endpoints(), n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +43,9 @@ func TestIdentityScenarios(t *testing.T) {
 	t.Cleanup(func() { _ = set.StopAll() })
 	ep := st.Endpoints()
 	e := NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
+	if n > 1 {
+		e.Gateways = set.GatewayTCPs()
+	}
 	for _, sc := range IdentityScenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			sctx, cancel := context.WithTimeout(ctx, 90*time.Second)

@@ -147,6 +147,7 @@ func (c *conn) register(claims authn.Identity, epoch uint64) *authError {
 	c.pushQ = make(chan []byte, c.s.cfg.PushQueueDepth)
 	c.permits = make(chan struct{}, c.s.cfg.SendInflight)
 	sess := &session{key: userKey{claims.Tenant, claims.User}, device: claims.Device, epoch: epoch, conn: c}
+	c.expiresAt = claims.ExpiresAt
 	old, err := c.s.registry.register(sess)
 	if err != nil {
 		c.s.m.kicks.WithLabelValues("replaced").Inc()

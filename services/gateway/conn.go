@@ -58,6 +58,7 @@ type conn struct {
 
 	// Set by the read loop during AUTH, before the session is published to the registry.
 	sess        *session
+	expiresAt   time.Time // the credential's expiry; zero when it has none
 	tenantBytes []byte
 	pushQ       chan []byte
 
@@ -107,9 +108,24 @@ func (c *conn) serve() {
 	if !c.authenticate() {
 		return
 	}
+	defer c.watchExpiry()()
 	c.wg.Add(1)
 	go c.pumpPushes()
 	c.readLoop()
+}
+
+// watchExpiry ends the session when its credential does: KICKED{CREDENTIAL_EXPIRED}, after
+// which the client reconnects with a fresh token. The timer calls kick on its own goroutine
+// (not kickAsync: it may fire while the connection is ending, after its WaitGroup slot is gone);
+// kick's compare-and-swap makes a kick racing another one a no-op. The returned func stops it.
+func (c *conn) watchExpiry() (stop func()) {
+	if c.expiresAt.IsZero() {
+		return func() {}
+	}
+	t := time.AfterFunc(time.Until(c.expiresAt), func() {
+		c.kick(contract.KickCredentialExpired, "the token expired: reconnect with a fresh one", 0)
+	})
+	return func() { t.Stop() }
 }
 
 // interrupt ends the connection from any goroutine: cancel first, then expire the read
@@ -146,6 +162,8 @@ func kickLabel(r contract.KickReason) string {
 		return "logged_out"
 	case contract.KickBanned:
 		return "banned"
+	case contract.KickCredentialExpired:
+		return "credential_expired"
 	}
 	return "unspecified"
 }

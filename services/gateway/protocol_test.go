@@ -248,6 +248,12 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) caseOutcome{
 		dialTCP(r.t, r.std.addrs.TCP).auth(id.token, 0)
 		return r.observe(old, closes)
 	},
+	"credential_expired": func(r *caseRun, closes bool) caseOutcome {
+		c := dialTCP(r.t, r.std.addrs.TCP)
+		// Long enough to pass AUTH on a busy machine; observe waits up to caseWait after it.
+		c.auth(issue(r.t, newIdentity(r.t, "phone"), 2*time.Second), 0)
+		return r.observe(c, closes)
+	},
 	"second_auth": func(r *caseRun, closes bool) caseOutcome {
 		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: newIdentity(r.t, "d").token})
 		return r.sendRaw(closes, 3, frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))

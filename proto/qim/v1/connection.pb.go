@@ -372,6 +372,8 @@ type Kicked struct {
 	//	                server version.
 	//	4 SERVER_DRAIN  the gateway is shutting down; reconnect (to another gateway) after
 	//	                retry_after_ms.
+	//	5 CREDENTIAL_EXPIRED  the token this session authenticated with has expired; reconnect
+	//	                with a fresh token (the Go SDK asks its TokenSource again).
 	//
 	// Unknown values: treat like UNSPECIFIED (reconnect with backoff).
 	Reason uint32 `protobuf:"varint,1,opt,name=reason,proto3" json:"reason,omitempty"`
