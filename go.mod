@@ -100,6 +100,7 @@ require (
 require (
 	github.com/MicahParks/jwkset v0.11.4
 	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/qim-dev/qim/contract v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/proto v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/sdk v0.0.0-00010101000000-000000000000

@@ -30,6 +30,7 @@ func IdentityScenarios() []Scenario {
 		{"jwt-key-rotated-mid-run", needs(NeedsIdP, scenarioJWTRotation)},
 		{"jwt-hostile-credentials-refused", needs(NeedsIdP, scenarioJWTHostile)},
 		{"jwt-session-ends-at-token-expiry", needs(NeedsIdP, scenarioJWTExpiry)},
+		{"connect-webhook-accepts-refuses-and-fails-closed", needs(NeedsIdP, scenarioWebhook)},
 	}
 }
 
@@ -292,7 +293,8 @@ func hostileCredentials(e *Env) ([]refusal, error) {
 		refusal{name: "alg none", token: none, message: "invalid token"},
 		refusal{name: "another token's signature", token: parts[0] + "." + parts[1] + "." + strings.Split(list[0].token, ".")[2], message: "invalid token"},
 		refusal{name: "oversized", token: good + strings.Repeat("A", contract.CredentialMaxBytes), message: "invalid token"},
-		refusal{name: "garbage", token: "definitely not a token", message: "invalid token"})
+		// Neither a dev token nor a JWT: the connect webhook decides, and refuses it.
+		refusal{name: "garbage", token: "definitely not a token", message: "credential rejected"})
 	for i := range 20 {
 		tok, err := e.JWT(ed, u, "phone", nil)
 		if err != nil {
@@ -318,4 +320,51 @@ func renameKID(tok, kid string) string {
 	h["kid"] = kid
 	b, _ := json.Marshal(h)
 	return base64.RawURLEncoding.EncodeToString(b) + "." + parts[1] + "." + parts[2]
+}
+
+// The connect webhook decides on opaque tokens: its 200 is the identity (and the session ends at
+// its expires_at like a JWT's), its 403 is UNAUTHORIZED, and while it is down a login it has not
+// answered before is UNAVAILABLE — never admitted —, while one it answered within the cache TTL
+// still gets in.
+func scenarioWebhook(ctx context.Context, e *Env) error {
+	idp, u := e.idp(), e.User()
+	tok := authntest.HookToken(uint64(u), e.Tenant.Lo, "", time.Hour)
+	auth := func(token, device string) (*Client, error) {
+		c, err := Dial(ctx, e.GatewayOf(u))
+		if err != nil {
+			return nil, err
+		}
+		ok, err := c.Auth(ctx, token, device, 0)
+		if err == nil && ok.GetUserId() != uint64(u) {
+			err = fmt.Errorf("AUTH_OK names user %d, the hook %d", ok.GetUserId(), u)
+		}
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	c, err := auth(tok, "hooked")
+	if err != nil {
+		return fmt.Errorf("a token the hook accepts: %w", err)
+	}
+	c.Close()
+	if _, err := auth("hook-deny:"+tok, "hooked"); !isServerError(err, contract.ErrCodeUnauthorized, "credential rejected") {
+		return fmt.Errorf("a token the hook refuses: %v, want UNAUTHORIZED \"credential rejected\"", err)
+	}
+	idp.SetHookFailing(true)
+	defer idp.SetHookFailing(false)
+	fresh := authntest.HookToken(uint64(u), e.Tenant.Lo, "", 2*time.Hour)
+	if _, err := auth(fresh, "hooked"); !isServerError(err, contract.ErrCodeUnavailable, "credential verification unavailable, retry later") {
+		return fmt.Errorf("a new token while the hook is down: %v, want UNAVAILABLE", err)
+	}
+	if c, err = auth(tok, "hooked"); err != nil {
+		return fmt.Errorf("a token the hook answered within the cache TTL, while it is down: %w", err)
+	}
+	return c.Close()
+}
+
+func isServerError(err error, code contract.ErrorCode, msg string) bool {
+	var se *ServerError
+	return errors.As(err, &se) && se.Code == code && se.Msg == msg
 }

@@ -19,9 +19,9 @@ const (
 	GateTenantClaim = "tenant"
 )
 
-// startIdentity starts the Set's identity provider — a JWKS on a loopback port, the stand-in for
-// a product's IdP — with one key of each algorithm, and writes the issuers file the gateways
-// read. The provider lives as long as the harness process: a stopped and restarted gateway
+// startIdentity starts the Set's identity provider — a JWKS and a connect webhook on a loopback
+// port, the stand-in for a product's IdP and backend — with one key of each algorithm, and writes
+// the issuers file the gateways read. The provider lives as long as the harness process: a stopped and restarted gateway
 // must still reach it.
 func (s *Set) startIdentity() error {
 	idp, err := authntest.New(GateIssuer)
@@ -35,7 +35,7 @@ func (s *Set) startIdentity() error {
 		}
 	}
 	f := authn.IssuersFile{Issuers: []authn.Issuer{{Issuer: GateIssuer, Audience: GateAudience, TenantClaim: GateTenantClaim,
-		JWKSURL: idp.URL()}}}
+		JWKSURL: idp.URL()}}, ConnectWebhook: &authn.Webhook{URL: idp.HookURL()}}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err

@@ -43,9 +43,17 @@ type Identity struct {
 	IssuedAt time.Time
 }
 
+// Credential is what a client presented at AUTH.
+type Credential struct {
+	Token string // AuthRequest.token: never logged, never put in an error
+	// Device, ClientVersion and Remote (the peer's IP address) are passed to a connect webhook,
+	// which may decide on them; the token verifiers ignore them.
+	Device, ClientVersion, Remote string
+}
+
 // Verifier checks one credential. Implementations are safe for concurrent use.
 type Verifier interface {
-	Verify(ctx context.Context, credential string) (Identity, error)
+	Verify(ctx context.Context, c Credential) (Identity, error)
 }
 
 // The refusals, for callers to branch on (errors.Is). Each wrapping error says which check
@@ -59,6 +67,8 @@ var (
 	ErrUnknownKey    = errors.New("authn: unknown signing key")
 	ErrUnknownIssuer = errors.New("authn: unknown issuer")
 	ErrUnsupported   = errors.New("authn: credential kind not accepted by this deployment")
+	// ErrRejected: the connect webhook refused the credential (401 or 403).
+	ErrRejected = errors.New("authn: credential rejected by the connect webhook")
 	// ErrUnavailable: the verifier could not reach what it needs (a JWKS URL that has never
 	// answered). The client may retry with the same credential.
 	ErrUnavailable = errors.New("authn: verification unavailable")
@@ -72,7 +82,7 @@ func Reason(err error) string {
 	}{
 		{ErrMalformed, "malformed_token"}, {ErrSignature, "bad_signature"}, {ErrExpired, "expired"},
 		{ErrNotYetValid, "not_yet_valid"}, {ErrClaims, "bad_claims"}, {ErrUnknownKey, "unknown_key"},
-		{ErrUnknownIssuer, "unknown_issuer"}, {ErrUnsupported, "unsupported_token"}, {ErrUnavailable, "verifier_unavailable"},
+		{ErrUnknownIssuer, "unknown_issuer"}, {ErrUnsupported, "unsupported_token"}, {ErrRejected, "hook_rejected"}, {ErrUnavailable, "verifier_unavailable"},
 	} {
 		if errors.Is(err, r.err) {
 			return r.reason
@@ -95,6 +105,8 @@ func ClientMessage(err error) string {
 		return "token claims refused"
 	case errors.Is(err, ErrUnknownIssuer):
 		return "token issuer not accepted"
+	case errors.Is(err, ErrRejected):
+		return "credential rejected"
 	}
 	return "invalid token"
 }

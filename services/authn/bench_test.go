@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/qim-dev/qim/services/authn"
 )
 
 // BenchmarkVerify is AUTH's verification cost per algorithm: a cached JWKS key, the whole
@@ -19,7 +21,7 @@ func BenchmarkVerify(b *testing.B) {
 		}
 		b.Run(alg, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := f.r.Verify(context.Background(), tok); err != nil {
+				if _, err := f.r.Verify(context.Background(), authn.Credential{Token: tok}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -28,7 +30,7 @@ func BenchmarkVerify(b *testing.B) {
 	dev := devTok(b, []byte("dev-secret-0123456789"))
 	b.Run("devtoken", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := f.r.Verify(context.Background(), dev); err != nil {
+			if _, err := f.r.Verify(context.Background(), authn.Credential{Token: dev}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -25,7 +25,7 @@ func NewDevToken(secret []byte) (*DevToken, error) {
 }
 
 // Verify checks the token's signature and expiry.
-func (d *DevToken) Verify(_ context.Context, token string) (Identity, error) {
+func (d *DevToken) verify(_ context.Context, token string) (Identity, error) {
 	c, err := devtoken.Verify(d.secret, token, d.now().UnixMilli())
 	switch {
 	case errors.Is(err, devtoken.ErrExpired):

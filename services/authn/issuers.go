@@ -16,7 +16,10 @@ import (
 // the gateway accepts. Unknown fields are refused, so a misspelt "audience" cannot silently
 // turn a check off.
 type IssuersFile struct {
-	Issuers []Issuer `json:"issuers"`
+	Issuers []Issuer `json:"issuers,omitempty"`
+	// ConnectWebhook, when set, verifies every credential that is neither a dev token nor a JWT
+	// (webhook.go); a JWT of an issuer not listed is refused, not sent to it.
+	ConnectWebhook *Webhook `json:"connect_webhook,omitempty"`
 }
 
 // Issuer is one identity provider, matched by the token's iss. A deployment with one tenant per
@@ -104,8 +107,13 @@ func LoadIssuers(path string) (IssuersFile, error) {
 		}
 		seen[is.Issuer] = true
 	}
-	if len(f.Issuers) == 0 {
-		return IssuersFile{}, fmt.Errorf("%w: %s lists no issuer", ErrConfig, path)
+	if len(f.Issuers) == 0 && f.ConnectWebhook == nil {
+		return IssuersFile{}, fmt.Errorf("%w: %s lists no issuer and no connect_webhook", ErrConfig, path)
+	}
+	if w := f.ConnectWebhook; w != nil {
+		if err := w.validate(); err != nil {
+			return IssuersFile{}, fmt.Errorf("%w: %s: connect_webhook: %w", ErrConfig, path, err)
+		}
 	}
 	return f, nil
 }
@@ -144,8 +152,22 @@ func (is *Issuer) validate() error {
 	return nil
 }
 
-// checkJWKSURL allows https anywhere and http only on loopback: keys fetched in clear over a
-// network could be swapped by anyone on the path.
+func (w *Webhook) validate() error {
+	switch {
+	case w.URL == "":
+		return errors.New("url is required")
+	case w.Timeout < 0 || time.Duration(w.Timeout) > 30*time.Second:
+		return errors.New("timeout must be within 0..30s")
+	case w.MaxConcurrency < 0 || w.MaxConcurrency > 10_000:
+		return errors.New("max_concurrency must be within 0..10000")
+	case w.CacheTTL != nil && (*w.CacheTTL < 0 || time.Duration(*w.CacheTTL) > time.Hour):
+		return errors.New("cache_ttl must be within 0..1h")
+	}
+	return checkJWKSURL(w.URL)
+}
+
+// checkJWKSURL allows https anywhere and http only on loopback: keys fetched (or identities
+// answered) in clear over a network could be swapped by anyone on the path.
 func checkJWKSURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -64,7 +64,7 @@ func newJWTIssuer(ctx context.Context, is Issuer, log *slog.Logger, observe Fetc
 
 // Verify checks the signature with the pinned key, then exp/nbf/iat, iss and aud, and maps the
 // claims to an Identity.
-func (v *jwtIssuer) Verify(ctx context.Context, token string) (Identity, error) {
+func (v *jwtIssuer) verify(ctx context.Context, token string) (Identity, error) {
 	claims := jwt.MapClaims{}
 	_, err := v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) { return v.key(ctx, t) })
 	if err != nil {

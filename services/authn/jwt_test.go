@@ -90,7 +90,7 @@ func (f *fixture) sign(t *testing.T, idp *authntest.IdP, kid string, edit func(j
 func TestJWTAccepted(t *testing.T) {
 	f := newFixture(t)
 	for alg, kid := range f.kids {
-		id, err := f.r.Verify(context.Background(), f.sign(t, f.idp, kid, nil))
+		id, err := f.r.Verify(context.Background(), authn.Credential{Token: f.sign(t, f.idp, kid, nil)})
 		if err != nil {
 			t.Fatalf("%s: %v", alg, err)
 		}
@@ -98,7 +98,7 @@ func TestJWTAccepted(t *testing.T) {
 			t.Fatalf("%s: identity %+v", alg, id)
 		}
 	}
-	id, err := f.r.Verify(context.Background(), f.sign(t, f.pem, f.pemK, func(c jwt.MapClaims) { delete(c, "device") }))
+	id, err := f.r.Verify(context.Background(), authn.Credential{Token: f.sign(t, f.pem, f.pemK, func(c jwt.MapClaims) { delete(c, "device") })})
 	if err != nil || id.Tenant != (contract.TenantID{Lo: 7}) || id.Device != "" {
 		t.Fatalf("PEM issuer: %+v, %v", id, err)
 	}
@@ -151,7 +151,7 @@ func TestJWTRefusals(t *testing.T) {
 		if c.token == "" {
 			continue
 		}
-		id, err := f.r.Verify(context.Background(), c.token)
+		id, err := f.r.Verify(context.Background(), authn.Credential{Token: c.token})
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: Verify = %+v, %v; want %v", c.name, id, err, c.want)
 		}
@@ -160,7 +160,7 @@ func TestJWTRefusals(t *testing.T) {
 		}
 	}
 	leeway := f.sign(t, f.idp, ed, func(c jwt.MapClaims) { c["exp"] = now.Add(-5 * time.Second).Unix() })
-	if _, err := f.r.Verify(context.Background(), leeway); err != nil {
+	if _, err := f.r.Verify(context.Background(), authn.Credential{Token: leeway}); err != nil {
 		t.Fatalf("expired 5 s ago, inside the 30 s leeway: %v", err)
 	}
 }
@@ -169,7 +169,7 @@ func TestJWTRefusals(t *testing.T) {
 // here), however many arrive; a rotated key is fetched once and then served from the cache.
 func TestUnknownKIDFloodAndRotation(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.r.Verify(context.Background(), f.sign(t, f.idp, f.kids["EdDSA"], nil)); err != nil {
+	if _, err := f.r.Verify(context.Background(), authn.Credential{Token: f.sign(t, f.idp, f.kids["EdDSA"], nil)}); err != nil {
 		t.Fatal(err)
 	}
 	base := f.idp.Fetches()
@@ -178,7 +178,7 @@ func TestUnknownKIDFloodAndRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 { // the first refreshes (the rotation), the second hits the cache
-		if _, err := f.r.Verify(context.Background(), f.sign(t, f.idp, rotated, nil)); err != nil {
+		if _, err := f.r.Verify(context.Background(), authn.Credential{Token: f.sign(t, f.idp, rotated, nil)}); err != nil {
 			t.Fatalf("rotated key, login %d: %v", i, err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestUnknownKIDFloodAndRotation(t *testing.T) {
 	}
 	for i := range 200 {
 		tok := f.sign(t, f.idp, hidden, nil)
-		if _, err := f.r.Verify(context.Background(), swapKID(t, tok, fmt.Sprintf("made-up-%d", i))); !errors.Is(err, authn.ErrUnknownKey) {
+		if _, err := f.r.Verify(context.Background(), authn.Credential{Token: swapKID(t, tok, fmt.Sprintf("made-up-%d", i))}); !errors.Is(err, authn.ErrUnknownKey) {
 			t.Fatalf("made-up kid %d: %v, want ErrUnknownKey", i, err)
 		}
 	}
@@ -203,11 +203,11 @@ func TestUnknownKIDFloodAndRotation(t *testing.T) {
 // The dev token still works beside the issuers, and is refused when no secret is configured.
 func TestDevTokenRouting(t *testing.T) {
 	f := newFixture(t)
-	if id, err := f.r.Verify(context.Background(), devTok(t, []byte("dev-secret-0123456789"))); err != nil || id.User != 5 {
+	if id, err := f.r.Verify(context.Background(), authn.Credential{Token: devTok(t, []byte("dev-secret-0123456789"))}); err != nil || id.User != 5 {
 		t.Fatalf("dev token: %+v, %v", id, err)
 	}
 	r := newRouter(t, nil, authn.Issuer{Issuer: "x", Keys: f.pemKeys(t)})
-	if _, err := r.Verify(context.Background(), devTok(t, []byte("dev-secret-0123456789"))); !errors.Is(err, authn.ErrUnsupported) {
+	if _, err := r.Verify(context.Background(), authn.Credential{Token: devTok(t, []byte("dev-secret-0123456789"))}); !errors.Is(err, authn.ErrUnsupported) {
 		t.Fatalf("dev token without a secret: %v", err)
 	}
 	if _, err := authn.NewRouter(context.Background(), authn.Options{}); !errors.Is(err, authn.ErrConfig) {

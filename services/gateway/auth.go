@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -78,7 +79,7 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 	if err := proto.Unmarshal(m.Payload, &req); err != nil {
 		return nil, unauthorized("malformed", "malformed AuthRequest")
 	}
-	claims, aerr := c.s.verifyToken(c.ctx, &req)
+	claims, aerr := c.s.verifyToken(c.ctx, &req, remoteIP(c.nc))
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -113,8 +114,9 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 // verifyToken verifies the credential (authn: a JWT of a configured issuer or a dev token) and
 // settles the device: the credential's, which the request's device_id may only repeat, or for a
 // user-level credential the request's. Identity never comes from what the client asserts alone.
-func (s *Service) verifyToken(ctx context.Context, req *qimv1.AuthRequest) (authn.Identity, *authError) {
-	id, err := s.auth.Verify(ctx, req.GetToken())
+func (s *Service) verifyToken(ctx context.Context, req *qimv1.AuthRequest, remote string) (authn.Identity, *authError) {
+	id, err := s.auth.Verify(ctx, authn.Credential{Token: req.GetToken(), Device: req.GetDeviceId(),
+		ClientVersion: req.GetClientVersion(), Remote: remote})
 	if err != nil {
 		s.log.Debug("gateway: credential refused", "reason", authn.Reason(err), "err", err, "token", obs.SecretDigest(req.GetToken()))
 		if errors.Is(err, authn.ErrUnavailable) {
@@ -206,4 +208,18 @@ func (s *Service) nextSessionEpoch(ctx context.Context, claims authn.Identity) (
 		return 0, fmt.Errorf("gateway: session_epoch counter is %d, not positive", n)
 	}
 	return uint64(n), nil
+}
+
+// remoteIP is the peer's address without the port, for the connect webhook and the AUTH limit
+// ("" when the transport has none).
+func remoteIP(nc net.Conn) string {
+	a := nc.RemoteAddr()
+	if a == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
 }

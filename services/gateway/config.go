@@ -73,8 +73,8 @@ type Config struct {
 	// (docs/identity.md): issuer, audience, tenant or tenant claim, JWKS URL or PEM keys. At least
 	// one of it and QIM_TOKEN_SECRET is required. Read at start; a change needs a restart.
 	AuthIssuers string `env:"QIM_AUTH_ISSUERS" doc:"JSON file of the JWT issuers AUTH accepts (docs/identity.md); with or instead of QIM_TOKEN_SECRET"`
-	// issuers is AuthIssuers as loaded by Validate.
-	issuers []authn.Issuer
+	// identity is AuthIssuers as loaded by Validate.
+	identity authn.IssuersFile
 	// HeartbeatInterval is the PING interval told to clients (default contract.HeartbeatStart,
 	// 60 s; at most contract.HeartbeatBackgroundMax). Shorter detects dead peers sooner and
 	// costs radio wake-ups on phones.
@@ -174,7 +174,7 @@ func (c *Config) validateIdentity() error {
 	if err != nil {
 		return fmt.Errorf("%w: QIM_AUTH_ISSUERS: %w", ErrConfig, err)
 	}
-	c.issuers = f.Issuers
+	c.identity = f
 	return nil
 }
 

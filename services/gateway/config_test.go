@@ -227,7 +227,7 @@ func TestIdentityConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"issuers":[{"issuer":"x","jwks_url":"https://id.example/jwks.json","audience":"qim"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Validate(); err != nil || len(c.issuers) != 1 || c.issuers[0].Audience != "qim" {
-		t.Fatalf("good issuers file: %v, %+v", err, c.issuers)
+	if err := c.Validate(); err != nil || len(c.identity.Issuers) != 1 || c.identity.Issuers[0].Audience != "qim" {
+		t.Fatalf("good issuers file: %v, %+v", err, c.identity)
 	}
 }

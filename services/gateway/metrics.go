@@ -15,6 +15,8 @@ type metrics struct {
 	auths           prometheus.Counter
 	authFailures    *prometheus.CounterVec // reason
 	jwksFetches     *prometheus.CounterVec // outcome
+	hookCalls       *prometheus.CounterVec // outcome
+	hookSeconds     prometheus.Histogram
 	framesRejected  *prometheus.CounterVec // reason
 	kicks           *prometheus.CounterVec // reason
 	heartbeatClosed prometheus.Counter
@@ -44,10 +46,14 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Failed AUTH handshakes, by reason.", "reason"),
 		jwksFetches: reg.CounterVec("qim_gateway_jwks_fetches_total",
 			"Requests to JWT issuers' JWKS URLs, by outcome (ok, error).", "outcome"),
+		hookCalls: reg.CounterVec("qim_gateway_connect_webhook_calls_total",
+			"Calls of the connect webhook (cache misses), by outcome (ok, refused, unavailable).", "outcome"),
+		hookSeconds: reg.Histogram("qim_gateway_connect_webhook_seconds",
+			"Duration of one connect-webhook call, the concurrency wait included.", latencyBuckets),
 		framesRejected: reg.CounterVec("qim_gateway_frames_rejected_total",
 			"Connections closed for a malformed frame, by wire error (bad_magic, bad_crc, oversize, ...).", "reason"),
 		kicks: reg.CounterVec("qim_gateway_kicks_total",
-			"KICKED frames sent, by reason (replaced, server_drain).", "reason"),
+			"KICKED frames sent, by reason (replaced, server_drain, credential_expired).", "reason"),
 		heartbeatClosed: reg.Counter("qim_gateway_heartbeat_timeouts_total",
 			"Connections closed because they were silent longer than the heartbeat timeout."),
 		sendRoundTrip: reg.Histogram("qim_gateway_send_round_trip_seconds",

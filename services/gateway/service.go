@@ -150,8 +150,13 @@ func (s *Service) start(ctx context.Context) error {
 func (s *Service) openIdentity(ctx context.Context) error {
 	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.proc.OnClose("identity", func() error { stop(); return nil })
-	r, err := authn.NewRouter(ctx, authn.Options{DevSecret: s.cfg.TokenSecret, Issuers: s.cfg.issuers, Log: s.log,
-		OnJWKSFetch: func(outcome string) { s.m.jwksFetches.WithLabelValues(outcome).Inc() }})
+	r, err := authn.NewRouter(ctx, authn.Options{DevSecret: s.cfg.TokenSecret, Issuers: s.cfg.identity.Issuers, Log: s.log,
+		OnJWKSFetch: func(outcome string) { s.m.jwksFetches.WithLabelValues(outcome).Inc() },
+		Webhook:     s.cfg.identity.ConnectWebhook,
+		OnHookCall: func(outcome string, took time.Duration) {
+			s.m.hookCalls.WithLabelValues(outcome).Inc()
+			s.m.hookSeconds.Observe(took.Seconds())
+		}})
 	if err != nil {
 		stop()
 		return fmt.Errorf("gateway: refusing to start: %w", err)

@@ -35,6 +35,10 @@ type IdP struct {
 	url     string
 	fetches atomic.Int64
 	failing atomic.Bool
+	// The connect webhook (hook.go).
+	hookCalls   atomic.Int64
+	hookFailing atomic.Bool
+	hookDelay   atomic.Int64 // nanoseconds
 
 	mu   sync.Mutex
 	keys map[string]key // kid -> key
@@ -56,6 +60,7 @@ func New(issuer string) (*IdP, error) {
 	p := &IdP{issuer: issuer, keys: map[string]key{}, url: "http://" + ln.Addr().String() + "/jwks.json"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jwks.json", p.serveJWKS)
+	mux.HandleFunc("POST /connect", p.serveHook)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
@@ -74,7 +79,7 @@ func (p *IdP) Fetches() int64 { return p.fetches.Load() }
 func (p *IdP) SetFailing(on bool) { p.failing.Store(on) }
 
 // Close stops the HTTP server.
-func (p *IdP) Close() error { return p.srv.Shutdown(context.Background()) }
+func (p *IdP) Close() error { return p.srv.Close() }
 
 // AddKey generates a key for alg (EdDSA, ES256, RS256), publishes it in the JWKS unless hidden,
 // and returns its kid.
