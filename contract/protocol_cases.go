@@ -84,6 +84,8 @@ var protocolCases = []ProtocolCase{
 		OpError, ErrCodeUnauthorized, 0, true, adviceFixFraming},
 	{"auth_refused", BeforeAuth, "the token (a JWT of a configured issuer, or a dev token) is malformed, forged, expired, not yet valid, or of an issuer, key or claims not accepted; or tenant_id or device_id contradicts it; or it names no device and device_id is empty",
 		OpError, ErrCodeUnauthorized, 0, true, "get a new token; the same AUTH cannot succeed"},
+	{"auth_rate_limited", BeforeAuth, "the source address has spent its failed AUTHs (QIM_GATEWAY_AUTH_FAILURE_BURST, one forgiven every QIM_GATEWAY_AUTH_FAILURE_REFILL); refused before the token is looked at",
+		OpError, ErrCodeRateLimited, 0, true, "retry later; each failure from the address is forgiven after the refill interval (1 s by default)"},
 	{"auth_unavailable", BeforeAuth, "the mailbox (for has_offline_data) or the session_epoch store does not answer",
 		OpError, ErrCodeUnavailable, 0, true, "reconnect soon: after retry_after_ms if set, else a short backoff capped at a few seconds (§7.1)"},
 	{"auth_superseded", BeforeAuth, "a login of the same (tenant, user, device) with a newer session_epoch is already live",

@@ -44,8 +44,16 @@ type Client struct {
 }
 
 // Dial connects to a gateway's TCP listener.
-func Dial(ctx context.Context, addr string) (*Client, error) {
+func Dial(ctx context.Context, addr string) (*Client, error) { return DialFrom(ctx, addr, "") }
+
+// DialFrom connects from the local IP from ("" any): a scenario that fails many AUTHs on purpose
+// uses a loopback address of its own (127.0.0.2, …), so the gateway's per-address AUTH limit it
+// provokes does not refuse the other scenarios, which connect from 127.0.0.1.
+func DialFrom(ctx context.Context, addr, from string) (*Client, error) {
 	var d net.Dialer
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)

@@ -31,6 +31,7 @@ func IdentityScenarios() []Scenario {
 		{"jwt-hostile-credentials-refused", needs(NeedsIdP, scenarioJWTHostile)},
 		{"jwt-session-ends-at-token-expiry", needs(NeedsIdP, scenarioJWTExpiry)},
 		{"connect-webhook-accepts-refuses-and-fails-closed", needs(NeedsIdP, scenarioWebhook)},
+		{"failed-auth-flood-from-one-address-is-limited", needs(NeedsIdP, scenarioAuthFlood)},
 	}
 }
 
@@ -229,8 +230,12 @@ func scenarioJWTHostile(ctx context.Context, e *Env) error {
 	return nil
 }
 
+// hostileFrom is the source address of the hostile-credential scenario: its 30 refusals stay
+// below the gateway's default per-address burst, but not with the other scenarios' on top.
+const hostileFrom = "127.0.0.3"
+
 func expectRefused(ctx context.Context, e *Env, r refusal) error {
-	c, err := Dial(ctx, e.Gateway)
+	c, err := DialFrom(ctx, e.Gateway, hostileFrom)
 	if err != nil {
 		return err
 	}
@@ -367,4 +372,48 @@ func scenarioWebhook(ctx context.Context, e *Env) error {
 func isServerError(err error, code contract.ErrorCode, msg string) bool {
 	var se *ServerError
 	return errors.As(err, &se) && se.Code == code && se.Msg == msg
+}
+
+// floodFrom is the source address of the AUTH flood.
+const floodFrom = "127.0.0.2"
+
+// A flood of failing AUTHs from one address is answered RATE_LIMITED once the address has spent
+// its failures — a valid token from it too, before any verification — while another address
+// logs in as usual. The flood is far above the default burst (30) and sent faster than the
+// default refill (1 s), so a limit that does not hold lets UNAUTHORIZED through to the end.
+func scenarioAuthFlood(ctx context.Context, e *Env) error {
+	const flood = 200
+	limited := 0
+	for i := range flood {
+		c, err := DialFrom(ctx, e.Gateway, floodFrom)
+		if err != nil {
+			return err
+		}
+		_, err = c.Auth(ctx, fmt.Sprintf("qim1.forged-%d.token", i), "", 0)
+		c.Close()
+		switch {
+		case isCode(err, contract.ErrCodeRateLimited):
+			limited++
+		case !isCode(err, contract.ErrCodeUnauthorized):
+			return fmt.Errorf("forged AUTH %d: %v, want UNAUTHORIZED or RATE_LIMITED", i, err)
+		}
+	}
+	if limited < flood/2 {
+		return fmt.Errorf("%d of %d forged AUTHs from one address were RATE_LIMITED, want most of them", limited, flood)
+	}
+	u := e.User()
+	c, err := DialFrom(ctx, e.Gateway, floodFrom)
+	if err != nil {
+		return err
+	}
+	_, err = c.Auth(ctx, e.Token(u, "flooded"), "", 0)
+	c.Close()
+	if !isCode(err, contract.ErrCodeRateLimited) {
+		return fmt.Errorf("a valid token from the flooding address: %v, want RATE_LIMITED", err)
+	}
+	ok, _, err := e.LoginAt(ctx, e.Gateway, u, "elsewhere", 0)
+	if err != nil {
+		return fmt.Errorf("the same user from another address: %w", err)
+	}
+	return ok.Close()
 }

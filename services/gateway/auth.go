@@ -79,8 +79,15 @@ func (c *conn) admit(m wire.Message) (*qimv1.AuthOk, *authError) {
 	if err := proto.Unmarshal(m.Payload, &req); err != nil {
 		return nil, unauthorized("malformed", "malformed AuthRequest")
 	}
-	claims, aerr := c.s.verifyToken(c.ctx, &req, remoteIP(c.nc))
+	ip := remoteIP(c.nc)
+	if c.s.authLimit.blocked(ip) {
+		return nil, &authError{reason: "rate_limited", err: rpc.Refuse(contract.ErrCodeRateLimited, "too many failed logins from this address; retry later")}
+	}
+	claims, aerr := c.s.verifyToken(c.ctx, &req, ip)
 	if aerr != nil {
+		if rpc.CodeOf(aerr) == contract.ErrCodeUnauthorized {
+			c.s.authLimit.failed(ip)
+		}
 		return nil, aerr
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.BackendTimeout)

@@ -103,6 +103,12 @@ type Config struct {
 	// PullQueueDepth bounds PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST and MARK_READ requests
 	// waiting per connection; at the limit the socket is not read. SDKs single-flight pulls.
 	PullQueueDepth int `env:"QIM_GATEWAY_PULL_QUEUE" unit:"requests" doc:"pull and MARK_READ requests waiting per connection before its socket is not read (1..256)"`
+	// AuthFailureBurst and AuthFailureRefill bound failed AUTHs per source IP (authlimit.go):
+	// each refused credential takes one of Burst, one comes back every Refill, and an address with
+	// none left is answered RATE_LIMITED before any verification work. Behind a proxy that hides
+	// client addresses every client shares one bucket: raise Burst there.
+	AuthFailureBurst  int           `env:"QIM_GATEWAY_AUTH_FAILURE_BURST" unit:"failures" doc:"failed AUTHs one source IP may make in a row before it is refused RATE_LIMITED (1..1000000)"`
+	AuthFailureRefill time.Duration `env:"QIM_GATEWAY_AUTH_FAILURE_REFILL" doc:"time in which one failed AUTH of a source IP is forgiven"`
 	// MaxConns caps live client connections; more are closed at accept (counted). Each costs a
 	// few goroutines and ~40 KiB of buffers.
 	MaxConns int `env:"QIM_GATEWAY_MAX_CONNS" unit:"connections" doc:"live client connections; more are closed at accept"`
@@ -124,6 +130,8 @@ func DefaultConfig() Config {
 		PushQueueDepth:    64,
 		PullQueueDepth:    8,
 		MaxConns:          100_000,
+		AuthFailureBurst:  30,
+		AuthFailureRefill: time.Second,
 		ShardCount:        contract.MailboxShardsDefault,
 	}
 }
@@ -309,6 +317,10 @@ func (c *Config) validateBounds() error {
 		return fmt.Errorf("%w: QIM_GATEWAY_PULL_QUEUE=%d not in [1, 256]", ErrConfig, c.PullQueueDepth)
 	case c.MaxConns < 1:
 		return fmt.Errorf("%w: QIM_GATEWAY_MAX_CONNS=%d below 1", ErrConfig, c.MaxConns)
+	case c.AuthFailureBurst < 1 || c.AuthFailureBurst > 1_000_000:
+		return fmt.Errorf("%w: QIM_GATEWAY_AUTH_FAILURE_BURST=%d not in [1, 1000000]", ErrConfig, c.AuthFailureBurst)
+	case c.AuthFailureRefill < time.Millisecond || c.AuthFailureRefill > time.Hour:
+		return fmt.Errorf("%w: QIM_GATEWAY_AUTH_FAILURE_REFILL=%s not in [1ms, 1h]", ErrConfig, c.AuthFailureRefill)
 	}
 	return nil
 }

@@ -215,6 +215,16 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) caseOutcome{
 		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: forged})
 		return r.sendRaw(closes, 3, frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))
 	},
+	"auth_rate_limited": func(r *caseRun, closes bool) caseOutcome {
+		h := startGateway(r.t, harnessOpts{mutate: func(c *Config) { c.AuthFailureBurst, c.AuthFailureRefill = 1, time.Hour }})
+		first := dialTCP(r.t, h.addrs.TCP)
+		first.expectError(contract.ErrCodeUnauthorized, first.write(contract.OpAuth, &qimv1.AuthRequest{Token: "qim1.forged.token"}))
+		b, _ := proto.Marshal(&qimv1.AuthRequest{Token: newIdentity(r.t, "d").token}) // valid, and still refused
+		c := r.open(h)
+		c.writeRaw(frameOf(contract.OpAuth, 0, wire.DataStream, 3, b))
+		r.wantReqID = 3
+		return r.observe(c, closes)
+	},
 	"auth_unavailable": func(r *caseRun, closes bool) caseOutcome {
 		r.std.mailbox.failOnline.Store(true)
 		defer r.std.mailbox.failOnline.Store(false)

@@ -61,6 +61,7 @@ type Service struct {
 
 	tls       *tls.Config
 	auth      authn.Verifier
+	authLimit *authLimiter
 	rpc       *rpcauth.Transport
 	rdb       *redis.Client
 	writers   *writerPool
@@ -162,6 +163,7 @@ func (s *Service) openIdentity(ctx context.Context) error {
 		return fmt.Errorf("gateway: refusing to start: %w", err)
 	}
 	s.auth = r
+	s.authLimit = newAuthLimiter(s.cfg.AuthFailureBurst, s.cfg.AuthFailureRefill)
 	return nil
 }
 
