@@ -3,33 +3,23 @@ package stack
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/qim-dev/qim/gates/ports"
 )
 
-// freePorts returns n distinct loopback ports that were free a moment ago: each is bound on
-// 127.0.0.1:0 and all are released together. Another process may still take one before our
-// server binds it, which is why every server's readiness also checks ownsListener and a
-// start that hits "Address already in use" is retried with new ports.
+// freePorts returns n distinct loopback ports that were free a moment ago (gates/ports). Another
+// process may still take one before our server binds it, which is why every server's readiness
+// also checks ownsListener and a start that hits "Address already in use" is retried with new
+// ports.
 func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("stack: pick a free loopback port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ps, err := ports.Pick(n)
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
 	}
-	return ports, nil
+	return ps, nil
 }
 
 // ownsListener reports whether process pid holds a listening TCP socket on port (any local

@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/qim-dev/qim/gates/ports"
 	"github.com/qim-dev/qim/gates/proc"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services"
@@ -165,21 +167,16 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 	return s, nil
 }
 
+// freePorts picks n loopback addresses (gates/ports: below the ephemeral range, where the
+// deployment's own outgoing connections cannot take one before its process binds it).
 func freePorts(n int) ([]string, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	out := make([]string, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("svc: free port: %w", err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().String())
+	ps, err := ports.Pick(n)
+	if err != nil {
+		return nil, fmt.Errorf("svc: %w", err)
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 	}
 	return out, nil
 }
