@@ -32,6 +32,7 @@ func IdentityScenarios() []Scenario {
 		{"jwt-session-ends-at-token-expiry", needs(NeedsIdP, scenarioJWTExpiry)},
 		{"connect-webhook-accepts-refuses-and-fails-closed", needs(NeedsIdP, scenarioWebhook)},
 		{"failed-auth-flood-from-one-address-is-limited", needs(NeedsIdP, scenarioAuthFlood)},
+		{"revoked-device-cut-off-within-a-second", needs(NeedsIdP, scenarioRevocation)},
 	}
 }
 

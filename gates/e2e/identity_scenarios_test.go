@@ -43,6 +43,7 @@ func TestIdentityScenarios(t *testing.T) {
 	t.Cleanup(func() { _ = set.StopAll() })
 	ep := st.Endpoints()
 	e := NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
+	e.RedisCore = ep.RedisCore
 	if n > 1 {
 		e.Gateways = set.GatewayTCPs()
 	}

@@ -156,7 +156,9 @@ func (h *webhook) call(ctx context.Context, c Credential) (Identity, error) {
 	case err != nil || len(b) > webhookAnswerMaxBytes:
 		return Identity{}, fmt.Errorf("%w: connect webhook answer unreadable or over %d bytes", ErrUnavailable, webhookAnswerMaxBytes)
 	}
-	return parseHookAnswer(b)
+	id, err := parseHookAnswer(b)
+	id.IssuedAt = time.Now() // the hook vouched for the credential now: a later revocation covers it
+	return id, err
 }
 
 // hookAnswerJSON is a 200 answer's body.

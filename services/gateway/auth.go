@@ -15,6 +15,7 @@ import (
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/authn"
+	"github.com/qim-dev/qim/services/authn/revocation"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/obs"
 	"github.com/qim-dev/qim/services/internal/rpc"
@@ -145,6 +146,9 @@ func (s *Service) verifyToken(ctx context.Context, req *qimv1.AuthRequest, remot
 	case d != "" && d != id.Device:
 		return id, unauthorized("device_mismatch", "device_id does not match the token")
 	}
+	if aerr := s.checkRevoked(ctx, id); aerr != nil {
+		return id, aerr
+	}
 	return id, nil
 }
 
@@ -155,7 +159,7 @@ func (c *conn) register(claims authn.Identity, epoch uint64) *authError {
 	c.tenantBytes = tenant[:]
 	c.pushQ = make(chan []byte, c.s.cfg.PushQueueDepth)
 	c.permits = make(chan struct{}, c.s.cfg.SendInflight)
-	sess := &session{key: userKey{claims.Tenant, claims.User}, device: claims.Device, epoch: epoch, conn: c}
+	sess := &session{key: userKey{claims.Tenant, claims.User}, device: claims.Device, epoch: epoch, conn: c, issuedAt: claims.IssuedAt}
 	c.expiresAt = claims.ExpiresAt
 	old, err := c.s.registry.register(sess)
 	if err != nil {
@@ -196,6 +200,9 @@ func KeyFamilies() []keyfamily.Family {
 			`[0-9a-f]{32}:[0-9]+:(?s:.+)`).
 			WithExample(string(appendSessionEpochKey(nil, contract.TenantID{Lo: 1}, 2, "phone"))).
 			Permanent("a device's session_epoch counter: expired, it would restart at 1 and an old session would look newer"),
+		keyfamily.New("gateway.revocation", keyfamily.Core, "qim:revoke:<tenant>:<user>", revocation.KeyPrefix, `[0-9a-f]{32}:[0-9]+`).
+			WithExample(revocation.Key(contract.TenantID{Lo: 1}, 2)).
+			Permanent("credentials issued before a time are refused for as long as they may live, which only their issuer knows"),
 		keyfamily.New("gateway.presence_boot", keyfamily.Core, "qim:gwboot:<push addr>", bootKeyPrefix, `(?s:.+)`).
 			WithExample(bootKeyPrefix + "10.0.0.7:7103").
 			Permanent("a Push address's start counter (ADR-0027): restarted at 1, a new start's entries would look older than a crashed start's"),

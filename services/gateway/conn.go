@@ -122,7 +122,7 @@ func (c *conn) watchExpiry() (stop func()) {
 	if c.expiresAt.IsZero() {
 		return func() {}
 	}
-	t := time.AfterFunc(time.Until(c.expiresAt), func() {
+	t := time.AfterFunc(c.s.untilExpiry(c.expiresAt), func() {
 		c.kick(contract.KickCredentialExpired, "the token expired: reconnect with a fresh one", 0)
 	})
 	return func() { t.Stop() }

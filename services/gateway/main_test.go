@@ -41,6 +41,9 @@ type harnessOpts struct {
 	mailbox *fakeMailbox
 	session *fakeSession
 	mutate  func(*Config)
+	// untilExpiry replaces how long a session waits for its credential's expiry (watchExpiry),
+	// so a test ends sessions without racing a short-lived token against a busy machine.
+	untilExpiry func(time.Time) time.Duration
 }
 
 func startGateway(t testing.TB, o harnessOpts) *harness {
@@ -70,6 +73,9 @@ func startGateway(t testing.TB, o harnessOpts) *harness {
 	svc, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.untilExpiry != nil {
+		svc.untilExpiry = o.untilExpiry
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

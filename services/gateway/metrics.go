@@ -10,26 +10,27 @@ import (
 // metrics are the gateway's instruments. No label carries a user, device, message or token; the
 // opcode and error-code labels come from the contract's finite tables.
 type metrics struct {
-	connections     *prometheus.GaugeVec   // transport
-	connRejected    *prometheus.CounterVec // reason
-	auths           prometheus.Counter
-	authFailures    *prometheus.CounterVec // reason
-	jwksFetches     *prometheus.CounterVec // outcome
-	hookCalls       *prometheus.CounterVec // outcome
-	hookSeconds     prometheus.Histogram
-	framesRejected  *prometheus.CounterVec // reason
-	kicks           *prometheus.CounterVec // reason
-	heartbeatClosed prometheus.Counter
-	sendRoundTrip   prometheus.Histogram
-	sendBlocked     prometheus.Counter
-	writerLost      prometheus.Counter
-	backendDepth    *prometheus.GaugeVec   // backend
-	writerDepth     prometheus.Gauge       // backendDepth{backend="writer"}, resolved once: per-SEND path
-	requestErrors   *prometheus.CounterVec // opcode, code
-	pushes          *prometheus.CounterVec // outcome
-	pushDropped     prometheus.Counter
-	orphanOutcomes  prometheus.Counter // invariant
-	pullBatchSize   prometheus.Histogram
+	connections        *prometheus.GaugeVec   // transport
+	connRejected       *prometheus.CounterVec // reason
+	auths              prometheus.Counter
+	authFailures       *prometheus.CounterVec // reason
+	jwksFetches        *prometheus.CounterVec // outcome
+	hookCalls          *prometheus.CounterVec // outcome
+	revocationsApplied prometheus.Counter
+	hookSeconds        prometheus.Histogram
+	framesRejected     *prometheus.CounterVec // reason
+	kicks              *prometheus.CounterVec // reason
+	heartbeatClosed    prometheus.Counter
+	sendRoundTrip      prometheus.Histogram
+	sendBlocked        prometheus.Counter
+	writerLost         prometheus.Counter
+	backendDepth       *prometheus.GaugeVec   // backend
+	writerDepth        prometheus.Gauge       // backendDepth{backend="writer"}, resolved once: per-SEND path
+	requestErrors      *prometheus.CounterVec // opcode, code
+	pushes             *prometheus.CounterVec // outcome
+	pushDropped        prometheus.Counter
+	orphanOutcomes     prometheus.Counter // invariant
+	pullBatchSize      prometheus.Histogram
 }
 
 // latencyBuckets span 200 µs to 5 s; the SLO line (150 ms SEND_ACK P99) falls mid-range.
@@ -46,6 +47,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Failed AUTH handshakes, by reason.", "reason"),
 		jwksFetches: reg.CounterVec("qim_gateway_jwks_fetches_total",
 			"Requests to JWT issuers' JWKS URLs, by outcome (ok, error).", "outcome"),
+		revocationsApplied: reg.Counter("qim_gateway_revocations_applied_total",
+			"Live sessions ended by a revocation (KICKED LOGGED_OUT)."),
 		hookCalls: reg.CounterVec("qim_gateway_connect_webhook_calls_total",
 			"Calls of the connect webhook (cache misses), by outcome (ok, refused, unavailable).", "outcome"),
 		hookSeconds: reg.Histogram("qim_gateway_connect_webhook_seconds",

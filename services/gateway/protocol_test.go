@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/qim-dev/qim/contract/devtoken"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/authn/revocation"
 	"github.com/qim-dev/qim/wire"
 )
 
@@ -258,10 +260,27 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) caseOutcome{
 		dialTCP(r.t, r.std.addrs.TCP).auth(id.token, 0)
 		return r.observe(old, closes)
 	},
-	"credential_expired": func(r *caseRun, closes bool) caseOutcome {
+	"revoked": func(r *caseRun, closes bool) caseOutcome {
+		id := newIdentity(r.t, "phone")
 		c := dialTCP(r.t, r.std.addrs.TCP)
-		// Long enough to pass AUTH on a busy machine; observe waits up to caseWait after it.
-		c.auth(issue(r.t, newIdentity(r.t, "phone"), 2*time.Second), 0)
+		c.auth(id.token, 0)
+		rev := revocation.Revocation{Tenant: id.tenant, User: id.user, Device: id.device, NotBefore: time.Now()}
+		if err := revocation.Revoke(context.Background(), r.std.svc.rdb, rev); err != nil {
+			r.t.Fatal(err)
+		}
+		out := r.observe(c, closes)
+		again := dialTCP(r.t, r.std.addrs.TCP)
+		if e := again.expectError(contract.ErrCodeUnauthorized, again.write(contract.OpAuth, &qimv1.AuthRequest{Token: id.token})); e.GetMessage() != "credential revoked" {
+			r.t.Errorf("AUTH with the revoked token: %q, want \"credential revoked\"", e.GetMessage())
+		}
+		return out
+	},
+	"credential_expired": func(r *caseRun, closes bool) caseOutcome {
+		// The token lives an hour; the gateway is told its expiry is now, so the case cannot
+		// race a short token against a busy machine.
+		h := startGateway(r.t, harnessOpts{untilExpiry: func(time.Time) time.Duration { return 0 }})
+		c := dialTCP(r.t, h.addrs.TCP)
+		c.auth(newIdentity(r.t, "phone").token, 0)
 		return r.observe(c, closes)
 	},
 	"second_auth": func(r *caseRun, closes bool) caseOutcome {

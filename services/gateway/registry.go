@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/qim-dev/qim/contract"
 )
@@ -19,6 +20,8 @@ type session struct {
 	device string
 	epoch  uint64 // session_epoch assigned at AUTH
 	conn   *conn
+	// issuedAt is the credential's issue time (zero: unknown), for revocations (revoke.go).
+	issuedAt time.Time
 }
 
 // errStaleSession: a newer session of the same (tenant, user, device) is already registered, so
@@ -184,6 +187,27 @@ func (r *registry) appendConns(dst []*conn, k userKey) []*conn {
 	defer sh.mu.RUnlock()
 	for _, s := range sh.users[k] {
 		dst = append(dst, s.conn)
+	}
+	return dst
+}
+
+// appendSessions appends the live sessions of k to dst.
+func (r *registry) appendSessions(dst []*session, k userKey) []*session {
+	sh := r.shard(k)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return append(dst, sh.users[k]...)
+}
+
+// appendAll appends every live session to dst, one shard at a time (no global lock).
+func (r *registry) appendAll(dst []*session) []*session {
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.RLock()
+		for _, ss := range sh.users {
+			dst = append(dst, ss...)
+		}
+		sh.mu.RUnlock()
 	}
 	return dst
 }

@@ -59,18 +59,21 @@ type Service struct {
 	m        *metrics
 	registry *registry
 
-	tls       *tls.Config
-	auth      authn.Verifier
-	authLimit *authLimiter
-	rpc       *rpcauth.Transport
-	rdb       *redis.Client
-	writers   *writerPool
-	mailboxes []*mailboxNode // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
-	sessions  []*sessionNode // entry i serves the i-th shard range
-	presence  *presenceNode  // nil without QIM_KAFKA_BROKERS (one gateway, no PresenceDirectory)
-	shards    contract.ShardCount
-	lns       *listeners
-	ws        *http.Server
+	tls  *tls.Config
+	auth authn.Verifier
+	// untilExpiry is how long a session waits for its credential's expiry (time.Until; tests
+	// replace it).
+	untilExpiry func(time.Time) time.Duration
+	authLimit   *authLimiter
+	rpc         *rpcauth.Transport
+	rdb         *redis.Client
+	writers     *writerPool
+	mailboxes   []*mailboxNode // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
+	sessions    []*sessionNode // entry i serves the i-th shard range
+	presence    *presenceNode  // nil without QIM_KAFKA_BROKERS (one gateway, no PresenceDirectory)
+	shards      contract.ShardCount
+	lns         *listeners
+	ws          *http.Server
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -92,7 +95,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	log = log.With("service", "gateway")
 	reg := obs.NewRegistry("gateway")
 	return &Service{cfg: cfg, log: log, proc: lifecycle.New("gateway", log, reg, cfg.MetricsAddr), reg: reg, m: newMetrics(reg),
-		registry: newRegistry(), conns: make(map[*conn]struct{}), ready: make(chan struct{})}, nil
+		registry: newRegistry(), conns: make(map[*conn]struct{}), ready: make(chan struct{}), untilExpiry: time.Until}, nil
 }
 
 // Ready is closed once every listener is bound and Addrs is valid.
@@ -253,6 +256,7 @@ func (s *Service) startBackends() {
 func (s *Service) register() {
 	s.ws = newWSServer(s.wsHandler())
 	s.proc.Go("tcp accept", func(ctx context.Context) error { return s.acceptTCP(ctx, s.lns.tcp) })
+	s.proc.Go("revocations", s.followRevocations)
 	s.proc.Go("websocket", func(context.Context) error { return serveWS(s.ws, s.lns.ws) })
 	gs := grpc.NewServer(s.rpc.ServerOptions(s.reg, s.log)...)
 	internalv1.RegisterPushServer(gs, pushServer{s: s})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/authn/revocation"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
@@ -27,8 +28,8 @@ func TestSessionEpochKey(t *testing.T) {
 // the session's neighbouring qim:sess:list: and qim:sess:ckpt: layouts.
 func TestSessionEpochKeyFamily(t *testing.T) {
 	fams := KeyFamilies()
-	if len(fams) != 2 {
-		t.Fatalf("%d families, want session_epoch and presence_boot", len(fams))
+	if len(fams) != 3 {
+		t.Fatalf("%d families, want session_epoch, revocation and presence_boot", len(fams))
 	}
 	for _, f := range fams {
 		if err := f.Validate(); err != nil {
@@ -37,6 +38,9 @@ func TestSessionEpochKeyFamily(t *testing.T) {
 	}
 	if got := keyfamily.MatchingNames(fams, bootKeyPrefix+"10.0.0.7:7103"); len(got) != 1 || got[0] != "gateway.presence_boot" {
 		t.Fatalf("boot key in %v", got)
+	}
+	if got := keyfamily.MatchingNames(fams, revocation.Key(contract.TenantID{Lo: 1}, 42)); len(got) != 1 || got[0] != "gateway.revocation" {
+		t.Fatalf("revocation key in %v", got)
 	}
 	tenant := contract.TenantID{Hi: 1, Lo: 2}
 	for key, want := range map[string]bool{

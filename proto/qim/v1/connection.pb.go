@@ -366,8 +366,8 @@ type Kicked struct {
 	//	1 REPLACED      a newer login of the same (tenant, user, device) took over; the user's
 	//	                other devices stay connected. The client must NOT reconnect
 	//	                automatically, or two installations would evict each other in a loop.
-	//	2 LOGGED_OUT    the session was ended elsewhere; do not reconnect without a new sign-in.
-	//	                Not sent by this server version (it answers LOGOUT by closing).
+	//	2 LOGGED_OUT    the session was ended elsewhere: its credential was revoked (docs/
+	//	                identity.md). Do not reconnect without a new sign-in.
 	//	3 BANNED        the user or credential is barred; do not reconnect. Not sent by this
 	//	                server version.
 	//	4 SERVER_DRAIN  the gateway is shutting down; reconnect (to another gateway) after
