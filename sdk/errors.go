@@ -22,6 +22,10 @@ var (
 	// ErrKicked ends the connection loop after KICKED{REPLACED, LOGGED_OUT, BANNED}: a replaced
 	// device must not reconnect on its own, or two devices would evict each other forever.
 	ErrKicked = errors.New("sdk: kicked by the server")
+	// ErrRevoked is the Failed.Err of a queued send after the server revoked this installation's
+	// credential (KICKED LOGGED_OUT or BANNED): the connection loop has stopped for good, so
+	// nothing would ever send it.
+	ErrRevoked = errors.New("sdk: credential revoked; the send will not be made")
 	// ErrIdentity ends the connection loop when AUTH_OK names another user than the store's:
 	// applying that user's mailbox to this store would mix two accounts.
 	ErrIdentity = errors.New("sdk: server authenticated another user than the store's")

@@ -53,7 +53,8 @@ type Committed struct {
 	Message         Message
 }
 
-// Failed: a pending send will never be committed (a definite server rejection, or it expired).
+// Failed: a pending send will never be committed (a definite server rejection, it expired, or
+// the credential was revoked before it was sent: ErrRevoked).
 type Failed struct {
 	ClientMessageID contract.ClientMessageID
 	Code            contract.ErrorCode // 0 when the client gave up on its own (Err)

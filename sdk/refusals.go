@@ -23,12 +23,51 @@ func (e *engine) onKicked(m wire.Message) {
 	case contract.KickReplaced, contract.KickLoggedOut, contract.KickBanned:
 		e.emit(Kicked{Reason: reason, Detail: k.GetDetail()})
 		e.terminate(fmt.Errorf("%w (reason %d)", ErrKicked, reason))
+		if reason != contract.KickReplaced {
+			e.failQueued()
+		}
 	default:
 		e.emit(Kicked{Reason: reason, Detail: k.GetDetail(), Reconnect: true})
 		e.fail(fmt.Errorf("sdk: kicked (reason %d)", reason))
 		e.end.retryAfter = time.Duration(k.GetRetryAfterMs()) * time.Millisecond
 	}
 }
+
+// failQueued fails, for good and visibly (Failed{ErrRevoked}), every queued send that is not in
+// flight: the credential is revoked, the loop stops, and a send left queued would never end. A
+// send in flight keeps its row: the server may have committed it, and a Failed would then
+// contradict what the user's other devices show; the next sign-in on this store resolves it
+// (its own mailbox copy, or an idempotent resend). REPLACED keeps everything: the device id
+// lives on in another installation, and this one may connect again.
+func (e *engine) failQueued() {
+	for after := int64(-1); ; {
+		rows, err := e.st.QueuedAfter(storeCtx, after, revokePage)
+		if err != nil {
+			e.log.Warn("sdk: list pending sends after a revocation", "err", err)
+			return
+		}
+		for _, p := range rows {
+			after = int64(p.Ordinal)
+			if _, busy := e.inflight[p.ClientMessageID]; busy {
+				continue
+			}
+			ok, err := e.st.FailPending(storeCtx, p.ClientMessageID, contract.ErrCodeUnauthorized, ErrRevoked.Error())
+			if err != nil {
+				e.log.Warn("sdk: fail a pending send after a revocation", "err", err)
+				return
+			}
+			if ok {
+				e.emit(Failed{ClientMessageID: p.ClientMessageID, Code: contract.ErrCodeUnauthorized, Err: ErrRevoked})
+			}
+		}
+		if len(rows) < revokePage {
+			return
+		}
+	}
+}
+
+// revokePage is how many queued sends failQueued reads at a time.
+const revokePage = 256
 
 // onError routes an ERROR frame to the request it answers.
 func (e *engine) onError(m wire.Message, now time.Time) {

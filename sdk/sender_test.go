@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -213,5 +214,45 @@ func TestAuthRefusedAndWrongUserAreTerminal(t *testing.T) {
 	h.frame(contract.OpAuthOK, h.lastSent(contract.OpAuth).id, &qimv1.AuthOk{UserId: uint64(self) + 1})
 	if h.e.end == nil || !h.e.end.terminal || len(h.sent(contract.OpPullMailbox)) != 0 {
 		t.Fatalf("AUTH_OK for another user: %+v", h.e.end)
+	}
+}
+
+// A revocation (KICKED LOGGED_OUT or BANNED) fails every queued send visibly, keeps the one in
+// flight (the server may have committed it), and REPLACED fails nothing.
+func TestRevocationFailsQueuedSends(t *testing.T) {
+	for _, tc := range []struct {
+		reason contract.KickReason
+		failed int
+	}{{contract.KickLoggedOut, 2}, {contract.KickBanned, 2}, {contract.KickReplaced, 0}} {
+		h := newHarness(t)
+		h.e.cfg.MaxInflightSends = 1
+		first := h.addPending("in flight")
+		h.addPending("queued 1")
+		h.addPending("queued 2")
+		h.connect()
+		h.answerPull(false)
+		if s := sendCmids(t, h.sent(contract.OpSend)); len(s) != 1 || s[0] != first.ClientMessageID {
+			t.Fatalf("reason %d: in flight %v, want the first send only", tc.reason, s)
+		}
+		h.frame(contract.OpKicked, 0, &qimv1.Kicked{Reason: uint32(tc.reason)})
+		failed := 0
+		for _, ev := range h.events {
+			if f, ok := ev.(Failed); ok {
+				failed++
+				if f.ClientMessageID == first.ClientMessageID || !errors.Is(f.Err, ErrRevoked) || f.Code != contract.ErrCodeUnauthorized {
+					t.Fatalf("reason %d: %+v", tc.reason, f)
+				}
+			}
+		}
+		all, _ := h.st.PendingAll(ctxBG)
+		queued := 0
+		for _, p := range all {
+			if p.State == PendingQueued {
+				queued++
+			}
+		}
+		if failed != tc.failed || queued != 3-tc.failed {
+			t.Fatalf("reason %d: %d Failed events, %d still queued; want %d and %d", tc.reason, failed, queued, tc.failed, 3-tc.failed)
+		}
 	}
 }
