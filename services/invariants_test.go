@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/admin"
 	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
@@ -24,6 +25,7 @@ func TestInvariantCountersMatchContract(t *testing.T) {
 		"session":  session.InvariantCounters(),
 		"gateway":  gateway.InvariantCounters(),
 		"archiver": archiver.InvariantCounters(),
+		"admin":    admin.InvariantCounters(),
 	}
 	var names []string
 	for _, p := range programs() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/qim-dev/qim/services/admin"
 	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
@@ -55,6 +56,10 @@ func programs() []program {
 				"history_index, at LOCAL_QUORUM), commits its Outbox position only after that, and publishes the archive\n" +
 				"watermark. The keyspace must be migrated first: qimctl cql migrate.",
 			describe(archiver.DefaultConfig()), runner(archiver.FromEnv, archiver.New), true},
+		{"admin", "AdminAPI", "Run the admin API (HTTP/JSON: revocations, dev tokens; API keys with scopes, audit log)",
+			"Serves the admin API for operators and product backends (docs/admin-api.json): every call needs an API\n" +
+				"key holding the route's scope (QIM_ADMIN_KEYS) and is written to the audit log.",
+			describe(admin.DefaultConfig()), runner(admin.FromEnv, admin.New), true},
 	}
 }
 

@@ -40,7 +40,7 @@ command could not run.`,
   qimctl healthz http://127.0.0.1:9100/healthz
   qimctl cql migrate --cql-hosts 127.0.0.1:9042 --replication-factor 1`,
 	}
-	root.AddCommand(newTokenCmd(), newRevokeCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd(),
+	root.AddCommand(newTokenCmd(), newRevokeCmd(), newAdminCmd(), newAuditCmd(), newMembershipCmd(), newCQLCmd(), newHistoryCmd(), newCertsCmd(),
 		newKafkaCmd(), newHealthzCmd(&healthzOptions{}))
 	cmdline.Setup(root, cmdline.RefuseUnknownEnv(services.CheckEnviron))
 	return root

@@ -16,12 +16,14 @@ import (
 
 // revokeOptions are the flags of `qimctl revoke`.
 type revokeOptions struct {
-	redis  string // QIM_REDIS_ADDR
-	tenant string
-	user   uint64
-	device string
-	before string // RFC 3339, or "now"
-	lift   bool
+	admin   string // the admin API's base URL; empty: the core Redis directly
+	keyFile string // the admin API key
+	redis   string // QIM_REDIS_ADDR
+	tenant  string
+	user    uint64
+	device  string
+	before  string // RFC 3339, or "now"
+	lift    bool
 }
 
 func newRevokeCmd() *cobra.Command {
@@ -38,14 +40,17 @@ the revocation (live sessions are not affected). docs/identity.md#revocation.
 Examples:
   QIM_REDIS_ADDR=127.0.0.1:6379 qimctl revoke --user 42 --device phone
   qimctl revoke --user 42 --before 2026-12-06T10:00:00Z     # every device
-  qimctl revoke --user 42 --device phone --lift`,
+  qimctl revoke --user 42 --device phone --lift
+  qimctl revoke --user 42 --admin http://10.0.0.9:7300 --admin-key-file ops.key   # audited`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRevoke(cmd.Context(), opts, os.Getenv, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.redis, "redis", "", "core Redis host:port (default $QIM_REDIS_ADDR)")
+	f.StringVar(&opts.admin, "admin", "", "the admin API's base URL (http://host:port): revoke through it, audited, instead of writing the core Redis")
+	f.StringVar(&opts.keyFile, "admin-key-file", "", "file holding the admin API key (with --admin)")
+	f.StringVar(&opts.redis, "redis", "", "core Redis host:port without --admin (default $QIM_REDIS_ADDR)")
 	f.StringVar(&opts.tenant, "tenant", "", "tenant id as 32 hex digits (default: tenant 0)")
 	f.Uint64Var(&opts.user, "user", 0, "user id (required)")
 	f.StringVar(&opts.device, "device", revocation.AllDevices, "device id (default: every device of the user)")
@@ -58,6 +63,9 @@ func runRevoke(ctx context.Context, o *revokeOptions, getenv func(string) string
 	r, err := o.revocation()
 	if err != nil {
 		return err
+	}
+	if o.admin != "" {
+		return revokeThroughAdmin(ctx, o, r, out)
 	}
 	addr := firstNonEmpty(o.redis, getenv("QIM_REDIS_ADDR"))
 	if addr == "" {

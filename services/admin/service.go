@@ -1,0 +1,109 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/qim-dev/qim/services/internal/lifecycle"
+	"github.com/qim-dev/qim/services/internal/obs"
+)
+
+// storeTimeout bounds one request's store calls; a store slower than this is answered 503.
+const storeTimeout = 5 * time.Second
+
+type redisCmdable = redis.Cmdable
+
+type metrics struct {
+	requests *prometheus.CounterVec // route, status
+}
+
+// Service is the admin API process.
+type Service struct {
+	cfg  Config
+	log  *slog.Logger
+	reg  *obs.Registry
+	proc *lifecycle.Process
+	api  *api
+}
+
+// New validates the configuration (the keys file is read now). Nothing is contacted until Run.
+func New(cfg Config, log *slog.Logger) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("service", "admin")
+	reg := obs.NewRegistry("admin")
+	m := &metrics{requests: reg.CounterVec("qim_admin_requests_total", "Admin API requests, by route and HTTP status.", "route", "status")}
+	s := &Service{cfg: cfg, log: log, reg: reg, proc: lifecycle.New("admin", log, reg, cfg.MetricsAddr)}
+	s.api = &api{keys: cfg.keys, secret: cfg.TokenSecret, log: log, m: m, timeout: storeTimeout}
+	return s, nil
+}
+
+// Handler is the API's HTTP handler (the routes, and GET /v1/openapi.json without a key).
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range routes() {
+		mux.HandleFunc(rt.method+" "+rt.path, s.api.handler(rt))
+	}
+	mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(OpenAPI())
+	})
+	return mux
+}
+
+// InvariantCounters: the admin API keeps no invariant counter (it stores through the stores'
+// own checked paths).
+func InvariantCounters() []string { return nil }
+
+// Run serves until ctx ends. Start-up fails closed on an unreachable core Redis.
+func (s *Service) Run(ctx context.Context) error {
+	return s.proc.Run(ctx, s.start, s.ready)
+}
+
+func (s *Service) start(ctx context.Context) error {
+	rdb := redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, DialTimeout: storeTimeout, ReadTimeout: storeTimeout, WriteTimeout: storeTimeout})
+	s.proc.OnClose("redis", rdb.Close)
+	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, func(error) bool { return false }); err != nil {
+		return fmt.Errorf("admin: refusing to start: core Redis %s: %w", s.cfg.RedisAddr, err)
+	}
+	s.api.rdb = rdb
+	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("admin: listen on %s: %w (set QIM_ADMIN_LISTEN to another address)", s.cfg.ListenAddr, err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	s.proc.OnClose("listener", func() error { _ = ln.Close(); return nil })
+	s.proc.Go("http", func(ctx context.Context) error {
+		stop := context.AfterFunc(ctx, func() {
+			sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		})
+		defer stop()
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("admin: serve: %w", err)
+		}
+		return nil
+	})
+	s.log.Info("admin: serving", "addr", ln.Addr().String(), "keys", len(s.cfg.keys), "dev_tokens", len(s.cfg.TokenSecret) != 0)
+	return nil
+}
+
+func (s *Service) ready(ctx context.Context) error {
+	if err := s.api.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("admin: core redis: %w", err)
+	}
+	return nil
+}
