@@ -34,8 +34,9 @@ import (
 	"github.com/qim-dev/qim/contract"
 )
 
-// Channel is the Redis Pub/Sub channel of revocation changes.
-const Channel = "qim:revocations"
+// Channel is the Redis Pub/Sub channel of revocation changes. Not "qim:…": that prefix names
+// keys, each of which belongs to a key family (services/inspect); a channel stores nothing.
+const Channel = "qim.revocations"
 
 // KeyPrefix starts every revocation hash: qim:revoke:<tenant 32 hex>:<user decimal>.
 const KeyPrefix = "qim:revoke:"
