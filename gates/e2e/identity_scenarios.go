@@ -33,6 +33,7 @@ func IdentityScenarios() []Scenario {
 		{"connect-webhook-accepts-refuses-and-fails-closed", needs(NeedsIdP, scenarioWebhook)},
 		{"failed-auth-flood-from-one-address-is-limited", needs(NeedsIdP, scenarioAuthFlood)},
 		{"revoked-device-cut-off-within-a-second", needs(NeedsIdP, scenarioRevocation)},
+		{"admin-api-revokes-with-an-audited-key", needs(NeedsIdP, scenarioAdminAPI)},
 	}
 }
 

@@ -48,13 +48,8 @@ func scenarioRevocation(ctx context.Context, e *Env) error {
 	if err := revocation.Revoke(ctx, rdb, r); err != nil {
 		return err
 	}
-	select {
-	case k := <-victim.Kicked():
-		if took := time.Since(start); contract.KickReason(k.GetReason()) != contract.KickLoggedOut || took > revocationBound {
-			return fmt.Errorf("KICKED reason %d after %s, want LOGGED_OUT within %s", k.GetReason(), took, revocationBound)
-		}
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("the revoked device was not kicked 10 s after the revocation")
+	if err := expectRevokedKick(victim, start); err != nil {
+		return err
 	}
 	if _, err := other.Ping(ctx); err != nil {
 		return fmt.Errorf("the user's other device lost its session: %w", err)
@@ -84,4 +79,18 @@ func (e *Env) authAt(ctx context.Context, gateway, token string) (*Client, error
 		return nil, err
 	}
 	return c, nil
+}
+
+// expectRevokedKick waits for KICKED LOGGED_OUT on c and holds it to revocationBound from
+// start (the 10 s wait is a hang guard).
+func expectRevokedKick(c *Client, start time.Time) error {
+	select {
+	case k := <-c.Kicked():
+		if took := time.Since(start); contract.KickReason(k.GetReason()) != contract.KickLoggedOut || took > revocationBound {
+			return fmt.Errorf("KICKED reason %d after %s, want LOGGED_OUT within %s", k.GetReason(), took, revocationBound)
+		}
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("the revoked device was not kicked 10 s after the revocation")
+	}
 }
