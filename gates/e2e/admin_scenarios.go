@@ -29,7 +29,7 @@ func scenarioAdminAPI(ctx context.Context, e *Env) error {
 	if err := adminCall(ctx, a.URL, a.Key, http.MethodPost, "/v1/dev-tokens", admin.DevTokenRequest{Tenant: e.Tenant.String(), User: uint64(u), Device: "admin-phone"}, 200, &tok); err != nil {
 		return err
 	}
-	c, err := e.authAt(ctx, e.GatewayOf(u), tok.Token)
+	c, _, err := e.authAt(ctx, e.GatewayOf(u), tok.Token, "")
 	if err != nil {
 		return fmt.Errorf("the minted dev token: %w", err)
 	}
@@ -45,13 +45,13 @@ func scenarioAdminAPI(ctx context.Context, e *Env) error {
 	if err := expectRevokedKick(c, start); err != nil {
 		return fmt.Errorf("through the admin API: %w", err)
 	}
-	if _, err := e.authAt(ctx, e.GatewayOf(u), tok.Token); !isServerError(err, contract.ErrCodeUnauthorized, "credential revoked") {
+	if _, _, err := e.authAt(ctx, e.GatewayOf(u), tok.Token, ""); !isServerError(err, contract.ErrCodeUnauthorized, "credential revoked") {
 		return fmt.Errorf("the revoked token: %v, want UNAUTHORIZED \"credential revoked\"", err)
 	}
 	if err := adminCall(ctx, a.URL, a.Key, http.MethodDelete, "/v1/revocations", req, 204, nil); err != nil {
 		return err
 	}
-	again, err := e.authAt(ctx, e.GatewayOf(u), tok.Token)
+	again, _, err := e.authAt(ctx, e.GatewayOf(u), tok.Token, "")
 	if err != nil {
 		return fmt.Errorf("the token after the lift: %w", err)
 	}

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/qim-dev/qim/gates/stack"
-	"github.com/qim-dev/qim/gates/svc"
 )
 
 // TestGroupScenarios runs the group scenarios on a fresh stack (the developer loop; gate 4 runs
@@ -23,24 +20,7 @@ func TestGroupScenarios(t *testing.T) {
 		t.Skip("set E2E_GROUPS=1 to run the group scenarios against a fresh stack")
 	}
 	ctx := context.Background()
-	st := stack.NewProcess(stack.WithProgress(os.Stderr))
-	if err := st.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Down(ctx) })
-	bin, err := svc.Build(ctx, "../..", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := svc.New(bin, st.Endpoints())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.StartAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set.StopAll() })
-	ep := st.Endpoints()
+	set, ep := freshDeployment(t, 1)
 	newEnv := func(gateway string) *Env {
 		return NewEnv(gateway, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
 	}

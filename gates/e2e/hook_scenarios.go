@@ -18,19 +18,12 @@ func scenarioWebhook(ctx context.Context, e *Env) error {
 	idp, u := e.idp(), e.User()
 	tok := authntest.HookToken(uint64(u), e.Tenant.Lo, "", time.Hour)
 	auth := func(token, device string) (*Client, error) {
-		c, err := Dial(ctx, e.GatewayOf(u))
-		if err != nil {
-			return nil, err
-		}
-		ok, err := c.Auth(ctx, token, device, 0)
+		c, ok, err := e.authAt(ctx, e.GatewayOf(u), token, device)
 		if err == nil && ok.GetUserId() != uint64(u) {
-			err = fmt.Errorf("AUTH_OK names user %d, the hook %d", ok.GetUserId(), u)
-		}
-		if err != nil {
 			c.Close()
-			return nil, err
+			return nil, fmt.Errorf("AUTH_OK names user %d, the hook %d", ok.GetUserId(), u)
 		}
-		return c, nil
+		return c, err
 	}
 	c, err := auth(tok, "hooked")
 	if err != nil {

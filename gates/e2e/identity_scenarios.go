@@ -60,13 +60,8 @@ func (e *Env) loginJWT(ctx context.Context, gateway, kid string, user contract.U
 	if err != nil {
 		return nil, err
 	}
-	c, err := Dial(ctx, gateway)
+	c, ok, err := e.authAt(ctx, gateway, tok, "")
 	if err != nil {
-		return nil, err
-	}
-	ok, err := c.Auth(ctx, tok, "", 0)
-	if err != nil {
-		c.Close()
 		return nil, fmt.Errorf("AUTH with a %s JWT at %s: %w", kid, gateway, err)
 	}
 	if ok.GetUserId() != uint64(user) {
@@ -74,6 +69,21 @@ func (e *Env) loginJWT(ctx context.Context, gateway, kid string, user contract.U
 		return nil, fmt.Errorf("AUTH_OK names user %d, the token %d", ok.GetUserId(), user)
 	}
 	return c, nil
+}
+
+// authAt dials gateway and authenticates with token (and device_id device); the connection is
+// closed again when AUTH fails.
+func (e *Env) authAt(ctx context.Context, gateway, token, device string) (*Client, *qimv1.AuthOk, error) {
+	c, err := Dial(ctx, gateway)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, err := c.Auth(ctx, token, device, 0)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, ok, nil
 }
 
 // Each algorithm's JWKS key logs a user in, and the logins carry traffic: the EdDSA user's
@@ -117,20 +127,12 @@ func scenarioJWTUserToken(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	c, err := Dial(ctx, e.GatewayOf(u))
+	c, _, err := e.authAt(ctx, e.GatewayOf(u), tok, "tablet")
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.Auth(ctx, tok, "tablet", 0); err != nil {
 		return fmt.Errorf("user-level token with device_id: %w", err)
 	}
-	bare, err := Dial(ctx, e.GatewayOf(u))
-	if err != nil {
-		return err
-	}
-	defer bare.Close()
-	if _, err := bare.Auth(ctx, tok, "", 0); !isCode(err, contract.ErrCodeUnauthorized) {
+	defer c.Close()
+	if _, _, err := e.authAt(ctx, e.GatewayOf(u), tok, ""); !isCode(err, contract.ErrCodeUnauthorized) {
 		return fmt.Errorf("user-level token without device_id: %v, want UNAUTHORIZED", err)
 	}
 	return nil
@@ -175,14 +177,11 @@ func scenarioJWTExpiry(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	c, err := Dial(ctx, e.GatewayOf(u))
+	c, _, err := e.authAt(ctx, e.GatewayOf(u), tok, "")
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.Auth(ctx, tok, "", 0); err != nil {
 		return fmt.Errorf("AUTH with a token expiring at %s: %w", exp.Format(time.TimeOnly), err)
 	}
+	defer c.Close()
 	select {
 	case k := <-c.Kicked():
 		if contract.KickReason(k.GetReason()) != contract.KickCredentialExpired {

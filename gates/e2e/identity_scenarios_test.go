@@ -5,9 +5,6 @@ import (
 	"os"
 	"testing"
 	"time"
-
-	"github.com/qim-dev/qim/gates/stack"
-	"github.com/qim-dev/qim/gates/svc"
 )
 
 // TestIdentityScenarios runs the JWT scenarios on a fresh stack (the developer loop; gate 4 runs
@@ -20,28 +17,11 @@ func TestIdentityScenarios(t *testing.T) {
 		t.Skip("set E2E_IDENTITY=1 to run the identity scenarios against a fresh stack")
 	}
 	ctx := context.Background()
-	st := stack.NewProcess(stack.WithProgress(os.Stderr))
-	if err := st.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Down(ctx) })
-	bin, err := svc.Build(ctx, "../..", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 1
 	if os.Getenv("E2E_IDENTITY") == "2" {
 		n = 2 // two gateways: the rotation must cost one fetch each
 	}
-	set, err := svc.NewInstances(bin, st.Endpoints(), n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.StartAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set.StopAll() })
-	ep := st.Endpoints()
+	set, ep := freshDeployment(t, n)
 	e := NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
 	e.RedisCore = ep.RedisCore
 	if n > 1 {

@@ -32,7 +32,7 @@ func scenarioRevocation(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	victim, err := e.authAt(ctx, gw, old)
+	victim, _, err := e.authAt(ctx, gw, old, "")
 	if err != nil {
 		return fmt.Errorf("the device's login: %w", err)
 	}
@@ -54,31 +54,18 @@ func scenarioRevocation(ctx context.Context, e *Env) error {
 	if _, err := other.Ping(ctx); err != nil {
 		return fmt.Errorf("the user's other device lost its session: %w", err)
 	}
-	if _, err := e.authAt(ctx, gw, old); !isServerError(err, contract.ErrCodeUnauthorized, "credential revoked") {
+	if _, _, err := e.authAt(ctx, gw, old, ""); !isServerError(err, contract.ErrCodeUnauthorized, "credential revoked") {
 		return fmt.Errorf("the revoked token: %v, want UNAUTHORIZED \"credential revoked\"", err)
 	}
 	fresh, err := e.JWT(kid, u, "revoked-phone", issued(r.NotBefore.Truncate(time.Second).Add(time.Second)))
 	if err != nil {
 		return err
 	}
-	again, err := e.authAt(ctx, gw, fresh)
+	again, _, err := e.authAt(ctx, gw, fresh, "")
 	if err != nil {
 		return fmt.Errorf("a token issued after the revocation: %w", err)
 	}
 	return again.Close()
-}
-
-// authAt dials gateway and authenticates with token.
-func (e *Env) authAt(ctx context.Context, gateway, token string) (*Client, error) {
-	c, err := Dial(ctx, gateway)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.Auth(ctx, token, "", 0); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
 }
 
 // expectRevokedKick waits for KICKED LOGGED_OUT on c and holds it to revocationBound from

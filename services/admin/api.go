@@ -32,9 +32,10 @@ func routes() []route {
 	return []route{
 		{http.MethodPost, "/v1/revocations", ScopeRevocations,
 			"Refuse a user's or a device's credentials issued before a time, and end their live sessions",
-			RevocationRequest{}, RevocationResponse{}, revoke},
+			RevocationRequest{}, RevocationResponse{}, revocationRoute(revocation.Revoke, http.StatusOK)},
 		{http.MethodDelete, "/v1/revocations", ScopeRevocations,
-			"Lift a revocation (live sessions are not affected)", RevocationRequest{}, nil, lift},
+			"Lift a revocation (live sessions are not affected)", RevocationRequest{}, nil,
+			revocationRoute(revocation.Lift, http.StatusNoContent)},
 		{http.MethodPost, "/v1/dev-tokens", ScopeDevTokens,
 			"Mint a dev token (tests and demos; the route answers 404 without QIM_TOKEN_SECRET)",
 			DevTokenRequest{}, DevTokenResponse{}, devToken},
@@ -100,36 +101,27 @@ func parseTenant(s string) (contract.TenantID, error) {
 	return t, nil
 }
 
-func revoke(ctx context.Context, a *api, body []byte) (int, any, []any, error) {
-	var req RevocationRequest
-	if err := decode(body, &req); err != nil {
-		return 0, nil, nil, err
+// revocationRoute is the handler of both revocation routes: store (Revoke or Lift) the
+// request's revocation and answer ok.
+func revocationRoute(store func(context.Context, redisCmdable, revocation.Revocation) error, ok int) func(context.Context, *api, []byte) (int, any, []any, error) {
+	return func(ctx context.Context, a *api, body []byte) (int, any, []any, error) {
+		var req RevocationRequest
+		if err := decode(body, &req); err != nil {
+			return 0, nil, nil, err
+		}
+		rv, err := req.revocation()
+		audit := []any{"user", req.User, "device", rv.Device}
+		if err != nil {
+			return 0, nil, audit, err
+		}
+		if err := store(ctx, a.rdb, rv); err != nil {
+			return 0, nil, audit, err
+		}
+		if ok == http.StatusNoContent {
+			return ok, nil, audit, nil
+		}
+		return ok, RevocationResponse{NotBefore: rv.NotBefore.UTC().Format(time.RFC3339Nano)}, audit, nil
 	}
-	rv, err := req.revocation()
-	audit := []any{"user", req.User, "device", rv.Device}
-	if err != nil {
-		return 0, nil, audit, err
-	}
-	if err := revocation.Revoke(ctx, a.rdb, rv); err != nil {
-		return 0, nil, audit, err
-	}
-	return http.StatusOK, RevocationResponse{NotBefore: rv.NotBefore.UTC().Format(time.RFC3339Nano)}, audit, nil
-}
-
-func lift(ctx context.Context, a *api, body []byte) (int, any, []any, error) {
-	var req RevocationRequest
-	if err := decode(body, &req); err != nil {
-		return 0, nil, nil, err
-	}
-	rv, err := req.revocation()
-	audit := []any{"user", req.User, "device", rv.Device}
-	if err != nil {
-		return 0, nil, audit, err
-	}
-	if err := revocation.Lift(ctx, a.rdb, rv); err != nil {
-		return 0, nil, audit, err
-	}
-	return http.StatusNoContent, nil, audit, nil
 }
 
 // maxDevTokenTTL bounds a minted dev token's life.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -187,8 +188,8 @@ func parseTenant(s string) (contract.TenantID, error) {
 	if len(s) == 32 {
 		return contract.ParseU128(s)
 	}
-	var v uint64
-	if _, err := fmt.Sscanf(s, "%d", &v); err != nil || fmt.Sprint(v) != s {
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || strconv.FormatUint(v, 10) != s {
 		return contract.TenantID{}, fmt.Errorf("tenant %q: want 32 hex digits or a decimal", s)
 	}
 	return contract.TenantID{Lo: v}, nil
