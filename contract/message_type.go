@@ -63,7 +63,29 @@ const (
 	// KickCredentialExpired: the token the session authenticated with reached its expiry;
 	// the client reconnects with a fresh one.
 	KickCredentialExpired KickReason = 5
+	// KickByAdmin: an operator ended the session (the admin API's kick). The credential stays
+	// valid: the client does not reconnect on its own, but a new sign-in is accepted.
+	KickByAdmin KickReason = 6
 )
+
+// String is the reason's name in docs/protocol.md.
+func (r KickReason) String() string {
+	switch r {
+	case KickReplaced:
+		return "REPLACED"
+	case KickLoggedOut:
+		return "LOGGED_OUT"
+	case KickBanned:
+		return "BANNED"
+	case KickServerDrain:
+		return "SERVER_DRAIN"
+	case KickCredentialExpired:
+		return "CREDENTIAL_EXPIRED"
+	case KickByAdmin:
+		return "KICKED_BY_ADMIN"
+	}
+	return "UNSPECIFIED"
+}
 
 // EventType is the kind of a mailbox event. At most one event of each type exists per
 // (user, mailbox_seq), which with the 8-entry cap bounds an event group.

@@ -92,7 +92,7 @@ var opcodeTable = []OpcodeInfo{
 	{OpPong, "PONG", Both, "Pong", true, true,
 		"sent only in answer to a PING; a client PONG counts as liveness and gets no reply"},
 	{OpKicked, "KICKED", Downlink, "Kicked", true, true,
-		"last frame before a server-initiated close (REPLACED, SERVER_DRAIN, CREDENTIAL_EXPIRED); request id 0"},
+		"last frame before a server-initiated close (REPLACED, LOGGED_OUT, SERVER_DRAIN, CREDENTIAL_EXPIRED, KICKED_BY_ADMIN); request id 0"},
 	{OpError, "ERROR", Downlink, "ErrorFrame", true, true,
 		"answers a failed request; last frame only in the cases of the connection table"},
 	{OpLogout, "LOGOUT", Uplink, "Logout", false, true,

@@ -102,6 +102,8 @@ var protocolCases = []ProtocolCase{
 		OpKicked, 0, KickLoggedOut, true, "do not reconnect without a new sign-in: the same token is refused (credential revoked)"},
 	{"credential_expired", AfterAuth, "the token the session authenticated with reaches its expiry (exp of a JWT, expires_at_ms of a dev token)",
 		OpKicked, 0, KickCredentialExpired, true, "reconnect with a fresh token; the Go SDK asks its TokenSource again"},
+	{"kicked_by_admin", AfterAuth, "an operator kicks the session's user or device through the admin API (POST /v1/kicks); the credential stays valid",
+		OpKicked, 0, KickByAdmin, true, "do not reconnect automatically; a new sign-in (even with the same token) is accepted"},
 	{"second_auth", AfterAuth, "AUTH on an authenticated connection",
 		OpError, ErrCodeInvalidArgument, 0, false, "none needed; the session is unchanged"},
 	{"request_too_large", AfterAuth, "a request other than SEND is above 64 KiB (after reassembly and decompression)",

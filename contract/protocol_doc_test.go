@@ -95,9 +95,6 @@ func TestProtocolDocErrors(t *testing.T) {
 	CheckProtocolDocSection(t, "errors", b.String())
 }
 
-var kickText = map[KickReason]string{KickUnspecified: "UNSPECIFIED", KickReplaced: "REPLACED", KickLoggedOut: "LOGGED_OUT",
-	KickBanned: "BANNED", KickServerDrain: "SERVER_DRAIN"}
-
 func TestProtocolDocConnectionCases(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| case | when | condition | the server sends | then | the client should |\n")
@@ -108,7 +105,7 @@ func TestProtocolDocConnectionCases(t *testing.T) {
 		case OpError:
 			sends = "ERROR " + pc.Error.String()
 		case OpKicked:
-			sends = "KICKED " + kickText[pc.Kick]
+			sends = "KICKED " + pc.Kick.String()
 		}
 		then := "connection stays open"
 		if pc.Closes {

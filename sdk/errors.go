@@ -19,8 +19,9 @@ var (
 	// ErrUnauthorized ends the connection loop: the server refused the token. Reconnecting with
 	// the same credential cannot help; Connect again once the token source has a new one.
 	ErrUnauthorized = errors.New("sdk: credentials refused")
-	// ErrKicked ends the connection loop after KICKED{REPLACED, LOGGED_OUT, BANNED}: a replaced
-	// device must not reconnect on its own, or two devices would evict each other forever.
+	// ErrKicked ends the connection loop after KICKED{REPLACED, LOGGED_OUT, BANNED,
+	// KICKED_BY_ADMIN}: a replaced device must not reconnect on its own, or two devices would
+	// evict each other forever, and an operator's kick would be undone at once.
 	ErrKicked = errors.New("sdk: kicked by the server")
 	// ErrRevoked is the Failed.Err of a queued send after the server revoked this installation's
 	// credential (KICKED LOGGED_OUT or BANNED): the connection loop has stopped for good, so

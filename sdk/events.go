@@ -62,7 +62,7 @@ type Failed struct {
 }
 
 // Kicked: the server closed the connection on purpose. When Reconnect is false (REPLACED,
-// LOGGED_OUT, BANNED) the connection loop has stopped for good.
+// KICKED_BY_ADMIN, LOGGED_OUT, BANNED) the connection loop has stopped for good.
 type Kicked struct {
 	Reason    contract.KickReason
 	Detail    string

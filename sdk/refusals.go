@@ -1,7 +1,7 @@
 package sdk
 
-// Server-initiated ends and refusals: KICKED ends the connection (and, for REPLACED, LOGGED_OUT
-// and BANNED, the loop), and an ERROR frame is routed to the request it answers, whose owner
+// Server-initiated ends and refusals: KICKED ends the connection (and, for REPLACED, LOGGED_OUT,
+// BANNED and KICKED_BY_ADMIN, the loop), and an ERROR frame is routed to the request it answers, whose owner
 // decides between retrying, failing the request for good and dropping the connection.
 
 import (
@@ -20,10 +20,10 @@ func (e *engine) onKicked(m wire.Message) {
 	_ = proto.Unmarshal(m.Payload, &k) // an undecodable KICKED is still a kick: UNSPECIFIED
 	reason := contract.KickReason(k.GetReason())
 	switch reason {
-	case contract.KickReplaced, contract.KickLoggedOut, contract.KickBanned:
+	case contract.KickReplaced, contract.KickLoggedOut, contract.KickBanned, contract.KickByAdmin:
 		e.emit(Kicked{Reason: reason, Detail: k.GetDetail()})
 		e.terminate(fmt.Errorf("%w (reason %d)", ErrKicked, reason))
-		if reason != contract.KickReplaced {
+		if reason == contract.KickLoggedOut || reason == contract.KickBanned {
 			e.failQueued()
 		}
 	default:
@@ -37,8 +37,8 @@ func (e *engine) onKicked(m wire.Message) {
 // flight: the credential is revoked, the loop stops, and a send left queued would never end. A
 // send in flight keeps its row: the server may have committed it, and a Failed would then
 // contradict what the user's other devices show; the next sign-in on this store resolves it
-// (its own mailbox copy, or an idempotent resend). REPLACED keeps everything: the device id
-// lives on in another installation, and this one may connect again.
+// (its own mailbox copy, or an idempotent resend). REPLACED and KICKED_BY_ADMIN keep everything: the credential is still
+// good, and this installation may connect again (a new Connect sends them).
 func (e *engine) failQueued() {
 	for after := int64(-1); ; {
 		rows, err := e.st.QueuedAfter(storeCtx, after, revokePage)

@@ -175,7 +175,9 @@ func TestKickReplacedStopsForGood(t *testing.T) {
 		{contract.KickReplaced, true, false},
 		{contract.KickLoggedOut, true, false},
 		{contract.KickBanned, true, false},
+		{contract.KickByAdmin, true, false},
 		{contract.KickServerDrain, false, true},
+		{contract.KickCredentialExpired, false, true},
 		{contract.KickReason(99), false, true},
 	}
 	for _, tc := range tests {
@@ -218,12 +220,12 @@ func TestAuthRefusedAndWrongUserAreTerminal(t *testing.T) {
 }
 
 // A revocation (KICKED LOGGED_OUT or BANNED) fails every queued send visibly, keeps the one in
-// flight (the server may have committed it), and REPLACED fails nothing.
+// flight (the server may have committed it); REPLACED and KICKED_BY_ADMIN fail nothing.
 func TestRevocationFailsQueuedSends(t *testing.T) {
 	for _, tc := range []struct {
 		reason contract.KickReason
 		failed int
-	}{{contract.KickLoggedOut, 2}, {contract.KickBanned, 2}, {contract.KickReplaced, 0}} {
+	}{{contract.KickLoggedOut, 2}, {contract.KickBanned, 2}, {contract.KickReplaced, 0}, {contract.KickByAdmin, 0}} {
 		h := newHarness(t)
 		h.e.cfg.MaxInflightSends = 1
 		first := h.addPending("in flight")

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,8 @@ holder, add the entry to the file's "keys" list, restart the admin API.
 
 Examples:
   qimctl admin key --id ops --scopes revocations
-  qimctl admin key --id ci --scopes revocations,dev_tokens`,
+  qimctl admin key --id ci --scopes revocations,dev_tokens
+  qimctl admin key --id backend --scopes sessions,groups`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := make([]byte, 32)
@@ -39,13 +41,19 @@ Examples:
 				return err
 			}
 			k := base64.RawURLEncoding.EncodeToString(b)
-			entry, _ := json.Marshal(map[string]any{"id": id, "sha256": admin.KeyDigest(k), "scopes": strings.Split(scopes, ",")})
+			list := strings.Split(scopes, ",")
+			for _, sc := range list {
+				if !slices.Contains(admin.Scopes(), sc) {
+					return fmt.Errorf("qimctl admin key: unknown scope %q (want one of %s)", sc, strings.Join(admin.Scopes(), ", "))
+				}
+			}
+			entry, _ := json.Marshal(map[string]any{"id": id, "sha256": admin.KeyDigest(k), "scopes": list})
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\n%s\n", k, entry)
 			return nil
 		},
 	}
 	key.Flags().StringVar(&id, "id", "", "the key's name in the audit log (required)")
-	key.Flags().StringVar(&scopes, "scopes", "", "comma-separated scopes: revocations, dev_tokens (required)")
+	key.Flags().StringVar(&scopes, "scopes", "", "comma-separated scopes: "+strings.Join(admin.Scopes(), ", ")+" (required)")
 	_ = key.MarkFlagRequired("id")
 	_ = key.MarkFlagRequired("scopes")
 	cmd.AddCommand(key)

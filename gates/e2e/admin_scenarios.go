@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -78,8 +79,12 @@ func checkAudit(path, keyID, key, token string) error {
 
 // adminCall sends body to the admin API and checks the status; out receives a JSON answer.
 func adminCall(ctx context.Context, base, key, method, path string, body any, want int, out any) error {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(b))
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return err
 	}

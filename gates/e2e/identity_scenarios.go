@@ -34,6 +34,7 @@ func IdentityScenarios() []Scenario {
 		{"failed-auth-flood-from-one-address-is-limited", needs(NeedsIdP, scenarioAuthFlood)},
 		{"revoked-device-cut-off-within-a-second", needs(NeedsIdP, scenarioRevocation)},
 		{"admin-api-revokes-with-an-audited-key", needs(NeedsIdP, scenarioAdminAPI)},
+		{"admin-api-kicks-lists-devices-and-changes-groups", needs(NeedsIdP, scenarioAdminSessionsAndGroups)},
 	}
 }
 

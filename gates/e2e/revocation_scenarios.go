@@ -71,13 +71,18 @@ func scenarioRevocation(ctx context.Context, e *Env) error {
 // expectRevokedKick waits for KICKED LOGGED_OUT on c and holds it to revocationBound from
 // start (the 10 s wait is a hang guard).
 func expectRevokedKick(c *Client, start time.Time) error {
+	return expectKick(c, start, contract.KickLoggedOut)
+}
+
+// expectKick waits for KICKED with reason within revocationBound of start.
+func expectKick(c *Client, start time.Time, reason contract.KickReason) error {
 	select {
 	case k := <-c.Kicked():
-		if took := time.Since(start); contract.KickReason(k.GetReason()) != contract.KickLoggedOut || took > revocationBound {
-			return fmt.Errorf("KICKED reason %d after %s, want LOGGED_OUT within %s", k.GetReason(), took, revocationBound)
+		if took := time.Since(start); contract.KickReason(k.GetReason()) != reason || took > revocationBound {
+			return fmt.Errorf("KICKED %s after %s, want %s within %s", contract.KickReason(k.GetReason()), took, reason, revocationBound)
 		}
 		return nil
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("the revoked device was not kicked 10 s after the revocation")
+		return fmt.Errorf("no KICKED %s 10 s after the call", reason)
 	}
 }

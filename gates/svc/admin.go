@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/qim-dev/qim/gates/ports"
@@ -35,7 +36,7 @@ func (s *Set) StartAdmin(ctx context.Context) (*Admin, error) {
 	}
 	a := &Admin{Key: hex.EncodeToString(b), KeyID: "gate", LogPath: filepath.Join(s.dir, "admin.log")}
 	keys := filepath.Join(s.dir, "admin-keys.json")
-	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
+	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens","sessions","groups"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
 	if err := os.WriteFile(keys, []byte(entry), 0o600); err != nil {
 		return nil, fmt.Errorf("svc: admin keys: %w", err)
 	}
@@ -45,9 +46,9 @@ func (s *Set) StartAdmin(ctx context.Context) (*Admin, error) {
 	}
 	listen, metrics := net.JoinHostPort("127.0.0.1", strconv.Itoa(ps[0])), net.JoinHostPort("127.0.0.1", strconv.Itoa(ps[1]))
 	a.URL = "http://" + listen
-	a.p, err = proc.Start(proc.Spec{Name: "admin", Argv: []string{s.bin, "admin"}, LogPath: a.LogPath,
-		Env: proc.BaseEnv("QIM_ADMIN_LISTEN="+listen, "QIM_ADMIN_METRICS="+metrics, "QIM_ADMIN_KEYS="+keys,
-			"QIM_REDIS_ADDR="+s.ep.RedisCore, "QIM_TOKEN_SECRET="+s.Addrs.TokenSecret)})
+	env := append([]string{"QIM_ADMIN_LISTEN=" + listen, "QIM_ADMIN_METRICS=" + metrics, "QIM_ADMIN_KEYS=" + keys,
+		"QIM_REDIS_ADDR=" + s.ep.RedisCore, "QIM_TOKEN_SECRET=" + s.Addrs.TokenSecret}, s.adminBackends()...)
+	a.p, err = proc.Start(proc.Spec{Name: "admin", Argv: []string{s.bin, "admin"}, LogPath: a.LogPath, Env: proc.BaseEnv(env...)})
 	if err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
@@ -64,3 +65,20 @@ func (s *Set) StartAdmin(ctx context.Context) (*Admin, error) {
 
 // Stop ends the admin API process.
 func (a *Admin) Stop() error { return a.p.Kill(10 * time.Second) }
+
+// adminBackends is the admin API's view of the deployment: qim.presence (GET /v1/devices) and
+// the writers with the admin certificate (the group routes), when the deployment has them.
+func (s *Set) adminBackends() []string {
+	env := []string{"QIM_KAFKA_BROKERS=" + strings.Join(s.ep.KafkaBrokers, ","),
+		"QIM_MAILBOX_SHARD_COUNT=" + strconv.Itoa(s.ep.DispatchShards)}
+	if s.certs == nil {
+		return env
+	}
+	var writers []string
+	for _, name := range s.Instance(Writer) {
+		writers = append(writers, s.Addrs.RPC[name])
+	}
+	c := s.certs.Certs["admin"]
+	return append(env, "QIM_WRITER_ADDRS="+strings.Join(writers, ","), "QIM_RPC_TLS_CA="+s.certs.CA,
+		"QIM_RPC_TLS_CERT="+c.CertFile, "QIM_RPC_TLS_KEY="+c.KeyFile)
+}

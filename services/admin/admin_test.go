@@ -28,15 +28,18 @@ func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
 var update = flag.Bool("update", false, "rewrite docs/admin-api.json")
 
 const (
-	opsKey   = "ops-key-0123456789abcdef"
-	tokenKey = "token-key-0123456789abcdef"
-	secret   = "admin-test-secret-0123456789"
+	opsKey    = "ops-key-0123456789abcdef"
+	tokenKey  = "token-key-0123456789abcdef"
+	sessKey   = "sessions-key-0123456789abcdef"
+	groupsKey = "groups-key-0123456789abcdef"
+	secret    = "admin-test-secret-0123456789"
 )
 
 // fixture is the API over the stack's core Redis, with two keys of different scopes, and the
 // audit log it wrote.
 type fixture struct {
 	srv   *httptest.Server
+	api   *api
 	rdb   *redis.Client
 	audit *bytes.Buffer
 }
@@ -45,7 +48,9 @@ func newFixture(t *testing.T, withSecret bool) *fixture {
 	t.Helper()
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	body := `{"keys":[{"id":"ops","sha256":"` + KeyDigest(opsKey) + `","scopes":["revocations"]},` +
-		`{"id":"tests","sha256":"` + KeyDigest(tokenKey) + `","scopes":["dev_tokens"]}]}`
+		`{"id":"tests","sha256":"` + KeyDigest(tokenKey) + `","scopes":["dev_tokens"]},` +
+		`{"id":"sess","sha256":"` + KeyDigest(sessKey) + `","scopes":["sessions"]},` +
+		`{"id":"groups","sha256":"` + KeyDigest(groupsKey) + `","scopes":["groups"]}]}`
 	if err := os.WriteFile(keys, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +66,7 @@ func newFixture(t *testing.T, withSecret bool) *fixture {
 	f.rdb = redis.NewClient(&redis.Options{Addr: cfg.RedisAddr})
 	t.Cleanup(func() { _ = f.rdb.Close() })
 	s.api.rdb = f.rdb
+	f.api = s.api
 	f.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(f.srv.Close)
 	return f

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -24,8 +25,18 @@ type route struct {
 	method, path, scope, summary string
 	// req and resp are zero values of the JSON bodies (nil: none), for the document.
 	req, resp any
-	handle    func(ctx context.Context, a *api, body []byte) (status int, resp any, audit []any, err error)
+	handle    handleFunc
 }
+
+// input is what a handler reads: a POST's or DELETE's JSON body, a GET's query.
+type input struct {
+	body  []byte
+	query url.Values
+}
+
+// handleFunc runs one route: the status and the JSON answer, the audit log's fields, or an error
+// (errBadRequest: 400, errNotFound: 404, else 503).
+type handleFunc func(ctx context.Context, a *api, in input) (status int, resp any, audit []any, err error)
 
 // routes are the API, in the document's order.
 func routes() []route {
@@ -36,6 +47,20 @@ func routes() []route {
 		{http.MethodDelete, "/v1/revocations", ScopeRevocations,
 			"Lift a revocation (live sessions are not affected)", RevocationRequest{}, nil,
 			revocationRoute(revocation.Lift, http.StatusNoContent)},
+		{http.MethodPost, "/v1/kicks", ScopeSessions,
+			"End a user's or a device's live sessions now (KICKED_BY_ADMIN); their credentials stay valid",
+			KickRequest{}, KickResponse{}, kick},
+		{http.MethodGet, "/v1/devices", ScopeSessions,
+			"List where a user is online: each device holding a session, and its gateway (from qim.presence; 404 without QIM_KAFKA_BROKERS)",
+			DevicesQuery{}, Devices{}, devices},
+		{http.MethodPost, "/v1/groups", ScopeGroups,
+			"Create a group (a CONTROL commit with actor 0; 404 without QIM_WRITER_ADDRS)", GroupCreateRequest{}, GroupChange{}, groupCreate},
+		{http.MethodPost, "/v1/groups/members", ScopeGroups,
+			"Add members to a group (one CONTROL message for all of them)", GroupMembersRequest{}, GroupChange{}, groupMembers(contract.AdminGroupAdd)},
+		{http.MethodDelete, "/v1/groups/members", ScopeGroups,
+			"Remove members from a group (one CONTROL message for all of them)", GroupMembersRequest{}, GroupChange{}, groupMembers(contract.AdminGroupRemove)},
+		{http.MethodGet, "/v1/groups/members", ScopeGroups,
+			"List a group's current members", GroupQuery{}, GroupMembers{}, groupList},
 		{http.MethodPost, "/v1/dev-tokens", ScopeDevTokens,
 			"Mint a dev token (tests and demos; the route answers 404 without QIM_TOKEN_SECRET)",
 			DevTokenRequest{}, DevTokenResponse{}, devToken},
@@ -70,8 +95,12 @@ type DevTokenResponse struct {
 	ExpiresAt string `json:"expires_at" doc:"RFC 3339 expiry"`
 }
 
-// errBadRequest is wrapped by every 400.
-var errBadRequest = errors.New("bad request")
+// errBadRequest is wrapped by every 400, errNotFound by every 404 (a route whose backend is not
+// configured, or a group that does not exist).
+var (
+	errBadRequest = errors.New("bad request")
+	errNotFound   = errors.New("not found")
+)
 
 func (r RevocationRequest) revocation() (revocation.Revocation, error) {
 	rv := revocation.Revocation{User: contract.UserID(r.User), Device: r.Device, NotBefore: time.Now()}
@@ -103,10 +132,10 @@ func parseTenant(s string) (contract.TenantID, error) {
 
 // revocationRoute is the handler of both revocation routes: store (Revoke or Lift) the
 // request's revocation and answer ok.
-func revocationRoute(store func(context.Context, redisCmdable, revocation.Revocation) error, ok int) func(context.Context, *api, []byte) (int, any, []any, error) {
-	return func(ctx context.Context, a *api, body []byte) (int, any, []any, error) {
+func revocationRoute(store func(context.Context, redisCmdable, revocation.Revocation) error, ok int) handleFunc {
+	return func(ctx context.Context, a *api, in input) (int, any, []any, error) {
 		var req RevocationRequest
-		if err := decode(body, &req); err != nil {
+		if err := decode(in.body, &req); err != nil {
 			return 0, nil, nil, err
 		}
 		rv, err := req.revocation()
@@ -127,12 +156,12 @@ func revocationRoute(store func(context.Context, redisCmdable, revocation.Revoca
 // maxDevTokenTTL bounds a minted dev token's life.
 const maxDevTokenTTL = 7 * 24 * time.Hour
 
-func devToken(_ context.Context, a *api, body []byte) (int, any, []any, error) {
+func devToken(_ context.Context, a *api, in input) (int, any, []any, error) {
 	if len(a.secret) == 0 {
-		return http.StatusNotFound, nil, nil, nil
+		return 0, nil, nil, fmt.Errorf("%w: dev tokens are off (no QIM_TOKEN_SECRET)", errNotFound)
 	}
 	var req DevTokenRequest
-	if err := decode(body, &req); err != nil {
+	if err := decode(in.body, &req); err != nil {
 		return 0, nil, nil, err
 	}
 	audit := []any{"user", req.User, "device", req.Device}
@@ -168,12 +197,14 @@ func decode(body []byte, dst any) error {
 
 // api serves the routes.
 type api struct {
-	keys    []apiKey
-	rdb     redisCmdable
-	secret  []byte
-	log     *slog.Logger
-	m       *metrics
-	timeout time.Duration
+	keys     []apiKey
+	rdb      redisCmdable
+	groups   groupAdmin    // nil: group routes are off
+	presence *presenceView // nil: GET /v1/devices is off
+	secret   []byte
+	log      *slog.Logger
+	m        *metrics
+	timeout  time.Duration
 }
 
 // handler wraps a route: authorize, read the bounded body, run, answer, audit.
@@ -197,14 +228,9 @@ func (a *api) handler(rt route) http.HandlerFunc {
 				break
 			}
 			ctx, cancel := context.WithTimeout(r.Context(), a.timeout)
-			status, resp, audit, err = rt.handle(ctx, a, body)
+			status, resp, audit, err = rt.handle(ctx, a, input{body: body, query: r.URL.Query()})
 			cancel()
-			switch {
-			case errors.Is(err, errBadRequest), errors.Is(err, revocation.ErrInvalid):
-				status = http.StatusBadRequest
-			case err != nil:
-				status = http.StatusServiceUnavailable
-			}
+			status = statusOf(status, err)
 		}
 		a.answer(w, status, resp, err)
 		a.m.requests.WithLabelValues(rt.method+" "+rt.path, fmt.Sprint(status)).Inc()
@@ -213,12 +239,27 @@ func (a *api) handler(rt route) http.HandlerFunc {
 	}
 }
 
+// statusOf maps a handler's error to its HTTP status.
+func statusOf(status int, err error) int {
+	switch {
+	case err == nil:
+		return status
+	case errors.Is(err, errBadRequest), errors.Is(err, revocation.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, errNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, errConflict):
+		return http.StatusConflict
+	}
+	return http.StatusServiceUnavailable
+}
+
 func (a *api) answer(w http.ResponseWriter, status int, resp any, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	switch {
 	case err != nil && status == http.StatusServiceUnavailable:
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": "a store did not answer; retry"})
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "a store or a writer did not answer; retry"})
 	case err != nil:
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 	case resp != nil:

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 )
 
 // Config is the admin API's configuration: one field per QIM_* variable (docs/config.md and
@@ -22,12 +24,24 @@ type Config struct {
 	RedisAddr string `env:"QIM_REDIS_ADDR" required:"true" doc:"core Redis (host:port) holding revocations"`
 	// TokenSecret signs dev tokens for tests (POST /v1/dev-tokens). Unset: the route answers 404.
 	TokenSecret config.Secret `env:"QIM_TOKEN_SECRET" secret:"true" doc:"dev-token signing secret for POST /v1/dev-tokens (unset: the route is off; never logged)"`
+	// KafkaBrokers host qim.presence, which GET /v1/devices answers from. Unset: that route is 404.
+	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" doc:"Kafka-protocol brokers hosting qim.presence, for GET /v1/devices (unset: the route answers 404)"`
+	// ShardCount is the partition count of qim.presence, as on every service.
+	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shards = qim.presence partitions; the same on every service"`
+	// WriterAddrs are the ConversationWriters whose GroupAdmin RPC the group routes call (any
+	// writer serves any group). Unset: the group routes are 404.
+	WriterAddrs []string `env:"QIM_WRITER_ADDRS" doc:"ConversationWriter gRPC addresses for the group routes, tried in order (unset: the routes answer 404; needs the QIM_RPC_TLS_* admin certificate)"`
+	// The admin certificate of the internal RPC boundary: GroupAdmin is refused to anything else.
+	RPCCAFile   string `env:"QIM_RPC_TLS_CA" doc:"PEM file of the internal CA (with QIM_WRITER_ADDRS)"`
+	RPCCertFile string `env:"QIM_RPC_TLS_CERT" doc:"PEM admin certificate the writers list as admin:<sha256> in QIM_RPC_PEERS (with QIM_WRITER_ADDRS)"`
+	RPCKeyFile  string `env:"QIM_RPC_TLS_KEY" doc:"PEM private key of QIM_RPC_TLS_CERT"`
 	keys        []apiKey
+	rpc         *rpcauth.Transport
 }
 
 // DefaultConfig is the configuration with every default set and the required fields empty.
 func DefaultConfig() Config {
-	return Config{ListenAddr: "127.0.0.1:7300", MetricsAddr: "127.0.0.1:9106"}
+	return Config{ListenAddr: "127.0.0.1:7300", MetricsAddr: "127.0.0.1:9106", ShardCount: contract.MailboxShardsDefault}
 }
 
 // ErrConfig is wrapped by every configuration error.
@@ -49,10 +63,42 @@ func (c *Config) Validate() error {
 	if len(c.TokenSecret) != 0 && len(c.TokenSecret) < devtoken.MinSecretBytes {
 		return fmt.Errorf("%w: QIM_TOKEN_SECRET must hold at least %d bytes (got %d)", ErrConfig, devtoken.MinSecretBytes, len(c.TokenSecret))
 	}
+	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
+		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %v", ErrConfig, c.ShardCount, err)
+	}
+	if err := c.loadRPC(); err != nil {
+		return err
+	}
 	keys, err := loadKeys(c.KeysFile)
 	if err != nil {
 		return fmt.Errorf("%w: QIM_ADMIN_KEYS: %w", ErrConfig, err)
 	}
 	c.keys = keys
+	return nil
+}
+
+// loadRPC reads the admin certificate when group routes are on: a missing or unreadable file
+// stops the start, not the first group call.
+func (c *Config) loadRPC() error {
+	set := c.RPCCAFile != "" || c.RPCCertFile != "" || c.RPCKeyFile != ""
+	switch {
+	case len(c.WriterAddrs) == 0 && set:
+		return fmt.Errorf("%w: QIM_RPC_TLS_* is set without QIM_WRITER_ADDRS: the certificate is only for the group routes", ErrConfig)
+	case len(c.WriterAddrs) == 0:
+		return nil
+	case c.RPCCAFile == "" || c.RPCCertFile == "" || c.RPCKeyFile == "":
+		return fmt.Errorf("%w: QIM_WRITER_ADDRS needs the admin certificate: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT and QIM_RPC_TLS_KEY "+
+			"(qimctl certs dev writes admin.pem and admin.key)", ErrConfig)
+	}
+	for _, a := range c.WriterAddrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("%w: QIM_WRITER_ADDRS lists %q: %v", ErrConfig, a, err)
+		}
+	}
+	t, err := rpcauth.LoadClient(c.RPCCAFile, c.RPCCertFile, c.RPCKeyFile)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.rpc = t
 	return nil
 }

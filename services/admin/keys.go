@@ -18,9 +18,14 @@ import (
 const (
 	ScopeRevocations = "revocations" // revoke and lift credentials
 	ScopeDevTokens   = "dev_tokens"  // mint dev tokens (tests)
+	ScopeSessions    = "sessions"    // kick sessions, list where users are online
+	ScopeGroups      = "groups"      // create groups, change and list their members
 )
 
-var allScopes = []string{ScopeRevocations, ScopeDevTokens}
+var allScopes = []string{ScopeRevocations, ScopeDevTokens, ScopeSessions, ScopeGroups}
+
+// Scopes lists every scope a key may hold (qimctl admin key's help and check).
+func Scopes() []string { return slices.Clone(allScopes) }
 
 // keysFile is QIM_ADMIN_KEYS:
 //

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 
@@ -21,10 +22,16 @@ func OpenAPI() []byte {
 				"400": map[string]any{"description": "malformed request ({\"error\": …})"},
 				"401": map[string]any{"description": "no valid API key"},
 				"403": map[string]any{"description": "the key lacks scope " + rt.scope},
-				"503": map[string]any{"description": "a store did not answer; retry"},
+				"503": map[string]any{"description": "a store or a writer did not answer; retry"},
 			},
 		}
-		if rt.req != nil {
+		for status, d := range extraResponses[rt.path] {
+			op["responses"].(map[string]any)[status] = map[string]any{"description": d}
+		}
+		switch {
+		case rt.req != nil && rt.method == http.MethodGet:
+			op["parameters"] = queryParameters(rt.req)
+		case rt.req != nil:
 			op["requestBody"] = map[string]any{"required": true, "content": jsonOf(ref(rt.req, schemas))}
 		}
 		ok := map[string]any{"description": "done"}
@@ -55,6 +62,14 @@ func OpenAPI() []byte {
 	return append(b, '\n')
 }
 
+// extraResponses are the statuses only some routes answer.
+var extraResponses = map[string]map[string]string{
+	"/v1/dev-tokens":     {"404": "dev tokens are off (no QIM_TOKEN_SECRET)"},
+	"/v1/devices":        {"404": "presence is off (no QIM_KAFKA_BROKERS)"},
+	"/v1/groups":         {"404": "group routes are off (no QIM_WRITER_ADDRS)", "409": "the group would hold too many members"},
+	"/v1/groups/members": {"404": "group routes are off (no QIM_WRITER_ADDRS)", "409": "the group would hold too many members"},
+}
+
 func jsonOf(schema any) map[string]any {
 	return map[string]any{"application/json": map[string]any{"schema": schema}}
 }
@@ -69,7 +84,7 @@ func ref(v any, schemas map[string]any) map[string]any {
 		if name == "" || name == "-" {
 			continue
 		}
-		props[name] = map[string]any{"type": jsonType(f.Type.Kind()), "description": f.Tag.Get("doc")}
+		props[name] = schemaOf(f.Type, f.Tag.Get("doc"), schemas)
 		if !strings.Contains(opts, "omitempty") {
 			required = append(required, name)
 		}
@@ -80,16 +95,4 @@ func ref(v any, schemas map[string]any) map[string]any {
 	}
 	schemas[t.Name()] = schema
 	return map[string]any{"$ref": "#/components/schemas/" + t.Name()}
-}
-
-func jsonType(k reflect.Kind) string {
-	switch k {
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Uint32, reflect.Int32:
-		return "integer"
-	}
-	return "object"
 }

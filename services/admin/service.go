@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
@@ -79,6 +80,9 @@ func (s *Service) start(ctx context.Context) error {
 		return fmt.Errorf("admin: refusing to start: core Redis %s: %w", s.cfg.RedisAddr, err)
 	}
 	s.api.rdb = rdb
+	if err := s.startBackends(ctx); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("admin: listen on %s: %w (set QIM_ADMIN_LISTEN to another address)", s.cfg.ListenAddr, err)
@@ -101,9 +105,39 @@ func (s *Service) start(ctx context.Context) error {
 	return nil
 }
 
+// startBackends dials the writers (group routes) and starts following qim.presence (GET
+// /v1/devices), each only when configured.
+func (s *Service) startBackends(ctx context.Context) error {
+	if s.cfg.rpc != nil {
+		w, err := dialWriters(s.cfg.WriterAddrs, s.cfg.rpc.DialOption(contract.RPCServiceWriter))
+		if err != nil {
+			return err
+		}
+		s.proc.OnClose("writers", w.Close)
+		s.api.groups = w
+	}
+	if len(s.cfg.KafkaBrokers) == 0 {
+		return nil
+	}
+	bad := func(err error) { s.log.Warn("admin: skipped an undecodable presence entry", "err", err) }
+	v, err := followPresence(ctx, s.cfg.KafkaBrokers, contract.ShardCount(s.cfg.ShardCount), bad)
+	if err != nil {
+		return fmt.Errorf("admin: refusing to start: %w", err)
+	}
+	s.api.presence = v
+	s.proc.OnClose("presence follower", func() error { v.f.Close(); return nil })
+	s.proc.Go("presence", v.f.Run)
+	return nil
+}
+
+// ready is green once the core Redis answers and, with presence on, qim.presence is loaded (a
+// device list before that would omit devices that are online).
 func (s *Service) ready(ctx context.Context) error {
 	if err := s.api.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("admin: core redis: %w", err)
+	}
+	if s.api.presence != nil && !s.api.presence.f.Loaded() {
+		return errors.New("admin: qim.presence is still loading")
 	}
 	return nil
 }

@@ -164,6 +164,8 @@ func kickLabel(r contract.KickReason) string {
 		return "banned"
 	case contract.KickCredentialExpired:
 		return "credential_expired"
+	case contract.KickByAdmin:
+		return "kicked_by_admin"
 	}
 	return "unspecified"
 }

@@ -275,6 +275,23 @@ var protocolScenarios = map[string]func(r *caseRun, closes bool) caseOutcome{
 		}
 		return out
 	},
+	"kicked_by_admin": func(r *caseRun, closes bool) caseOutcome {
+		id := newIdentity(r.t, "phone")
+		c := dialTCP(r.t, r.std.addrs.TCP)
+		c.auth(id.token, 0)
+		other := dialTCP(r.t, r.std.addrs.TCP)
+		laptop := id
+		laptop.device = "laptop"
+		other.auth(issue(r.t, laptop, time.Hour), 0)
+		if n, err := revocation.Publish(context.Background(), r.std.svc.rdb, revocation.Kick{Tenant: id.tenant, User: id.user, Device: id.device}); err != nil || n == 0 {
+			r.t.Fatalf("kick reached %d subscribers: %v", n, err)
+		}
+		out := r.observe(c, closes)
+		// The credential is still good, and a device kick leaves the user's other devices alone.
+		dialTCP(r.t, r.std.addrs.TCP).auth(id.token, 0)
+		other.ping()
+		return out
+	},
 	"credential_expired": func(r *caseRun, closes bool) caseOutcome {
 		// The token lives an hour; the gateway is told its expiry is now, so the case cannot
 		// race a short token against a busy machine.

@@ -3,7 +3,8 @@ package gateway
 // Revocations (services/authn/revocation): every AUTH reads the core Redis's revocation of its
 // user and device, and a follower of the revocation channel kicks the live sessions a new one
 // covers with KICKED{LOGGED_OUT}. The hash is the durable check; the channel only makes live
-// sessions end within a round trip.
+// sessions end within a round trip. The same subscription carries kicks (KICKED_BY_ADMIN), which
+// end sessions without refusing their credentials.
 
 import (
 	"context"
@@ -37,10 +38,10 @@ func (s *Service) checkRevoked(ctx context.Context, id authn.Identity) *authErro
 	return nil
 }
 
-// followRevocations subscribes to the revocation channel until ctx ends. Each (re)subscription
+// followRevocations subscribes to the revocation and kick channels until ctx ends. Each (re)subscription
 // re-checks every live session, since changes published while it was not subscribed were missed.
 func (s *Service) followRevocations(ctx context.Context) error {
-	ps := s.rdb.Subscribe(ctx, revocation.Channel)
+	ps := s.rdb.Subscribe(ctx, revocation.Channel, revocation.KickChannel)
 	// Receive blocks in a socket read that ctx does not interrupt; closing the subscription does.
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
 	defer stop()
@@ -61,16 +62,38 @@ func (s *Service) followRevocations(ctx context.Context) error {
 		}
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" {
+			if m.Kind == "subscribe" && m.Channel == revocation.Channel {
 				s.recheckSessions(ctx)
 			}
 		case *redis.Message:
-			r, err := revocation.Decode(m.Payload)
-			if err != nil {
-				s.log.Warn("gateway: bad revocation message", "err", err)
-				continue
-			}
-			s.applyRevocation(r)
+			s.onRevocationMessage(m)
+		}
+	}
+}
+
+func (s *Service) onRevocationMessage(m *redis.Message) {
+	if m.Channel == revocation.KickChannel {
+		k, err := revocation.DecodeKick(m.Payload)
+		if err != nil {
+			s.log.Warn("gateway: bad kick message", "err", err)
+			return
+		}
+		s.applyKick(k)
+		return
+	}
+	r, err := revocation.Decode(m.Payload)
+	if err != nil {
+		s.log.Warn("gateway: bad revocation message", "err", err)
+		return
+	}
+	s.applyRevocation(r)
+}
+
+// applyKick ends the live sessions k covers with KICKED{KICKED_BY_ADMIN}.
+func (s *Service) applyKick(k revocation.Kick) {
+	for _, ss := range s.registry.appendSessions(nil, userKey{k.Tenant, k.User}) {
+		if k.Covers(ss.device) {
+			go ss.conn.kick(contract.KickByAdmin, "an operator ended the session", 0)
 		}
 	}
 }

@@ -33,3 +33,24 @@ func TestCoversAndInvalid(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeKick(t *testing.T) {
+	k, err := revocation.DecodeKick("0000000000000000000000000000002a:7:ph:one")
+	if err != nil || k.Tenant.Lo != 42 || k.User != 7 || k.Device != "ph:one" {
+		t.Fatalf("DecodeKick = %+v, %v", k, err)
+	}
+	if !k.Covers("ph:one") || k.Covers("ph") {
+		t.Error("a device kick covers its device only")
+	}
+	if all := (revocation.Kick{User: 7, Device: revocation.AllDevices}); !all.Covers("any") {
+		t.Error("a user kick covers every device")
+	}
+	for _, m := range []string{"", "x:1:d", "00000000000000000000000000000000:0:d", "00000000000000000000000000000000:1:", "00000000000000000000000000000000:1"} {
+		if _, err := revocation.DecodeKick(m); !errors.Is(err, revocation.ErrInvalid) {
+			t.Errorf("DecodeKick(%q) = %v", m, err)
+		}
+	}
+	if _, err := revocation.Publish(context.Background(), nil, revocation.Kick{User: 1}); !errors.Is(err, revocation.ErrInvalid) {
+		t.Errorf("Publish without a device = %v", err)
+	}
+}

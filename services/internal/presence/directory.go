@@ -8,6 +8,7 @@ package presence
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/qim-dev/qim/contract"
 )
@@ -130,6 +131,27 @@ func (d *Directory) Online(dev Device) (gateway string, epoch uint64, ok bool) {
 		return "", 0, false
 	}
 	return loc.gateway, loc.epoch, true
+}
+
+// Location is where one device of a user is online.
+type Location struct {
+	DeviceID string
+	Gateway  string // the ConnectionNode's Push address
+	Epoch    uint64 // the session's session_epoch
+}
+
+// Devices appends the user's online devices to dst, sorted by device id (the admin API's
+// answer to "where is this user online").
+func (d *Directory) Devices(dst []Location, tenant contract.TenantID, user contract.UserID) []Location {
+	start := len(dst)
+	for id, loc := range d.users[userKey{tenant, user}] {
+		if loc.boot < d.boots[loc.gateway] {
+			continue
+		}
+		dst = append(dst, Location{DeviceID: id, Gateway: loc.gateway, Epoch: loc.epoch})
+	}
+	slices.SortFunc(dst[start:], func(a, b Location) int { return strings.Compare(a.DeviceID, b.DeviceID) })
+	return dst
 }
 
 // Users is how many users have at least one device held (a gauge; stale boots included until

@@ -88,3 +88,18 @@ func TestDirectoryOnline(t *testing.T) {
 		t.Error("a device of a replaced boot is online")
 	}
 }
+
+func TestDirectoryDevices(t *testing.T) {
+	d := New()
+	for _, e := range []Entry{on(1, "phone", "gA", 1, 5), on(1, "laptop", "gB", 1, 2), on(1, "tablet", "gC", 1, 3), boot("gC", 2),
+		on(2, "phone", "gA", 1, 9), on(1, "watch", "gA", 1, 4), off(1, "watch", "gA", 1, 4)} {
+		d.Apply(e)
+	}
+	want := []Location{{"laptop", "gB", 2}, {"phone", "gA", 5}}
+	if got := d.Devices(nil, tenant, 1); !slices.Equal(got, want) {
+		t.Fatalf("Devices = %v, want %v (a replaced boot's and an offline device left out)", got, want)
+	}
+	if got := d.Devices(nil, tenant, 3); len(got) != 0 {
+		t.Fatalf("an unknown user has devices %v", got)
+	}
+}

@@ -1,0 +1,67 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+)
+
+// writers calls GroupAdmin on the first writer that answers. Every writer serves every group
+// (GroupAdmin commits through the group's owner), so a writer that is down is skipped, not
+// waited for.
+type writers struct {
+	conns   []*grpc.ClientConn
+	clients []internalv1.GroupAdminClient
+}
+
+func dialWriters(addrs []string, creds grpc.DialOption) (*writers, error) {
+	w := &writers{}
+	for _, a := range addrs {
+		cc, err := grpc.NewClient(a, creds)
+		if err != nil {
+			_ = w.Close()
+			return nil, fmt.Errorf("admin: writer %s: %w", a, err)
+		}
+		w.conns = append(w.conns, cc)
+		w.clients = append(w.clients, internalv1.NewGroupAdminClient(cc))
+	}
+	return w, nil
+}
+
+// AdminGroup tries each writer while the previous one is unreachable. An answer, a refusal
+// included, ends the search: a create is idempotent by its request id, so even a create whose
+// answer was lost on one writer is safe to repeat on the next.
+func (w *writers) AdminGroup(ctx context.Context, in *internalv1.AdminGroupRequest) (*internalv1.AdminGroupOutcome, error) {
+	var errs []error
+	for i, c := range w.clients {
+		out, err := c.AdminGroup(ctx, in)
+		if err == nil {
+			if contract.ErrorCode(out.GetErrorCode()) == contract.ErrCodeUnavailable && i+1 < len(w.clients) {
+				errs = append(errs, fmt.Errorf("%s: %s", w.conns[i].Target(), out.GetErrorMessage()))
+				continue
+			}
+			return out, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", w.conns[i].Target(), err))
+		if c := status.Code(err); c != codes.Unavailable && c != codes.DeadlineExceeded || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// Close closes every connection.
+func (w *writers) Close() error {
+	var errs []error
+	for _, cc := range w.conns {
+		errs = append(errs, cc.Close())
+	}
+	return errors.Join(errs...)
+}
