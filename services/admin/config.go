@@ -30,7 +30,7 @@ type Config struct {
 	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shards = qim.presence partitions; the same on every service"`
 	// WriterAddrs are the ConversationWriters whose GroupAdmin RPC the group routes call (any
 	// writer serves any group). Unset: the group routes are 404.
-	WriterAddrs []string `env:"QIM_WRITER_ADDRS" doc:"ConversationWriter gRPC addresses for the group routes, tried in order (unset: the routes answer 404; needs the QIM_RPC_TLS_* admin certificate)"`
+	WriterAddrs []string `env:"QIM_WRITER_ADDRS" doc:"ConversationWriter gRPC addresses for the group routes, tried in order (unset: the routes answer 404; needs the admin certificate: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT, QIM_RPC_TLS_KEY)"`
 	// The admin certificate of the internal RPC boundary: GroupAdmin is refused to anything else.
 	RPCCAFile   string `env:"QIM_RPC_TLS_CA" doc:"PEM file of the internal CA (with QIM_WRITER_ADDRS)"`
 	RPCCertFile string `env:"QIM_RPC_TLS_CERT" doc:"PEM admin certificate the writers list as admin:<sha256> in QIM_RPC_PEERS (with QIM_WRITER_ADDRS)"`
@@ -83,7 +83,7 @@ func (c *Config) loadRPC() error {
 	set := c.RPCCAFile != "" || c.RPCCertFile != "" || c.RPCKeyFile != ""
 	switch {
 	case len(c.WriterAddrs) == 0 && set:
-		return fmt.Errorf("%w: QIM_RPC_TLS_* is set without QIM_WRITER_ADDRS: the certificate is only for the group routes", ErrConfig)
+		return fmt.Errorf("%w: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT or QIM_RPC_TLS_KEY is set without QIM_WRITER_ADDRS: the certificate is only for the group routes", ErrConfig)
 	case len(c.WriterAddrs) == 0:
 		return nil
 	case c.RPCCAFile == "" || c.RPCCertFile == "" || c.RPCKeyFile == "":
