@@ -150,7 +150,7 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("%s = %+v, want %+v", name, got, want)
 		}
 	}
-	if len(vars) != 12 { // the embedded and the named nested struct add one each
+	if len(vars) != 13 { // the embedded and the named nested struct add one each, QIM_T_KEY its _FILE
 		t.Errorf("%d vars", len(vars))
 	}
 }

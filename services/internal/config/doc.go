@@ -16,7 +16,8 @@
 //   - doc: one line for --help and docs/config.md.
 //   - unit: what a number counts ("sends", "bytes"); durations need none, they are Go durations.
 //   - required:"true": no default; unset or empty is an error naming the variable.
-//   - secret:"true": the value never appears in an error or in the docs.
+//   - secret:"true": the value never appears in an error or in the docs. A secret QIM_X can
+//     also be given as a file: QIM_X_FILE names it (secretfile.go); setting both is an error.
 //   - default: display text for a default that is derived at Validate time (e.g. "2.5 × interval").
 //
 // Supported field types: string, bool, signed and unsigned integers, float64, time.Duration (Go

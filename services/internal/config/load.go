@@ -16,6 +16,7 @@ var (
 	ErrRequired  = errors.New("is required")
 	ErrMalformed = errors.New("malformed value")
 	ErrZero      = errors.New("zero is not allowed here (unset the variable for its default)")
+	ErrConflict  = errors.New("set together with the variable it replaces; set only one")
 )
 
 // Error names the variable that made a configuration unusable. Value is empty for secrets.
@@ -92,6 +93,12 @@ func Describe[T any](def T) ([]Var, error) {
 			f.Default = zeroText(v)
 		}
 		out = append(out, f.Var)
+		if f.Secret {
+			out = append(out, fileVar(f.Var))
+		}
+	}
+	if err := checkUnique(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -110,7 +117,11 @@ func Load[T any](def T, lookup Lookup) (T, error) {
 	dv := reflect.ValueOf(def)
 	var bad Errors
 	for _, f := range fields {
-		raw, ok := lookup(f.Name)
+		raw, ok, ferr := lookupField(f, lookup)
+		if ferr != nil {
+			bad = append(bad, ferr)
+			continue
+		}
 		if !ok {
 			continue
 		}
