@@ -96,3 +96,21 @@ func TestUnknownVariableRefused(t *testing.T) {
 		}
 	}
 }
+
+// The store credentials are declared but read by no service yet: every service refuses them, so
+// nobody believes a connection is authenticated when it is not.
+func TestUnwiredVariablesAreRefused(t *testing.T) {
+	unwired := UnwiredVariableNames()
+	if !unwired["QIM_REDIS_PASSWORD_FILE"] || !unwired["QIM_KAFKA_SASL_MECHANISM"] || !unwired["QIM_CQL_TLS_CA"] {
+		t.Fatalf("UnwiredVariableNames = %v", unwired)
+	}
+	known := VariableNames()
+	for n := range unwired {
+		if known[n] {
+			t.Errorf("%s is unwired and known to the services at once", n)
+		}
+		if err := CheckEnviron([]string{n + "=x"}); err == nil {
+			t.Errorf("the services accept %s, which none of them reads", n)
+		}
+	}
+}
