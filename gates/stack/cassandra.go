@@ -108,7 +108,7 @@ func (s *processStack) cassandraSpec() (serverSpec, error) {
 				return err
 			}
 			files := map[string]string{
-				"cassandra.yaml":        cassandraYAML(ports[0], ports[1], data),
+				"cassandra.yaml":        cassandraYAML(ports[0], ports[1], data) + s.cassandraSecureYAML(),
 				"cassandra-logback.xml": cassandraLogback,
 				"cassandra-jvm17.args":  strings.Join(cassandraJVM17, "\n") + "\n",
 			}
@@ -132,12 +132,19 @@ func (s *processStack) cassandraSpec() (serverSpec, error) {
 				"-Dlogback.configurationFile="+filepath.Join(conf, "cassandra-logback.xml"),
 				"-Dcassandra.skip_wait_for_gossip_to_settle=0",
 				"-Dcassandra.initial_token=0",
+				// The default superuser is created this long after start (10 s by default): the
+				// secure probe logs in with it once, to create the stack's role.
+				"-Dcassandra.superuser_setup_delay_ms=0",
 				"-Djava.net.preferIPv4Stack=true",
 				"-cp", filepath.Join(libs, "*"),
 				"org.apache.cassandra.service.CassandraDaemon")
 		},
 		probe: func(ctx context.Context, ports []int) error {
-			return checkCQL(ctx, fmt.Sprintf("127.0.0.1:%d", ports[0]))
+			addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+			if err := s.provisionCQLRole(ctx, addr); err != nil {
+				return err
+			}
+			return checkCQL(ctx, addr, s.sec)
 		},
 		ready: func(ports []int) {
 			s.mu.Lock()

@@ -59,6 +59,9 @@ func (s *containersStack) labels() testcontainers.CustomizeRequestOption {
 }
 
 func (s *containersStack) Up(ctx context.Context) error {
+	if s.cfg.secure {
+		return errors.New("stack: WithSecureStores is implemented by the process provider only")
+	}
 	if err := s.createNetwork(ctx); err != nil {
 		return err
 	}
@@ -82,7 +85,7 @@ func (s *containersStack) Up(ctx context.Context) error {
 				addr, err := c.PortEndpoint(ctx, "6379/tcp", "")
 				return c, addr, err
 			},
-			probe: func(ctx context.Context, addr string) error { return checkRedis(ctx, addr, fsync) },
+			probe: func(ctx context.Context, addr string) error { return checkRedis(ctx, addr, fsync, nil) },
 			set:   set,
 		}
 	}
@@ -91,7 +94,7 @@ func (s *containersStack) Up(ctx context.Context) error {
 		redisJob(ServerRedisMailbox, "everysec", func(a string) { s.ep.RedisMailbox = a }),
 		{server: ServerKafka, run: s.runRedpanda,
 			probe: func(ctx context.Context, addr string) error {
-				return checkKafka(ctx, []string{addr}, s.cfg.shards)
+				return checkKafka(ctx, []string{addr}, s.cfg.shards, nil)
 			},
 			set: func(a string) { s.ep.KafkaBrokers = []string{a} },
 		},
@@ -120,7 +123,7 @@ func (s *containersStack) Up(ctx context.Context) error {
 				addr, err := c.PortEndpoint(ctx, "9042/tcp", "")
 				return c, addr, err
 			},
-			probe: checkCQL,
+			probe: func(ctx context.Context, addr string) error { return checkCQL(ctx, addr, nil) },
 			set:   func(a string) { s.ep.CQL = a },
 		})
 	}

@@ -26,6 +26,10 @@ func (s *processStack) Endpoints() Endpoints {
 	defer s.mu.Unlock()
 	ep := s.ep
 	ep.KafkaBrokers = append([]string(nil), s.ep.KafkaBrokers...)
+	if s.ep.Secure != nil {
+		sec := *s.ep.Secure
+		ep.Secure = &sec
+	}
 	return ep
 }
 

@@ -130,7 +130,15 @@ func (s *processStack) kafkaSpec() (serverSpec, error) {
 		// prepare formats the storage (single-node dynamic quorum). It must never run again on a
 		// formatted dir: Restart calls only run, with the same properties and log dirs.
 		prepare: func(ports []int) error {
-			if err := os.WriteFile(props, []byte(kafkaProps(ports[0], ports[1], data, s.cfg.extraKafkaProp)), 0o644); err != nil {
+			extra, scram, err := s.kafkaSecureProps(ports[0], ports[1])
+			if err != nil {
+				return err
+			}
+			for k, v := range s.cfg.extraKafkaProp { // the caller's properties win
+				extra[k] = v
+			}
+			// 0600: with secure stores it holds the inter-broker SCRAM password.
+			if err := os.WriteFile(props, []byte(kafkaProps(ports[0], ports[1], data, extra)), 0o600); err != nil {
 				return err
 			}
 			if err := os.WriteFile(l4j, []byte(kafkaLog4j2), 0o644); err != nil {
@@ -138,8 +146,8 @@ func (s *processStack) kafkaSpec() (serverSpec, error) {
 			}
 			// The tool JVM is short-lived: C1 only, small heap.
 			return runTool(ServerKafka, "StorageTool format", s.dir, logPath, s.cfg.detached, 60*time.Second,
-				java, "-Xmx128m", "-XX:TieredStopAtLevel=1", logCfg, "-cp", cp,
-				"kafka.tools.StorageTool", "format", "--standalone", "-t", kafkaClusterID(), "-c", props)
+				append([]string{java, "-Xmx128m", "-XX:TieredStopAtLevel=1", logCfg, "-cp", cp,
+					"kafka.tools.StorageTool", "format", "--standalone", "-t", kafkaClusterID(), "-c", props}, scram...)...)
 		},
 		run: func([]int) (*child, error) {
 			return spawn(ServerKafka, s.dir, logPath, s.cfg.detached, nil,
@@ -149,7 +157,7 @@ func (s *processStack) kafkaSpec() (serverSpec, error) {
 				"-cp", cp, "kafka.Kafka", props)
 		},
 		probe: func(ctx context.Context, ports []int) error {
-			return checkKafka(ctx, []string{fmt.Sprintf("127.0.0.1:%d", ports[0])}, s.cfg.shards)
+			return checkKafka(ctx, []string{fmt.Sprintf("127.0.0.1:%d", ports[0])}, s.cfg.shards, s.sec)
 		},
 		ready: func(ports []int) {
 			s.mu.Lock()
@@ -157,4 +165,40 @@ func (s *processStack) kafkaSpec() (serverSpec, error) {
 			s.ep.KafkaBrokers = []string{fmt.Sprintf("127.0.0.1:%d", ports[0])}
 		},
 	}, nil
+}
+
+// kafkaSecureProps returns, for a secure stack, the server.properties entries that replace the
+// PLAINTEXT broker listener by SASL_SSL (SCRAM-SHA-512, PEM key store and trust store) and the
+// StorageTool arguments that put the SCRAM credential into the bootstrap metadata; empty for a
+// plain stack. The broker reaches itself over SASL_SSL too (inter-broker), as the stack's user.
+// The controller listener stays PLAINTEXT on loopback: KRaft controllers cannot authenticate
+// with SCRAM (the credentials live in the metadata they serve), and a second CA-signed mTLS
+// listener buys a one-node test stack nothing.
+func (s *processStack) kafkaSecureProps(broker, controller int) (map[string]string, []string, error) {
+	if s.sec == nil {
+		return map[string]string{}, nil, nil
+	}
+	pw, err := ReadPassword(s.sec.KafkaPasswordFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	lst := fmt.Sprintf("SASL_SSL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", broker, controller)
+	jaas := fmt.Sprintf(`org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`,
+		s.sec.KafkaUser, pw)
+	props := map[string]string{
+		"listeners":                                             lst,
+		"advertised.listeners":                                  lst,
+		"listener.security.protocol.map":                        "CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL",
+		"inter.broker.listener.name":                            "SASL_SSL",
+		"sasl.enabled.mechanisms":                               "SCRAM-SHA-512",
+		"sasl.mechanism.inter.broker.protocol":                  "SCRAM-SHA-512",
+		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": jaas,
+		"ssl.keystore.type":                                     "PEM",
+		"ssl.keystore.location":                                 tlsFiles(s.dir).keystoreFile,
+		"ssl.truststore.type":                                   "PEM",
+		"ssl.truststore.location":                               s.sec.CAFile,
+		"ssl.client.auth":                                       "none",
+	}
+	scram := []string{"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", s.sec.KafkaUser, pw)}
+	return props, scram, nil
 }

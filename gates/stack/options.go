@@ -49,6 +49,7 @@ type config struct {
 	cassandraHeap  string
 	extraKafkaProp map[string]string
 	network        bool // containers provider: the servers on a network of the stack's own
+	secure         bool // process provider: TLS and credentials on every store
 }
 
 func newConfig(opts []Option) *config {
@@ -118,6 +119,14 @@ func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } 
 // SIGKILL from the kernel when the starting process dies, so a crashed or timed-out
 // test binary leaves no servers behind (its directory is removed by a later GC).
 func WithDetached(on bool) Option { return func(c *config) { c.detached = on } }
+
+// WithSecureStores starts every store the way a production deployment runs it (process
+// provider only; default off): TLS only, with a throwaway CA and server certificate made in
+// the project dir, and a user with a random password per store — a Redis ACL user (the default
+// user off), Kafka SASL/SCRAM-SHA-512 on a SASL_SSL listener, a Cassandra role with
+// PasswordAuthenticator and client encryption. Endpoints.Secure says where the CA and the
+// password files are; the readiness probes use them.
+func WithSecureStores(on bool) Option { return func(c *config) { c.secure = on } }
 
 // WithRedisServer sets the redis-server binary (default: looked up on PATH).
 func WithRedisServer(path string) Option { return func(c *config) { c.redisServer = path } }

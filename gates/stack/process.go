@@ -23,7 +23,8 @@ type processStack struct {
 	launched map[string]launched // what Restart needs, set once a server passed readiness
 	faults   map[string]faultState
 	started  bool
-	ownsDir  bool // Up created dir, so Down may remove it
+	ownsDir  bool             // Up created dir, so Down may remove it
+	sec      *SecureEndpoints // WithSecureStores: set by Up before the servers start
 	down     bool
 	downErr  error
 
@@ -102,6 +103,15 @@ func (s *processStack) Up(ctx context.Context) error {
 		if err := os.Mkdir(filepath.Join(s.dir, sub), 0o755); err != nil {
 			return err
 		}
+	}
+	if s.cfg.secure {
+		sec, err := writeSecureMaterial(s.dir)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.sec, s.ep.Secure = sec, sec // before any server starts; never changed after
+		s.mu.Unlock()
 	}
 	s.progressf("starting %d servers in %s", len(specs), s.dir)
 	t0 := time.Now()

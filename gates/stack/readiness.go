@@ -32,17 +32,17 @@ func misconf(format string, args ...any) error {
 // a stack someone else started (QIM_IT_ENDPOINTS).
 func Verify(ctx context.Context, ep Endpoints) error {
 	var errs []error
-	if err := checkRedis(ctx, ep.RedisCore, "always"); err != nil {
+	if err := checkRedis(ctx, ep.RedisCore, "always", ep.Secure); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", ServerRedisCore, err))
 	}
-	if err := checkRedis(ctx, ep.RedisMailbox, "everysec"); err != nil {
+	if err := checkRedis(ctx, ep.RedisMailbox, "everysec", ep.Secure); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", ServerRedisMailbox, err))
 	}
-	if err := checkKafka(ctx, ep.KafkaBrokers, ep.DispatchShards); err != nil {
+	if err := checkKafka(ctx, ep.KafkaBrokers, ep.DispatchShards, ep.Secure); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", ServerKafka, err))
 	}
 	if ep.CQL != "" {
-		if err := checkCQL(ctx, ep.CQL); err != nil {
+		if err := checkCQL(ctx, ep.CQL, ep.Secure); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", ServerCQL, err))
 		}
 	}
@@ -50,10 +50,15 @@ func Verify(ctx context.Context, ep Endpoints) error {
 }
 
 // checkRedis: PING, redis_version >= 7.0, cluster disabled, not loading, and the persistence
-// and eviction settings of redisArgs(fsync) read back with CONFIG GET.
-func checkRedis(ctx context.Context, addr, fsync string) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second,
-		ReadTimeout: 2 * time.Second, PoolSize: 1, DisableIdentity: true})
+// and eviction settings of redisArgs(fsync) read back with CONFIG GET. With sec, as the
+// stack's ACL user over TLS.
+func checkRedis(ctx context.Context, addr, fsync string, sec *SecureEndpoints) error {
+	o, err := Endpoints{Secure: sec}.RedisOptions(addr)
+	if err != nil {
+		return misconf("%v", err)
+	}
+	o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.PoolSize, o.DisableIdentity = -1, 2*time.Second, 2*time.Second, 1, true
+	rdb := redis.NewClient(o)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("PING %s: %w", addr, err)
@@ -109,16 +114,20 @@ func atoi(s string) int {
 
 // checkKafka: broker metadata answers, then qim.outbox (1 partition), qim.dispatch and the
 // compacted qim.presence (shards partitions each) exist with RF 1 — created if missing — and
-// every partition has a leader.
-func checkKafka(ctx context.Context, brokers []string, shards int) error {
+// every partition has a leader. With sec, as the stack's SCRAM user over TLS.
+func checkKafka(ctx context.Context, brokers []string, shards int, sec *SecureEndpoints) error {
 	if len(brokers) == 0 {
 		return misconf("no Kafka brokers in endpoints")
 	}
 	if shards <= 0 {
 		return misconf("dispatch shards must be > 0, got %d", shards)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DialTimeout(2*time.Second),
-		kgo.RequestRetries(1), kgo.RetryTimeout(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))
+	opts, err := Endpoints{KafkaBrokers: brokers, Secure: sec}.KafkaOpts()
+	if err != nil {
+		return misconf("%v", err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.DialTimeout(2*time.Second),
+		kgo.RequestRetries(1), kgo.RetryTimeout(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return err
 	}
@@ -196,11 +205,12 @@ func (quietLogger) Print(...any)          {}
 func (quietLogger) Printf(string, ...any) {}
 func (quietLogger) Println(...any)        {}
 
-// checkCQL: SELECT bootstrapped FROM system.local is COMPLETED.
-func checkCQL(ctx context.Context, addr string) error {
-	c, err := CQLCluster(addr)
+// checkCQL: SELECT bootstrapped FROM system.local is COMPLETED. With sec, as the stack's
+// role over TLS.
+func checkCQL(ctx context.Context, addr string, sec *SecureEndpoints) error {
+	c, err := Endpoints{CQL: addr, Secure: sec}.CQLClusterConfig()
 	if err != nil {
-		return misconf("bad CQL address %q: %v", addr, err)
+		return misconf("CQL client for %q: %v", addr, err)
 	}
 	sess, err := c.CreateSession()
 	if err != nil {

@@ -46,23 +46,26 @@ func (s *processStack) redisSpec(name, fsync string) (serverSpec, error) {
 		name:  name,
 		ports: 1,
 		prepare: func([]int) error {
-			return os.MkdirAll(filepath.Join(s.dir, "data", name), 0o755)
+			if err := os.MkdirAll(filepath.Join(s.dir, "data", name), 0o755); err != nil {
+				return err
+			}
+			return s.writeRedisACL(name)
 		},
 		// The same argv on a restart: redis replays the AOF it finds in --dir.
 		run: func(ports []int) (*child, error) {
 			data := filepath.Join(s.dir, "data", name)
-			argv := append([]string{bin,
-				"--port", strconv.Itoa(ports[0]),
+			argv := append([]string{bin}, s.redisListenArgs(name, ports[0])...)
+			argv = append(argv,
 				"--bind", "127.0.0.1",
 				"--dir", data,
 				"--daemonize", "no",
 				"--logfile", "", // stdout, appended to logs/<name>.log
-				"--always-show-logo", "no",
-			}, redisArgs(fsync)...)
+				"--always-show-logo", "no")
+			argv = append(argv, redisArgs(fsync)...)
 			return spawn(name, s.dir, filepath.Join(s.dir, "logs", name+".log"), s.cfg.detached, nil, argv...)
 		},
 		probe: func(ctx context.Context, ports []int) error {
-			return checkRedis(ctx, fmt.Sprintf("127.0.0.1:%d", ports[0]), fsync)
+			return checkRedis(ctx, fmt.Sprintf("127.0.0.1:%d", ports[0]), fsync, s.sec)
 		},
 		ready: func(ports []int) {
 			s.mu.Lock()
@@ -75,4 +78,35 @@ func (s *processStack) redisSpec(name, fsync string) (serverSpec, error) {
 			}
 		},
 	}, nil
+}
+
+// redisListenArgs: the plaintext port, or with secure stores TLS only (--port 0) and the ACL
+// file. Clients need no certificate of their own (--tls-auth-clients no): they authenticate
+// with the ACL user's password.
+func (s *processStack) redisListenArgs(name string, port int) []string {
+	if s.sec == nil {
+		return []string{"--port", strconv.Itoa(port)}
+	}
+	t := tlsFiles(s.dir)
+	return []string{"--port", "0", "--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", t.certFile, "--tls-key-file", t.keyFile, "--tls-ca-cert-file", s.sec.CAFile,
+		"--tls-auth-clients", "no", "--aclfile", redisACLFile(s.dir, name)}
+}
+
+func redisACLFile(dir, name string) string { return filepath.Join(dir, "conf", name+"-users.acl") }
+
+// writeRedisACL writes the ACL file of a secure stack: the default user off (a connection that
+// has not authenticated can run nothing but AUTH and HELLO), and the stack's user with every
+// command, key and channel. A file rather than --user flags keeps the password off the command
+// line that ps shows.
+func (s *processStack) writeRedisACL(name string) error {
+	if s.sec == nil {
+		return nil
+	}
+	pw, err := ReadPassword(s.sec.RedisPasswordFile)
+	if err != nil {
+		return err
+	}
+	acl := fmt.Sprintf("user default off\nuser %s on >%s ~* &* +@all\n", s.sec.RedisUser, pw)
+	return os.WriteFile(redisACLFile(s.dir, name), []byte(acl), 0o600)
 }

@@ -38,6 +38,9 @@ type Endpoints struct {
 	KafkaBrokers   []string `json:"kafka_brokers"`   // host:port list
 	CQL            string   `json:"cql,omitempty"`   // host:port, empty unless requested
 	DispatchShards int      `json:"dispatch_shards"` // partitions of qim.dispatch
+	// Secure is set when the stack was started WithSecureStores: every store then refuses
+	// clients without TLS and these credentials (RedisOptions, KafkaOpts, CQLClusterConfig).
+	Secure *SecureEndpoints `json:"secure,omitempty"`
 }
 
 // Stack is one isolated set of servers. Up blocks until every server passed its readiness check
