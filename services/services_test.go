@@ -97,20 +97,32 @@ func TestUnknownVariableRefused(t *testing.T) {
 	}
 }
 
-// The store credentials are declared but read by no service yet: every service refuses them, so
-// nobody believes a connection is authenticated when it is not.
-func TestUnwiredVariablesAreRefused(t *testing.T) {
-	unwired := UnwiredVariableNames()
-	if !unwired["QIM_REDIS_PASSWORD_FILE"] || !unwired["QIM_KAFKA_SASL_MECHANISM"] || !unwired["QIM_CQL_TLS_CA"] {
-		t.Fatalf("UnwiredVariableNames = %v", unwired)
-	}
-	known := VariableNames()
-	for n := range unwired {
-		if known[n] {
-			t.Errorf("%s is unwired and known to the services at once", n)
+// Each service takes the credentials of exactly the stores it reaches: a variable a service
+// does not read is refused there, so nobody believes a connection is authenticated when it is not.
+func TestStoreCredentialsPerService(t *testing.T) {
+	for _, c := range []struct {
+		program string
+		takes   []string
+		refuses []string
+	}{
+		{"gateway", []string{"QIM_REDIS_PASSWORD", "QIM_KAFKA_SASL_MECHANISM"}, []string{"QIM_CQL_TLS_CA"}},
+		{"fanout", []string{"QIM_KAFKA_TLS_CA"}, []string{"QIM_REDIS_USERNAME", "QIM_CQL_USERNAME"}},
+		{"writer", []string{"QIM_REDIS_TLS_CA", "QIM_KAFKA_PASSWORD", "QIM_CQL_PASSWORD"}, nil},
+		{"archiver", []string{"QIM_REDIS_USERNAME", "QIM_KAFKA_USERNAME", "QIM_CQL_TLS_CA"}, nil},
+	} {
+		vars := map[string]bool{}
+		for _, v := range Variables(c.program) {
+			vars[v.Name] = true
 		}
-		if err := CheckEnviron([]string{n + "=x"}); err == nil {
-			t.Errorf("the services accept %s, which none of them reads", n)
+		for _, v := range c.takes {
+			if !vars[v] {
+				t.Errorf("%s does not read %s", c.program, v)
+			}
+		}
+		for _, v := range c.refuses {
+			if vars[v] {
+				t.Errorf("%s reads %s, a store it never reaches", c.program, v)
+			}
 		}
 	}
 }

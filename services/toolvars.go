@@ -1,9 +1,6 @@
 package services
 
-import (
-	"github.com/qim-dev/qim/services/internal/config"
-	"github.com/qim-dev/qim/services/internal/storeauth"
-)
+import "github.com/qim-dev/qim/services/internal/config"
 
 // toolVar is a QIM_* variable of the product read by something other than a service's Config:
 // the failpoint build of the services and the product's client tools. They are listed here so
@@ -53,24 +50,6 @@ func RenamedVariables() map[string]string {
 	out := make(map[string]string, len(renamed))
 	for k, v := range renamed {
 		out[k] = v
-	}
-	return out
-}
-
-// UnwiredVariableNames are the QIM_* names of building blocks that no service reads yet: the
-// store credentials of services/internal/storeauth (issue 37). The repository scan accepts them
-// (gates/harnessvars), but they are not in VariableNames, so every service still refuses them:
-// an operator who sets QIM_REDIS_PASSWORD today is told it has no effect instead of believing
-// the connection is authenticated. Wiring storeauth into a service's Config moves its names
-// into VariableNames.
-func UnwiredVariableNames() map[string]bool {
-	vars, err := config.Describe(storeauth.Config{})
-	if err != nil {
-		panic(err) // a declaration error of storeauth; its own tests report it first
-	}
-	out := make(map[string]bool, len(vars))
-	for _, v := range vars {
-		out[v.Name] = true
 	}
 	return out
 }

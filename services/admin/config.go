@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Config is the admin API's configuration: one field per QIM_* variable (docs/config.md and
@@ -26,6 +29,10 @@ type Config struct {
 	TokenSecret config.Secret `env:"QIM_TOKEN_SECRET" secret:"true" doc:"dev-token signing secret for POST /v1/dev-tokens (unset: the route is off; never logged)"`
 	// KafkaBrokers host qim.presence, which GET /v1/devices answers from. Unset: that route is 404.
 	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" doc:"Kafka-protocol brokers hosting qim.presence, for GET /v1/devices (unset: the route answers 404)"`
+	// Store credentials and TLS (all optional; services/internal/storeauth).
+	RedisAuth storeauth.Redis
+	KafkaAuth storeauth.Kafka
+	kafkaSec  []kgo.Opt // KafkaAuth's client options, built by Validate
 	// ShardCount is the partition count of qim.presence, as on every service.
 	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shards = qim.presence partitions; the same on every service"`
 	// WriterAddrs are the ConversationWriters whose GroupAdmin RPC the group routes call (any
@@ -54,6 +61,13 @@ func FromEnv() (Config, error) { return config.FromEnv(DefaultConfig(), ErrConfi
 func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
+	}
+	var serr error
+	if c.kafkaSec, serr = c.KafkaAuth.Opts(); serr != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, serr)
+	}
+	if err := c.RedisAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for _, a := range []struct{ name, addr string }{{"QIM_ADMIN_LISTEN", c.ListenAddr}, {"QIM_ADMIN_METRICS", c.MetricsAddr}, {"QIM_REDIS_ADDR", c.RedisAddr}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/presence"
 )
@@ -53,9 +55,9 @@ func (v *presenceView) apply(es []presence.Entry) {
 
 // followPresence opens the follower of every qim.presence partition (nothing is read until its
 // Run).
-func followPresence(ctx context.Context, brokers []string, shards contract.ShardCount, bad func(error)) (*presenceView, error) {
+func followPresence(ctx context.Context, brokers []string, security []kgo.Opt, shards contract.ShardCount, bad func(error)) (*presenceView, error) {
 	v := &presenceView{dir: presence.New()}
-	f, err := presence.Follow(ctx, brokers, shards, presence.FromStart, presence.Hooks{Apply: v.apply, Bad: bad}, nil)
+	f, err := presence.Follow(ctx, brokers, security, shards, presence.FromStart, presence.Hooks{Apply: v.apply, Bad: bad}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
 	}

@@ -74,7 +74,11 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 func (s *Service) start(ctx context.Context) error {
-	rdb := redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, DialTimeout: storeTimeout, ReadTimeout: storeTimeout, WriteTimeout: storeTimeout})
+	opts := &redis.Options{Addr: s.cfg.RedisAddr, DialTimeout: storeTimeout, ReadTimeout: storeTimeout, WriteTimeout: storeTimeout}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return fmt.Errorf("admin: %w", err)
+	}
+	rdb := redis.NewClient(opts)
 	s.proc.OnClose("redis", rdb.Close)
 	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, func(error) bool { return false }); err != nil {
 		return fmt.Errorf("admin: refusing to start: core Redis %s: %w", s.cfg.RedisAddr, err)
@@ -120,7 +124,7 @@ func (s *Service) startBackends(ctx context.Context) error {
 		return nil
 	}
 	bad := func(err error) { s.log.Warn("admin: skipped an undecodable presence entry", "err", err) }
-	v, err := followPresence(ctx, s.cfg.KafkaBrokers, contract.ShardCount(s.cfg.ShardCount), bad)
+	v, err := followPresence(ctx, s.cfg.KafkaBrokers, s.cfg.kafkaSec, contract.ShardCount(s.cfg.ShardCount), bad)
 	if err != nil {
 		return fmt.Errorf("admin: refusing to start: %w", err)
 	}

@@ -6,9 +6,12 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Bounds checked by Validate that are not contract values.
@@ -28,6 +31,11 @@ const (
 type Config struct {
 	// KafkaBrokers host qim.outbox.
 	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.outbox"`
+	// Store credentials and TLS (all optional; services/internal/storeauth).
+	RedisAuth storeauth.Redis
+	KafkaAuth storeauth.Kafka
+	CQLAuth   storeauth.CQL
+	kafkaSec  []kgo.Opt // KafkaAuth's client options, built by Validate
 	// CQLHosts are the archive's contact points. The keyspace must have been migrated
 	// (`qimctl cql migrate`); the archiver refuses to start on any other schema version.
 	CQLHosts []string `env:"QIM_CQL_HOSTS" required:"true" doc:"CQL contact points (host:port,…) of the history archive"`
@@ -97,6 +105,16 @@ func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
 	}
+	var serr error
+	if c.kafkaSec, serr = c.KafkaAuth.Opts(); serr != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, serr)
+	}
+	if err := c.RedisAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.CQLAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	for _, b := range c.KafkaBrokers {
 		if _, _, err := net.SplitHostPort(b); err != nil {
 			return fmt.Errorf("%w: QIM_KAFKA_BROKERS: broker %q: %v", ErrConfig, b, err)
@@ -128,5 +146,5 @@ func (c *Config) Validate() error {
 // cql is the store's view of the configuration.
 func (c *Config) cql() cqlstore.Config {
 	return cqlstore.Config{Hosts: c.CQLHosts, Keyspace: c.CQLKeyspace, Concurrency: c.CQLConcurrency,
-		NoPeerDiscovery: c.CQLNoPeerDiscovery}
+		NoPeerDiscovery: c.CQLNoPeerDiscovery, Auth: c.CQLAuth}
 }

@@ -2,6 +2,7 @@ package archiver
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -44,14 +45,18 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	}, cqlstore.Refused); err != nil {
 		return nil, &StartError{What: "CQL keyspace " + s.cfg.CQLKeyspace, Err: err}
 	}
-	c.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr})
+	opts := &redis.Options{Addr: s.cfg.RedisAddr}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return nil, fmt.Errorf("archiver: %w", err)
+	}
+	c.rdb = redis.NewClient(opts)
 	s.proc.OnClose("core redis", c.rdb.Close)
 	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error { return c.rdb.Ping(ctx).Err() },
 		redisdur.Refused); err != nil {
 		return nil, &StartError{What: "core Redis " + s.cfg.RedisAddr, Err: err}
 	}
 	requests := commitlog.NewRequestMetrics(s.reg)
-	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, requests)
+	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, commitlog.AdminRequests(requests), commitlog.AdminSecurity(s.cfg.kafkaSec))
 	if err != nil {
 		return nil, err
 	}
@@ -81,5 +86,6 @@ func (s *Service) consumerOptions(requests *commitlog.RequestMetrics) []commitlo
 		commitlog.WithRequestMetrics(requests),
 		commitlog.WithFetchMaxWait(s.cfg.FetchWait),
 		commitlog.WithFetchMinBytes(fetchGatherBytes),
+		commitlog.WithSecurity(s.cfg.kafkaSec),
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Bounds checked by Validate that are not contract values.
@@ -23,6 +26,9 @@ const (
 type Config struct {
 	// KafkaBrokers host qim.outbox and qim.dispatch.
 	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.outbox and qim.dispatch"`
+	// Store credentials and TLS (all optional; services/internal/storeauth).
+	KafkaAuth storeauth.Kafka
+	kafkaSec  []kgo.Opt // KafkaAuth's client options, built by Validate
 	// ShardCount is the mailbox shard count, which is also the partition count qim.dispatch must
 	// have; a power of two in [1, 65536]. Writer, fanout and mailbox must be started with the
 	// same value: a fanout that routes with another count puts dispatches on shards whose
@@ -104,6 +110,10 @@ func FromEnv() (Config, error) {
 func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
+	}
+	var serr error
+	if c.kafkaSec, serr = c.KafkaAuth.Opts(); serr != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, serr)
 	}
 	for _, b := range c.KafkaBrokers {
 		if _, _, err := net.SplitHostPort(b); err != nil {

@@ -28,7 +28,7 @@ type conn struct {
 func (s *Service) open(ctx context.Context) (*conn, error) {
 	c := &conn{}
 	requests := commitlog.NewRequestMetrics(s.reg)
-	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, requests)
+	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, commitlog.AdminRequests(requests), commitlog.AdminSecurity(s.cfg.kafkaSec))
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 		return nil, &StartError{Topic: s.cfg.OutboxTopic, Err: err}
 	}
 	c.bounds, c.start, c.offsets = st.Bounds, st.Start, st.Offsets
-	c.producer, err = commitlog.NewDispatchProducer(commitlog.DispatchConfig{Brokers: s.cfg.KafkaBrokers,
+	c.producer, err = commitlog.NewDispatchProducer(commitlog.DispatchConfig{Brokers: s.cfg.KafkaBrokers, Security: s.cfg.kafkaSec,
 		Topic: s.cfg.DispatchTopic, DisableIdempotence: s.cfg.DisableIdempotence, Requests: requests})
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (s *Service) open(ctx context.Context) (*conn, error) {
 	}
 	c.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, s.cfg.OutboxTopic,
 		map[int32]int64{outboxPartition: c.start}, commitlog.WithClientID(consumerClientID),
-		commitlog.WithRequestMetrics(requests))
+		commitlog.WithRequestMetrics(requests), commitlog.WithSecurity(s.cfg.kafkaSec))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/services/authn"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Config is the ConnectionNode's configuration: one field per QIM_* variable (the tags give its
@@ -63,6 +64,9 @@ type Config struct {
 	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
 	// for development (ADR-0025).
 	RPC rpcauth.Config
+	// RedisAuth and KafkaAuth are the stores' credentials and TLS (all optional).
+	RedisAuth storeauth.Redis
+	KafkaAuth storeauth.Kafka
 	// AllowRelaxedRedis accepts appendfsync everysec on a loopback Redis, for development only.
 	AllowRelaxedRedis bool `env:"QIM_DEV_ALLOW_RELAXED_REDIS" doc:"development only: accept appendfsync everysec on a loopback Redis"`
 	// TokenSecret signs dev tokens (contract/devtoken), for make demo, the SDK tests and the
@@ -153,6 +157,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateIdentity(); err != nil {
 		return err
+	}
+	if err := errors.Join(c.RedisAuth.Validate(), c.KafkaAuth.Validate()); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return fmt.Errorf("%w: QIM_GATEWAY_TLS_CERT and QIM_GATEWAY_TLS_KEY must be set together", ErrConfig)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
@@ -46,8 +47,10 @@ type presenceNode struct {
 	boot   uint64
 	shards contract.ShardCount
 	prod   *commitlog.PresenceProducer
-	req    *commitlog.RequestMetrics
-	log    *slog.Logger
+	// security are the brokers' SASL and TLS options (the follower dials its own client).
+	security []kgo.Opt
+	req      *commitlog.RequestMetrics
+	log      *slog.Logger
 
 	entries *prometheus.CounterVec // kind, result
 	kicks   prometheus.Counter
@@ -73,12 +76,16 @@ func (s *Service) openPresence(ctx context.Context) error {
 		return fmt.Errorf("gateway: refusing to start: presence boot INCR in core Redis: %w", err)
 	}
 	req := commitlog.NewRequestMetrics(s.reg)
-	prod, err := commitlog.NewPresenceProducer(commitlog.PresenceConfig{Brokers: s.cfg.KafkaBrokers, Requests: req})
+	sec, err := s.cfg.KafkaAuth.Opts()
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	prod, err := commitlog.NewPresenceProducer(commitlog.PresenceConfig{Brokers: s.cfg.KafkaBrokers, Security: sec, Requests: req})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	s.proc.OnClose("presence producer", func() error { prod.Close(); return nil })
-	p := &presenceNode{s: s, self: self, boot: boot, shards: s.shards, prod: prod, req: req, log: s.log,
+	p := &presenceNode{s: s, self: self, boot: boot, shards: s.shards, prod: prod, security: sec, req: req, log: s.log,
 		entries: s.reg.CounterVec("qim_gateway_presence_entries_total",
 			"qim.presence entries produced, by kind (online, offline, boot) and result (ok, error, full; republished: an online entry that failed before and arrived on a retry).", "kind", "result"),
 		kicks: s.reg.Counter("qim_gateway_presence_kicks_total",
@@ -125,7 +132,7 @@ func (p *presenceNode) attempt(ctx context.Context) error {
 		}
 		p.announced = true
 	}
-	f, err := presence.Follow(ctx, p.s.cfg.KafkaBrokers, p.shards, presence.FromEnd,
+	f, err := presence.Follow(ctx, p.s.cfg.KafkaBrokers, p.security, p.shards, presence.FromEnd,
 		presence.Hooks{Apply: p.remote, Bad: func(err error) { p.log.Warn("gateway: skipped a presence record", "err", err) }},
 		nil, commitlog.WithRequestMetrics(p.req))
 	if err != nil {

@@ -151,7 +151,7 @@ func TestLostOnlineEntryIsRepublished(t *testing.T) {
 		Gateway: h.svc.presence.self, Boot: h.svc.presence.boot}
 	var mu sync.Mutex
 	var seen bool
-	f, err := presence.Follow(context.Background(), st.Endpoints().KafkaBrokers, h.svc.shards, presence.FromStart,
+	f, err := presence.Follow(context.Background(), st.Endpoints().KafkaBrokers, nil, h.svc.shards, presence.FromStart,
 		presence.Hooks{Apply: func(es []presence.Entry) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -174,7 +174,11 @@ func (s *Service) openIdentity(ctx context.Context) error {
 // roll the counters back.
 func (s *Service) openRedis(ctx context.Context) error {
 	to := s.cfg.BackendTimeout
-	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, DialTimeout: to, ReadTimeout: to, WriteTimeout: to})
+	opts := &redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, DialTimeout: to, ReadTimeout: to, WriteTimeout: to}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	s.rdb = redis.NewClient(opts)
 	s.proc.OnClose("redis", s.rdb.Close)
 	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error {
 		return msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis)

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/shardset"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Config is the MailboxNode's configuration: one field per QIM_* variable (the tags give its
@@ -21,6 +24,10 @@ type Config struct {
 	RedisAddr string `env:"QIM_MAILBOX_REDIS_ADDR" required:"true" doc:"mailbox Redis (host:port); must be standalone, >= 7.0, AOF everysec or always, maxmemory-policy noeviction"`
 	// KafkaBrokers host qim.dispatch, whose partitions are the mailbox shards, and qim.presence.
 	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.dispatch and qim.presence"`
+	// RedisAuth and KafkaAuth are the stores' credentials and TLS (all optional).
+	RedisAuth storeauth.Redis
+	KafkaAuth storeauth.Kafka
+	kafkaSec  []kgo.Opt // KafkaAuth's client options, built by Validate
 	// ShardCount is the number of mailbox shards, which is the partition count of qim.dispatch.
 	// Writer, fanout, mailbox and session must agree: start-up refuses a topic with another
 	// partition count, because users would be routed to shards nobody reads.
@@ -88,6 +95,12 @@ func (c *Config) Validate() error {
 	n, err := contract.NewShardCount(c.ShardCount)
 	if err != nil {
 		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %v", ErrConfig, c.ShardCount, err)
+	}
+	if c.kafkaSec, err = c.KafkaAuth.Opts(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.RedisAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.validateOwned(n); err != nil {
 		return err

@@ -125,7 +125,7 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("%s = %+v, want default %q", name, v, def)
 		}
 	}
-	if !got["QIM_MAILBOX_REDIS_ADDR"].Required || !got["QIM_KAFKA_BROKERS"].Required || len(vars) != 9+5 { // +5: the internal RPC boundary (rpcauth.Config)
+	if !got["QIM_MAILBOX_REDIS_ADDR"].Required || !got["QIM_KAFKA_BROKERS"].Required || len(vars) != 9+5+11 { // +5: the internal RPC boundary (rpcauth.Config); +11: Redis (5) and Kafka (6) credentials
 		t.Errorf("vars = %+v", vars)
 	}
 }

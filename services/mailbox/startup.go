@@ -31,7 +31,11 @@ func (s *Service) start(ctx context.Context) error {
 	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceMailbox); err != nil {
 		return fmt.Errorf("mailbox: refusing to start: %w", err)
 	}
-	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: len(s.cfg.OwnedShards) + 16, MinIdleConns: 2})
+	opts := &redis.Options{Addr: s.cfg.RedisAddr, PoolSize: len(s.cfg.OwnedShards) + 16, MinIdleConns: 2}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return fmt.Errorf("mailbox: %w", err)
+	}
+	s.rdb = redis.NewClient(opts)
 	s.proc.OnClose("mailbox redis", s.rdb.Close)
 	if err := s.proc.Await(ctx, "mailbox Redis", func(ctx context.Context) error {
 		return mailboxstore.CheckDurability(ctx, s.rdb)
@@ -65,7 +69,8 @@ func (s *Service) start(ctx context.Context) error {
 			"start", start, "log_end", b.High)
 	}
 	s.consumer, err = commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, contract.TopicDispatch, starts,
-		commitlog.WithClientID("qim-mailbox"), commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
+		commitlog.WithClientID("qim-mailbox"), commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)),
+		commitlog.WithSecurity(s.cfg.kafkaSec))
 	if err != nil {
 		return fmt.Errorf("mailbox: dispatch consumer: %w", err)
 	}
@@ -81,7 +86,7 @@ func (s *Service) start(ctx context.Context) error {
 // dispatchBounds lists every partition of qim.dispatch and checks their number is the shard
 // count: the partition IS the shard, so any other count routes users to shards nobody reads.
 func (s *Service) dispatchBounds(ctx context.Context) (map[int32]commitlog.Bounds, error) {
-	adm, err := commitlog.NewAdmin(s.cfg.KafkaBrokers)
+	adm, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, commitlog.AdminSecurity(s.cfg.kafkaSec))
 	if err != nil {
 		return nil, fmt.Errorf("mailbox: %w", err)
 	}
@@ -123,7 +128,7 @@ func (s *Service) connectPush(ctx context.Context) error {
 	}
 	var f *presence.Follower
 	err := s.proc.Await(ctx, "the broker ("+contract.TopicPresence+")", func(ctx context.Context) (err error) {
-		f, err = presence.Follow(ctx, s.cfg.KafkaBrokers, s.cfg.shards(), presence.FromStart,
+		f, err = presence.Follow(ctx, s.cfg.KafkaBrokers, s.cfg.kafkaSec, s.cfg.shards(), presence.FromStart,
 			presence.Hooks{Apply: d.apply, Bad: func(err error) { s.log.Warn("mailbox: skipped a presence record", "err", err) }},
 			parts, commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)))
 		return err

@@ -29,8 +29,8 @@ import (
 
 // describeTopic asks a broker now (not a metadata cache) for the cluster id, the topic id and
 // the partition count of topic.
-func describeTopic(ctx context.Context, brokers []string, topic string) (binding, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID("qim-session-admin"))
+func describeTopic(ctx context.Context, brokers []string, security []kgo.Opt, topic string) (binding, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ClientID("qim-session-admin")}, security...)...)
 	if err != nil {
 		return binding{}, fmt.Errorf("session: kafka client: %w", err)
 	}

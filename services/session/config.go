@@ -6,11 +6,14 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/shardset"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Package tuning (not contract values).
@@ -40,6 +43,10 @@ type Config struct {
 	RedisAddr string `env:"QIM_REDIS_ADDR" required:"true" doc:"core Redis (host:port) holding history and session state; must run AOF with appendfsync always"`
 	// KafkaBrokers host the dispatch topic the projection consumes.
 	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting the dispatch topic"`
+	// Store credentials and TLS (all optional; services/internal/storeauth).
+	RedisAuth storeauth.Redis
+	KafkaAuth storeauth.Kafka
+	kafkaSec  []kgo.Opt // KafkaAuth's client options, built by Validate
 	// ShardCount is the partition count the dispatch topic must have: a power of two in
 	// [1, 65536]. Writer, fanout, mailbox and session must agree; start-up refuses a topic with
 	// another count.
@@ -121,6 +128,13 @@ func FromEnv() (Config, error) {
 func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
+	}
+	var serr error
+	if c.kafkaSec, serr = c.KafkaAuth.Opts(); serr != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, serr)
+	}
+	if err := c.RedisAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	n, err := contract.NewShardCount(c.ShardCount)
 	if err != nil {

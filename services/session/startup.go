@@ -24,7 +24,11 @@ func (s *Service) start(ctx context.Context) error {
 	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceSession); err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
 	}
-	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 2})
+	opts := &redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 2}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	s.rdb = redis.NewClient(opts)
 	s.proc.OnClose("redis", s.rdb.Close)
 	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error {
 		return msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis)
@@ -37,7 +41,7 @@ func (s *Service) start(ctx context.Context) error {
 	s.st = newStore(s.rdb, s.cfg.Topic, s.cfg.ShardCount)
 	var live binding
 	if err := s.proc.Await(ctx, "the broker ("+s.cfg.Topic+")", func(ctx context.Context) (err error) {
-		live, err = describeTopic(ctx, s.cfg.KafkaBrokers, s.cfg.Topic)
+		live, err = describeTopic(ctx, s.cfg.KafkaBrokers, s.cfg.kafkaSec, s.cfg.Topic)
 		return err
 	}, commitlog.Refused); err != nil {
 		return fmt.Errorf("session: refusing to start: %w", err)
@@ -91,11 +95,12 @@ func (s *Service) consumerOptions() []commitlog.ConsumerOption {
 		commitlog.WithRequestMetrics(commitlog.NewRequestMetrics(s.reg)),
 		commitlog.WithFetchMaxWait(s.cfg.FetchWait),
 		commitlog.WithFetchMinBytes(fetchGatherBytes),
+		commitlog.WithSecurity(s.cfg.kafkaSec),
 	}
 }
 
 func (s *Service) bounds(ctx context.Context) (map[int32]commitlog.Bounds, error) {
-	adm, err := commitlog.NewAdmin(s.cfg.KafkaBrokers)
+	adm, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, commitlog.AdminSecurity(s.cfg.kafkaSec))
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}

@@ -6,10 +6,13 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Config is the ConversationWriter's configuration: one field per QIM_* variable (the tags give
@@ -22,6 +25,10 @@ type Config struct {
 	// KafkaBrokers host the qim.outbox topic; a SEND is acknowledged only after its record is
 	// acknowledged there by every in-sync replica.
 	KafkaBrokers []string `env:"QIM_KAFKA_BROKERS" required:"true" doc:"Kafka-protocol brokers (host:port,…) hosting qim.outbox"`
+	// Store credentials and TLS (all optional; services/internal/storeauth).
+	RedisAuth storeauth.Redis
+	KafkaAuth storeauth.Kafka
+	kafkaSec  []kgo.Opt // KafkaAuth's client options, built by Validate
 	// ListenAddr is the gRPC address the gateways call.
 	ListenAddr string `env:"QIM_WRITER_LISTEN" doc:"gRPC listen address (gateways call SendStream and PullHistory here)"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
@@ -104,6 +111,13 @@ func FromEnv() (Config, error) {
 func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
+	}
+	var serr error
+	if c.kafkaSec, serr = c.KafkaAuth.Opts(); serr != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, serr)
+	}
+	if err := c.RedisAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for _, a := range []struct{ name, addr string }{
 		{"QIM_WRITER_LISTEN", c.ListenAddr}, {"QIM_WRITER_METRICS", c.MetricsAddr}, {"QIM_REDIS_ADDR", c.RedisAddr},

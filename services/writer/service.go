@@ -95,7 +95,11 @@ func (s *Service) start(ctx context.Context) error {
 	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceWriter); err != nil {
 		return fmt.Errorf("writer: refusing to start: %w", err)
 	}
-	s.rdb = redis.NewClient(&redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 4})
+	opts := &redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 4}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return fmt.Errorf("writer: %w", err)
+	}
+	s.rdb = redis.NewClient(opts)
 	s.proc.OnClose("redis", s.rdb.Close)
 	if err := s.proc.Await(ctx, "commit-facts Redis", func(ctx context.Context) error {
 		return msgstore.CheckCommitFactsDurability(ctx, s.rdb, s.cfg.AllowRelaxedRedis)
@@ -113,7 +117,7 @@ func (s *Service) start(ctx context.Context) error {
 	if err := s.ids.Start(ctx); err != nil {
 		return fmt.Errorf("writer: claim hlc window: %w", err)
 	}
-	s.out, err = commitlog.NewOutboxProducer(commitlog.OutboxConfig{Brokers: s.cfg.KafkaBrokers,
+	s.out, err = commitlog.NewOutboxProducer(commitlog.OutboxConfig{Brokers: s.cfg.KafkaBrokers, Security: s.cfg.kafkaSec,
 		Requests: commitlog.NewRequestMetrics(s.reg)})
 	if err != nil {
 		return fmt.Errorf("writer: outbox producer: %w", err)

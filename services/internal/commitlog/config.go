@@ -48,6 +48,9 @@ var ErrConfig = errors.New("commitlog: invalid config")
 type OutboxConfig struct {
 	// Brokers are the seed brokers (host:port). Required.
 	Brokers []string
+	// Security are the SASL and TLS options of the brokers (storeauth.Kafka.Opts); nil:
+	// plaintext without SASL.
+	Security []kgo.Opt
 	// Topic defaults to contract.TopicOutbox. Only tests and migrations point elsewhere; Ready
 	// still requires exactly one partition, because the Outbox order is the commit order.
 	Topic string
@@ -97,14 +100,15 @@ func (c *OutboxConfig) Validate() error {
 }
 
 func (c *OutboxConfig) producer() producerConfig {
-	return producerConfig{c.Brokers, c.Topic, c.ClientID, c.Linger, c.MaxBufferedRecords,
+	return producerConfig{c.Brokers, c.Security, c.Topic, c.ClientID, c.Linger, c.MaxBufferedRecords,
 		c.MaxBufferedBytes, c.MaxRecordBytes, c.DeliveryTimeout, true, c.Requests}
 }
 
 // DispatchConfig configures the FanoutCoordinator's dispatch producer; fields as in
 // OutboxConfig unless noted.
 type DispatchConfig struct {
-	Brokers []string
+	Brokers  []string
+	Security []kgo.Opt
 	// Topic defaults to contract.TopicDispatch.
 	Topic string
 	// ClientID defaults to "qim-dispatch-producer".
@@ -146,13 +150,14 @@ func (c *DispatchConfig) Validate() error {
 }
 
 func (c *DispatchConfig) producer() producerConfig {
-	return producerConfig{c.Brokers, c.Topic, c.ClientID, c.Linger, c.MaxBufferedRecords,
+	return producerConfig{c.Brokers, c.Security, c.Topic, c.ClientID, c.Linger, c.MaxBufferedRecords,
 		c.MaxBufferedBytes, c.MaxRecordBytes, c.DeliveryTimeout, !c.DisableIdempotence, c.Requests}
 }
 
 // producerConfig is the validated common part of both producers.
 type producerConfig struct {
 	brokers       []string
+	security      []kgo.Opt
 	topic         string
 	clientID      string
 	linger        time.Duration
@@ -206,6 +211,7 @@ func (p *producerConfig) kgoOpts() []kgo.Opt {
 		kgo.RecordDeliveryTimeout(p.delivery),
 	}
 	opts = append(opts, p.requests.opts(p.clientID)...)
+	opts = append(opts, p.security...)
 	if p.idempotent {
 		opts = append(opts, kgo.AllowIdempotentProduceCancellation())
 	} else {

@@ -32,6 +32,7 @@ type consumerConfig struct {
 	fetchMin     int32
 	requests     *RequestMetrics
 	compacted    bool
+	security     []kgo.Opt
 }
 
 // WithFetchMaxWait sets how long the broker may hold an empty fetch, default 500 ms. A fetch
@@ -61,6 +62,12 @@ func WithRequestMetrics(m *RequestMetrics) ConsumerOption {
 // first record of a partition may lie above its start offset, and Poll's exact-start check is
 // off. Default off: on every other topic such a jump means records were lost to retention.
 func WithCompactedTopic() ConsumerOption { return func(c *consumerConfig) { c.compacted = true } }
+
+// WithSecurity adds the SASL and TLS options of the brokers (storeauth.Kafka.Opts). Default
+// none: plaintext without SASL.
+func WithSecurity(opts []kgo.Opt) ConsumerOption {
+	return func(c *consumerConfig) { c.security = opts }
+}
 
 // WithClientID sets the Kafka client.id, default "qim-partition-consumer".
 func WithClientID(id string) ConsumerOption { return func(c *consumerConfig) { c.clientID = id } }
@@ -133,7 +140,7 @@ func NewPartitionConsumer(brokers []string, topic string, starts map[int32]int64
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(cfg.fetchMaxWait),
 		kgo.FetchMinBytes(cfg.fetchMin),
-	}, cfg.requests.opts(cfg.clientID)...)...)
+	}, append(cfg.requests.opts(cfg.clientID), cfg.security...)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: consumer of %s: %w", topic, err)
 	}

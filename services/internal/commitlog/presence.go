@@ -25,7 +25,8 @@ var ErrPresenceFull = errors.New("commitlog: presence producer buffer full")
 
 // PresenceConfig configures a ConnectionNode's producer of qim.presence.
 type PresenceConfig struct {
-	Brokers []string
+	Brokers  []string
+	Security []kgo.Opt // SASL and TLS (storeauth.Kafka.Opts); nil: plaintext
 	// Topic defaults to contract.TopicPresence.
 	Topic string
 	// ClientID defaults to "qim-presence-producer".
@@ -58,7 +59,7 @@ func NewPresenceProducer(cfg PresenceConfig) (*PresenceProducer, error) {
 	if cfg.DeliveryTimeout == 0 {
 		cfg.DeliveryTimeout = defaultPresenceDelivery
 	}
-	p := producerConfig{brokers: cfg.Brokers, topic: cfg.Topic, clientID: cfg.ClientID, buffered: cfg.MaxBufferedRecords,
+	p := producerConfig{brokers: cfg.Brokers, security: cfg.Security, topic: cfg.Topic, clientID: cfg.ClientID, buffered: cfg.MaxBufferedRecords,
 		maxRecord: presenceMaxRecordBytes, delivery: cfg.DeliveryTimeout, idempotent: true, requests: cfg.Requests}
 	if err := p.validate("presence", contract.TopicPresence, defaultPresenceClientID, defaultPresenceBuffered,
 		defaultPresenceDelivery); err != nil {

@@ -40,7 +40,7 @@ func TestRequestMetricsCountByClientAndAPI(t *testing.T) {
 	if n := count("qim-test-consumer", "Fetch"); n < 1 {
 		t.Fatalf("Fetch requests of the consumer = %v, want ≥ 1", n)
 	}
-	a, err := NewAdmin(ep.KafkaBrokers, m)
+	a, err := NewAdmin(ep.KafkaBrokers, AdminRequests(m))
 	if err != nil {
 		t.Fatal(err)
 	}

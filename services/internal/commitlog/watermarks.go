@@ -50,15 +50,28 @@ type Admin struct {
 	adm *kadm.Client
 }
 
-// NewAdmin creates an admin client; it does not contact a broker until used. requests, when
-// given, counts its Kafka requests (an OffsetStore commits through this client).
-func NewAdmin(brokers []string, requests ...*RequestMetrics) (*Admin, error) {
+// AdminOption configures NewAdmin.
+type AdminOption func(*[]kgo.Opt)
+
+// AdminRequests counts the admin client's Kafka requests (an OffsetStore commits through it).
+func AdminRequests(m *RequestMetrics) AdminOption {
+	return func(o *[]kgo.Opt) { *o = append(*o, m.opts(defaultAdminClientID)...) }
+}
+
+// AdminSecurity adds the SASL and TLS options of the brokers (storeauth.Kafka.Opts). Default
+// none: plaintext without SASL.
+func AdminSecurity(opts []kgo.Opt) AdminOption {
+	return func(o *[]kgo.Opt) { *o = append(*o, opts...) }
+}
+
+// NewAdmin creates an admin client; it does not contact a broker until used.
+func NewAdmin(brokers []string, options ...AdminOption) (*Admin, error) {
 	if len(brokers) == 0 {
 		return nil, fmt.Errorf("%w: admin needs at least one broker", ErrConfig)
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ClientID(defaultAdminClientID)}
-	for _, m := range requests {
-		opts = append(opts, m.opts(defaultAdminClientID)...)
+	for _, o := range options {
+		o(&opts)
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

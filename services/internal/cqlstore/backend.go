@@ -3,6 +3,8 @@ package cqlstore
 import (
 	"context"
 	"fmt"
+
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // MessageStore backends (QIM_MESSAGE_STORE_BACKEND).
@@ -26,6 +28,8 @@ type BackendConfig struct {
 	// CQLNoPeerDiscovery connects to the contact points only (a node behind a mapped port whose
 	// advertised address is unreachable from here).
 	CQLNoPeerDiscovery bool `env:"QIM_CQL_NO_PEER_DISCOVERY" doc:"connect to the contact points only, without discovering the ring"`
+	// CQLAuth is the archive's login and TLS (all optional).
+	CQLAuth storeauth.CQL
 }
 
 // Validate resolves an unset Backend and rejects what cannot work.
@@ -53,7 +57,7 @@ func (c *BackendConfig) Validate() error {
 func (c *BackendConfig) Tiered() bool { return c.Backend == BackendTiered }
 
 func (c *BackendConfig) store() Config {
-	return Config{Hosts: c.CQLHosts, Keyspace: c.CQLKeyspace, NoPeerDiscovery: c.CQLNoPeerDiscovery}
+	return Config{Hosts: c.CQLHosts, Keyspace: c.CQLKeyspace, NoPeerDiscovery: c.CQLNoPeerDiscovery, Auth: c.CQLAuth}
 }
 
 // Open connects to the archive of a tiered backend (refusing a keyspace at another schema

@@ -5,6 +5,8 @@ import (
 	"net"
 	"regexp"
 	"time"
+
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Defaults of Config.
@@ -36,12 +38,17 @@ type Config struct {
 	// route each row to a replica of its partition). Turn it on when the node's advertised
 	// address is not reachable from here, e.g. a single node behind a mapped port.
 	NoPeerDiscovery bool
+	// Auth is the PasswordAuthenticator login and the client TLS (storeauth); zero: neither.
+	Auth storeauth.CQL
 }
 
 // Validate fills defaults and rejects what cannot work.
 func (c *Config) Validate() error {
 	if len(c.Hosts) == 0 {
 		return fmt.Errorf("%w: no CQL contact point", ErrConfig)
+	}
+	if err := c.Auth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for _, h := range c.Hosts {
 		if _, _, err := net.SplitHostPort(h); err != nil {

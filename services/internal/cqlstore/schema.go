@@ -65,7 +65,11 @@ func Migrate(ctx context.Context, cfg Config, opts MigrateOptions) ([]int, error
 	if opts.ReplicationFactor < 1 {
 		return nil, fmt.Errorf("%w: replication factor %d", ErrConfig, opts.ReplicationFactor)
 	}
-	s, err := newCluster(cfg, "").CreateSession()
+	cluster, err := newCluster(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	s, err := cluster.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("cqlstore: connect to %v: %w", cfg.Hosts, err)
 	}

@@ -37,8 +37,11 @@ type Store struct {
 	between func() error
 }
 
-func newCluster(cfg Config, keyspace string) *gocql.ClusterConfig {
+func newCluster(cfg Config, keyspace string) (*gocql.ClusterConfig, error) {
 	c := gocql.NewCluster(cfg.Hosts...)
+	if err := cfg.Auth.Apply(c); err != nil {
+		return nil, fmt.Errorf("cqlstore: %w", err)
+	}
 	c.ProtoVersion = 4 // what Cassandra 4/5 and ScyllaDB all speak; v5 is Cassandra-only
 	c.Keyspace = keyspace
 	c.Consistency = gocql.LocalQuorum
@@ -48,7 +51,7 @@ func newCluster(cfg Config, keyspace string) *gocql.ClusterConfig {
 	c.DisableInitialHostLookup = cfg.NoPeerDiscovery
 	c.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	c.Logger = quiet{}
-	return c
+	return c, nil
 }
 
 // Open connects to the keyspace and refuses one whose schema is not SchemaVersion
@@ -57,7 +60,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := newCluster(cfg, cfg.Keyspace).CreateSession()
+	cluster, err := newCluster(cfg, cfg.Keyspace)
+	if err != nil {
+		return nil, err
+	}
+	s, err := cluster.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("cqlstore: connect to keyspace %s at %v: %w (run `qimctl cql migrate` if it does not exist)",
 			cfg.Keyspace, cfg.Hosts, err)

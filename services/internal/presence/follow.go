@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 )
@@ -53,10 +55,11 @@ type Follower struct {
 }
 
 // Follow checks qim.presence (exactly shards partitions, compacted) and opens a consumer of the
-// given partitions (all when none are given). Nothing is read until Run.
-func Follow(ctx context.Context, brokers []string, shards contract.ShardCount, from From, hooks Hooks,
+// given partitions (all when none are given). security are the brokers' SASL and TLS options
+// (nil: plaintext). Nothing is read until Run.
+func Follow(ctx context.Context, brokers []string, security []kgo.Opt, shards contract.ShardCount, from From, hooks Hooks,
 	partitions []int32, opts ...commitlog.ConsumerOption) (*Follower, error) {
-	adm, err := commitlog.NewAdmin(brokers)
+	adm, err := commitlog.NewAdmin(brokers, commitlog.AdminSecurity(security))
 	if err != nil {
 		return nil, fmt.Errorf("presence: %w", err)
 	}
@@ -93,7 +96,7 @@ func Follow(ctx context.Context, brokers []string, shards contract.ShardCount, f
 	}
 	f.loaded.Store(len(f.target) == 0)
 	opts = append([]commitlog.ConsumerOption{commitlog.WithClientID("qim-presence"), commitlog.WithCompactedTopic(),
-		commitlog.WithFetchMaxWait(followFetchWait)}, opts...)
+		commitlog.WithFetchMaxWait(followFetchWait), commitlog.WithSecurity(security)}, opts...)
 	if f.c, err = commitlog.NewPartitionConsumer(brokers, contract.TopicPresence, starts, opts...); err != nil {
 		return nil, fmt.Errorf("presence: %w", err)
 	}

@@ -142,3 +142,12 @@ func (q CQL) resolve() (*tls.Config, config.Errors) {
 func needs(missing, because string) *config.Error {
 	return &config.Error{Var: missing, Err: fmt.Errorf("%w when %s is set", config.ErrRequired, because)}
 }
+
+// Validate reports r's unusable settings (each naming its variable) and reads its CA file.
+func (r Redis) Validate() error { _, bad := r.resolve(); return wrap(bad) }
+
+// Validate reports k's unusable settings (each naming its variable) and reads its CA file.
+func (k Kafka) Validate() error { _, bad := k.resolve(); return wrap(bad) }
+
+// Validate reports q's unusable settings (each naming its variable) and reads its CA file.
+func (q CQL) Validate() error { _, bad := q.resolve(); return wrap(bad) }
