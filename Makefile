@@ -53,13 +53,16 @@ lint:
 ## test: the release run (qim-gate run --full): lint, go test, services, e2e, 180 s perf at PERF_RATE,
 ## T-HEAVY, Redis artifacts, invariants, orphan audit on one fresh stack, one report in RELEASE_DIR;
 ## with a CQL node and the HistoryArchiver; then services, e2e, T-HEAVY and invariants again on a
-## deployment of two writers, MailboxNodes and SessionProjections (ADR-0026); then a bounded fuzz
-## run of the wire codec
+## deployment of two writers, MailboxNodes and SessionProjections (ADR-0026); then services, e2e and
+## the orphan audit on stores that require TLS and credentials; then a bounded fuzz run of the
+## wire codec
 test: setup
 	$(GO) run ./cmd/qim-gate run --full --with-cql --rate $(PERF_RATE) $(if $(RELEASE_SKIP),--skip '$(RELEASE_SKIP)') \
 		--report-dir $(RELEASE_DIR) --json-out $(RELEASE_DIR)/summary.json
 	$(GO) run ./cmd/qim-gate run services e2e theavy invariants --instances 2 \
 		--report-dir $(RELEASE_DIR)/instances-2 --json-out $(RELEASE_DIR)/instances-2/summary.json
+	$(GO) run ./cmd/qim-gate run services e2e orphan-audit --secure-stores --with-cql \
+		--report-dir $(RELEASE_DIR)/secure-stores --json-out $(RELEASE_DIR)/secure-stores/summary.json
 	$(MAKE) fuzz
 
 ## test-go: unit + integration tests only (gate 2 alone; the developer loop)

@@ -29,7 +29,7 @@ func Run(ctx context.Context, cfg Config, rng Range) (*Result, error) {
 		}
 		res.finish(time.Since(start), n)
 	}()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	cl, err := kgo.NewClient(cfg.seeds()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -55,13 +55,13 @@ func stopped(res *Result, pass string, err error) {
 
 func dispatchPass(ctx context.Context, cfg *Config, b *bounds, res *Result) {
 	onGap := res.gap
-	outbox, err := newLogReader(cfg.Brokers, cfg.OutboxTopic, []PartitionRange{{Partition: 0, From: b.from, To: b.to}}, onGap)
+	outbox, err := newLogReader(cfg.seeds(), cfg.OutboxTopic, []PartitionRange{{Partition: 0, From: b.from, To: b.to}}, onGap)
 	if err != nil {
 		stopped(res, "dispatch", err)
 		return
 	}
 	defer outbox.close()
-	disp, err := newLogReader(cfg.Brokers, cfg.DispatchTopic, b.dispatch, onGap)
+	disp, err := newLogReader(cfg.seeds(), cfg.DispatchTopic, b.dispatch, onGap)
 	if err != nil {
 		stopped(res, "dispatch", err)
 		return
@@ -83,7 +83,7 @@ func mailboxPass(ctx context.Context, cfg *Config, b *bounds, res *Result) {
 		stopped(res, "materialization", err)
 		return
 	}
-	r, err := newLogReader(cfg.Brokers, cfg.DispatchTopic, b.dispatch, res.gap)
+	r, err := newLogReader(cfg.seeds(), cfg.DispatchTopic, b.dispatch, res.gap)
 	if err != nil {
 		stopped(res, "materialization", err)
 		return

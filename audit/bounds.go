@@ -171,7 +171,7 @@ func dispatchStarts(ctx context.Context, adm *kadm.Client, cfg *Config, rng Rang
 	t := rng.Since
 	if t.IsZero() {
 		var err error
-		if t, err = recordTime(ctx, cfg.Brokers, cfg.OutboxTopic, b.from); err != nil {
+		if t, err = recordTime(ctx, cfg.seeds(), cfg.OutboxTopic, b.from); err != nil {
 			return nil, err
 		}
 	}
@@ -190,9 +190,9 @@ func dispatchStarts(ctx context.Context, adm *kadm.Client, cfg *Config, rng Rang
 }
 
 // recordTime reads the timestamp of the record at off.
-func recordTime(ctx context.Context, brokers []string, topic string, off int64) (time.Time, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeResetOffset(kgo.NoResetOffset()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(off)}}))
+func recordTime(ctx context.Context, seeds []kgo.Opt, topic string, off int64) (time.Time, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(off)}})}, seeds...)...)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("audit: read %s@%d: %w", topic, off, err)
 	}

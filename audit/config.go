@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/qim-dev/qim/contract"
 )
@@ -25,6 +26,8 @@ const (
 type Config struct {
 	// Brokers are the Kafka-protocol brokers holding both topics.
 	Brokers []string
+	// Security are the brokers' SASL and TLS options (nil: plaintext without SASL).
+	Security []kgo.Opt
 	// OutboxTopic is the committed log (exactly one partition); default contract.TopicOutbox.
 	OutboxTopic string
 	// DispatchTopic is the fan-out log (partition = mailbox shard); default contract.TopicDispatch.
@@ -133,4 +136,9 @@ type Range struct {
 type Ends struct {
 	Outbox   int64
 	Dispatch map[int32]int64
+}
+
+// seeds are the client options that reach the brokers: the seeds and Security.
+func (c Config) seeds() []kgo.Opt {
+	return append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, c.Security...)
 }

@@ -106,7 +106,7 @@ func TestAuditNarrowedPastRetentionPasses(t *testing.T) {
 // firstTime is the timestamp of the record at off.
 func firstTime(t *testing.T, k *kit, topic string, off int64) time.Time {
 	t.Helper()
-	ts, err := recordTime(k.ctx, k.brokers, topic, off)
+	ts, err := recordTime(k.ctx, []kgo.Opt{kgo.SeedBrokers(k.brokers...)}, topic, off)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func (j *joiner) late(ctx context.Context, s int64) (*window, error) {
 		return j.reread, nil
 	}
 	to := min(s+rereadChunk, j.cur.from, j.b.to)
-	r, err := newLogReader(j.cfg.Brokers, j.cfg.OutboxTopic, []PartitionRange{{Partition: 0, From: s, To: to}},
+	r, err := newLogReader(j.cfg.seeds(), j.cfg.OutboxTopic, []PartitionRange{{Partition: 0, From: s, To: to}},
 		func(g Gap) { g.Reason = "re-read for late dispatches: " + g.Reason; j.res.gap(g) })
 	if err != nil {
 		return nil, err

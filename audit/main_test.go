@@ -184,7 +184,7 @@ func (k *kit) dispatches(topic string) []*kgo.Record {
 	for p, e := range ends {
 		ranges, total = append(ranges, PartitionRange{Partition: p, From: 0, To: e}), total+e
 	}
-	r, err := newLogReader(k.brokers, topic, ranges, func(g Gap) { k.t.Fatalf("reading %s: %+v", topic, g) })
+	r, err := newLogReader([]kgo.Opt{kgo.SeedBrokers(k.brokers...)}, topic, ranges, func(g Gap) { k.t.Fatalf("reading %s: %+v", topic, g) })
 	if err != nil {
 		k.t.Fatal(err)
 	}

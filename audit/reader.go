@@ -59,7 +59,7 @@ type logReader struct {
 // visitFn judges one record; hold keeps it (and its partition) for after release.
 type visitFn func(p int32, r *kgo.Record) (hold bool, err error)
 
-func newLogReader(brokers []string, topic string, ranges []PartitionRange, onGap func(Gap)) (*logReader, error) {
+func newLogReader(seeds []kgo.Opt, topic string, ranges []PartitionRange, onGap func(Gap)) (*logReader, error) {
 	r := &logReader{topic: topic, byP: map[int32]*partCursor{}, onGap: onGap}
 	offsets := map[int32]kgo.Offset{}
 	for _, pr := range ranges {
@@ -72,11 +72,11 @@ func newLogReader(brokers []string, topic string, ranges []PartitionRange, onGap
 	if len(offsets) == 0 {
 		return r, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...),
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(fetchMaxBytes), kgo.FetchMaxPartitionBytes(fetchPartitionBytes),
-		kgo.FetchMaxWait(fetchMaxWait))
+		kgo.FetchMaxWait(fetchMaxWait)}, seeds...)...)
 	if err != nil {
 		return nil, fmt.Errorf("audit: reader of %s: %w", topic, err)
 	}

@@ -41,7 +41,7 @@ func WaitCaughtUp(ctx context.Context, cfg Config, group string, within time.Dur
 	if group == "" {
 		return nil, fmt.Errorf("%w: no fanout group", ErrConfig)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	cl, err := kgo.NewClient(cfg.seeds()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -75,9 +75,19 @@ func (g auditGate) Run(ctx context.Context, env *Env, r *Result) {
 		r.Fail(fmt.Errorf("gates: stack dispatch shards: %w", err))
 		return
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: ep.RedisMailbox})
+	ropts, err := ep.RedisOptions(ep.RedisMailbox)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	security, err := ep.KafkaOpts() // seeds included: the same seeds again are harmless
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
-	cfg := audit.Config{Brokers: ep.KafkaBrokers, Shards: shards, Mailbox: rdb, ProgressEvery: 5 * time.Second,
+	cfg := audit.Config{Brokers: ep.KafkaBrokers, Security: security, Shards: shards, Mailbox: rdb, ProgressEvery: 5 * time.Second,
 		Progress: func(p audit.Progress) {
 			env.Progressf("audit %s pass: %d records, %.0f records/s", p.Pass, p.Records, p.Rate)
 		}}

@@ -31,7 +31,7 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 	}
 	ep := st.Endpoints()
 	e := e2e.NewEnv(set.Addrs.GatewayTCP, []byte(set.Addrs.TokenSecret), ep.KafkaBrokers, ep.DispatchShards, set)
-	e.CQL, e.RedisCore = ep.CQL, ep.RedisCore
+	e.CQL, e.RedisCore, e.Secure = ep.CQL, ep.RedisCore, ep.Secure
 	list := g.scenarios
 	if list == nil {
 		list = func() []e2e.Scenario {

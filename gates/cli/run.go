@@ -24,6 +24,7 @@ type runOptions struct {
 	reportDir string
 	root      string
 	withCQL   bool
+	secure    bool
 	shards    int
 	jsonPath  string
 	skip      []string
@@ -65,6 +66,7 @@ Examples:
 	f.BoolVar(&o.full, "full", false, "run every gate in release order")
 	f.StringVar(&o.reportDir, "report-dir", "", "report directory (default out/gates/<UTC timestamp>)")
 	f.StringVar(&o.root, "root", ".", "repository root")
+	f.BoolVar(&o.secure, "secure-stores", false, "start every store with TLS and credentials (Redis ACL user, Kafka SASL_SSL with SCRAM-SHA-512, Cassandra PasswordAuthenticator with client encryption); the services and the harness's own clients connect with them")
 	f.BoolVar(&o.withCQL, "with-cql", false, "start the CQL node with the run's stack, and the HistoryArchiver in its deployment (the keyspace migrated first); on by default with --full")
 	f.IntVar(&o.shards, "dispatch-shards", contract.MailboxShardsDefault,
 		"partitions of qim.dispatch = mailbox shards of the run's stack (measure the count you deploy; a power of two)")
@@ -183,7 +185,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		ReportDir:  o.reportDir,
 		Progress:   os.Stderr,
 		NewStack: func() stack.Stack {
-			return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithDispatchShards(o.shards), stack.WithProgress(os.Stderr))
+			return stack.NewProcess(stack.WithCQL(o.withCQL), stack.WithSecureStores(o.secure), stack.WithDispatchShards(o.shards), stack.WithProgress(os.Stderr))
 		},
 		Perf:  o.perf,
 		Chaos: o.chaos,

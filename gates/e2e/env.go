@@ -10,6 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
+	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/gates/svc"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 )
@@ -28,8 +29,10 @@ type Env struct {
 	CQL      string   // the stack's CQL node (host:port), "" without one
 	// RedisCore is the core Redis, for scenarios that watch the hot tier (the hot floor).
 	RedisCore string
-	base      uint64
-	next      atomic.Uint64
+	// Secure holds the stack's store credentials when it runs them (nil: plaintext stores).
+	Secure *stack.SecureEndpoints
+	base   uint64
+	next   atomic.Uint64
 }
 
 // NewEnv prepares an Env whose user ids do not collide with earlier runs on the same stack.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/authn/revocation"
@@ -24,7 +23,10 @@ func scenarioRevocation(ctx context.Context, e *Env) error {
 	if e.RedisCore == "" {
 		return fmt.Errorf("%w: needs the core Redis address", ErrSkipped)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: e.RedisCore})
+	rdb, err := e.redisCore()
+	if err != nil {
+		return err
+	}
 	defer rdb.Close()
 	gw, u, kid := e.Gateways[len(e.Gateways)-1], e.User(), e.idp().Kid("EdDSA")
 	issued := func(at time.Time) func(jwt.MapClaims) { return func(c jwt.MapClaims) { c["iat"] = at.Unix() } }

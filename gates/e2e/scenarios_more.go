@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/svc"
@@ -19,7 +18,7 @@ import (
 // the message becomes log offset 0 of that partition; a zero cursor must return it. (An exclusive
 // lower bound of 0 once hid the first record of every partition from offline pulls.)
 func scenarioOffsetZero(ctx context.Context, e *Env) error {
-	empty, err := emptyPartitions(ctx, e.Brokers)
+	empty, err := e.emptyPartitions(ctx)
 	if err != nil {
 		return err
 	}
@@ -66,8 +65,8 @@ func scenarioOffsetZero(ctx context.Context, e *Env) error {
 	return nil
 }
 
-func emptyPartitions(ctx context.Context, brokers []string) (map[int32]bool, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+func (e *Env) emptyPartitions(ctx context.Context) (map[int32]bool, error) {
+	cl, err := e.kafka()
 	if err != nil {
 		return nil, err
 	}

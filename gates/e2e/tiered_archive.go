@@ -20,7 +20,10 @@ const (
 
 // archiveSession connects to the stack's CQL node.
 func (e *Env) archiveSession() (*gocql.Session, error) {
-	c := gocql.NewCluster(e.CQL)
+	c, err := e.cqlCluster()
+	if err != nil {
+		return nil, err
+	}
 	c.ProtoVersion, c.Keyspace, c.Consistency = 4, archiveKeyspace, gocql.LocalQuorum
 	c.DisableInitialHostLookup = true
 	return c.CreateSession()

@@ -88,7 +88,10 @@ func (e *Env) waitFloor(ctx context.Context, cid []byte, seq uint64) error {
 	conv := contract.ConversationID(u)
 	tb := e.Tenant.Bytes()
 	key := fmt.Sprintf("qim:hfloor:%s:%x:%x", contract.ConversationCommitBucket(e.Tenant, conv).KeyTag(), tb[:], cid)
-	rdb := redis.NewClient(&redis.Options{Addr: e.RedisCore})
+	rdb, err := e.redisCore()
+	if err != nil {
+		return err
+	}
 	defer rdb.Close()
 	for {
 		v, err := rdb.Get(ctx, key).Uint64()

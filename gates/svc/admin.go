@@ -71,6 +71,11 @@ func (a *Admin) Stop() error { return a.p.Kill(10 * time.Second) }
 func (s *Set) adminBackends() []string {
 	env := []string{"QIM_KAFKA_BROKERS=" + strings.Join(s.ep.KafkaBrokers, ","),
 		"QIM_MAILBOX_SHARD_COUNT=" + strconv.Itoa(s.ep.DispatchShards)}
+	stores := map[string]string{}
+	s.storeEnv("admin", stores)
+	for k, v := range stores {
+		env = append(env, k+"="+v)
+	}
 	if s.certs == nil {
 		return env
 	}

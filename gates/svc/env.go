@@ -31,6 +31,7 @@ func (s *Set) Env(name string) []string {
 		s.identityEnv(vars)
 	}
 	s.baselineEnv(vars)
+	s.storeEnv(service, vars)
 	env := make([]string, 0, len(vars))
 	for _, key := range slices.Sorted(maps.Keys(vars)) {
 		env = append(env, key+"="+vars[key])

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/gates/proc"
+	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services/archiver"
 )
 
@@ -193,7 +194,15 @@ func (s *Set) MigrateArchive(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	if _, err := archiver.Migrate(ctx, archiver.MigrateConfig{Hosts: []string{s.ep.CQL}, ReplicationFactor: 1}); err != nil {
+	cfg := archiver.MigrateConfig{Hosts: []string{s.ep.CQL}, ReplicationFactor: 1}
+	if sec := s.ep.Secure; sec != nil {
+		pw, err := stack.ReadPassword(sec.CQLPasswordFile)
+		if err != nil {
+			return fmt.Errorf("svc: %w", err)
+		}
+		cfg.Auth = archiver.CQLAuth{Username: sec.CQLUser, Password: []byte(pw), TLSCA: sec.CAFile}
+	}
+	if _, err := archiver.Migrate(ctx, cfg); err != nil {
 		return fmt.Errorf("svc: migrate the archive keyspace at %s: %w", s.ep.CQL, err)
 	}
 	return nil

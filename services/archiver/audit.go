@@ -78,7 +78,7 @@ func Audit(ctx context.Context, c AuditConfig) (AuditResult, error) {
 	if c.OutboxTopic == "" {
 		c.OutboxTopic = contract.TopicOutbox
 	}
-	st, err := cqlstore.Open(ctx, cqlstore.Config{Hosts: c.CQL.Hosts, Keyspace: c.CQL.Keyspace, NoPeerDiscovery: c.CQL.NoPeerDiscovery})
+	st, err := cqlstore.Open(ctx, cqlstore.Config{Hosts: c.CQL.Hosts, Keyspace: c.CQL.Keyspace, NoPeerDiscovery: c.CQL.NoPeerDiscovery, Auth: c.CQL.Auth})
 	if err != nil {
 		return AuditResult{}, err
 	}

@@ -47,7 +47,7 @@ func Backfill(ctx context.Context, c BackfillConfig) (BackfillResult, error) {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: c.RedisAddr, DB: c.RedisDB})
 	defer rdb.Close()
-	st, err := cqlstore.Open(ctx, cqlstore.Config{Hosts: c.CQL.Hosts, Keyspace: c.CQL.Keyspace, NoPeerDiscovery: c.CQL.NoPeerDiscovery})
+	st, err := cqlstore.Open(ctx, cqlstore.Config{Hosts: c.CQL.Hosts, Keyspace: c.CQL.Keyspace, NoPeerDiscovery: c.CQL.NoPeerDiscovery, Auth: c.CQL.Auth})
 	if err != nil {
 		return BackfillResult{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // MigrateConfig says which archive to migrate and how to create it (`qimctl cql migrate`).
@@ -14,7 +15,13 @@ type MigrateConfig struct {
 	// ReplicationFactor and Datacenter apply only to a keyspace that does not exist yet.
 	ReplicationFactor int
 	Datacenter        string
+	// Auth is the CQL login and TLS (zero: neither).
+	Auth CQLAuth
 }
+
+// CQLAuth is a CQL login and client TLS: QIM_CQL_USERNAME, QIM_CQL_PASSWORD(_FILE),
+// QIM_CQL_TLS_CA and QIM_CQL_TLS_SERVER_NAME.
+type CQLAuth = storeauth.CQL
 
 // DefaultKeyspace is the archive keyspace when none is configured.
 const DefaultKeyspace = cqlstore.DefaultKeyspace
@@ -25,6 +32,6 @@ func SchemaVersion() int { return cqlstore.SchemaVersion() }
 // Migrate brings the archive keyspace to SchemaVersion and returns the versions it applied (see
 // cqlstore.Migrate: idempotent, refuses a newer schema).
 func Migrate(ctx context.Context, c MigrateConfig) ([]int, error) {
-	return cqlstore.Migrate(ctx, cqlstore.Config{Hosts: c.Hosts, Keyspace: c.Keyspace, NoPeerDiscovery: c.NoPeerDiscovery},
+	return cqlstore.Migrate(ctx, cqlstore.Config{Hosts: c.Hosts, Keyspace: c.Keyspace, NoPeerDiscovery: c.NoPeerDiscovery, Auth: c.Auth},
 		cqlstore.MigrateOptions{ReplicationFactor: c.ReplicationFactor, Datacenter: c.Datacenter})
 }
