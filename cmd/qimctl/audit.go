@@ -16,6 +16,7 @@ import (
 
 	"github.com/qim-dev/qim/audit"
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/cmdline"
 	"github.com/qim-dev/qim/services/fanout"
 )
@@ -113,10 +114,18 @@ func (o *auditDispatchOptions) resolve(getenv func(string) string, now time.Time
 	if err != nil {
 		return p, err
 	}
-	p.cfg = audit.Config{Brokers: strings.Split(brokers, ","), Shards: shards, OutboxTopic: o.outboxTopic,
+	auth, err := services.StoreAuthFrom(getenv)
+	if err != nil {
+		return p, fmt.Errorf("qimctl: %w", err)
+	}
+	security, err := auth.Kafka.Opts()
+	if err != nil {
+		return p, fmt.Errorf("qimctl: %w", err)
+	}
+	p.cfg = audit.Config{Brokers: strings.Split(brokers, ","), Security: security, Shards: shards, OutboxTopic: o.outboxTopic,
 		DispatchTopic: o.dispatchTopic, Window: o.window}
 	if !o.noMailbox {
-		if p.cfg.Mailbox, err = mailboxClient(firstNonEmpty(o.mailboxRedis, getenv("QIM_MAILBOX_REDIS_ADDR"))); err != nil {
+		if p.cfg.Mailbox, err = mailboxClient(firstNonEmpty(o.mailboxRedis, getenv("QIM_MAILBOX_REDIS_ADDR")), auth); err != nil {
 			return p, err
 		}
 	}
@@ -153,11 +162,15 @@ func (o *auditDispatchOptions) shardCount(getenv func(string) string) (contract.
 	return s, nil
 }
 
-func mailboxClient(addr string) (*redis.Client, error) {
+func mailboxClient(addr string, auth services.StoreAuth) (*redis.Client, error) {
 	if addr == "" {
 		return nil, errors.New("qimctl: no mailbox Redis: pass --mailbox-redis, set QIM_MAILBOX_REDIS_ADDR, or --no-mailbox")
 	}
-	return redis.NewClient(&redis.Options{Addr: addr}), nil
+	o := &redis.Options{Addr: addr}
+	if err := auth.Redis.Apply(o); err != nil {
+		return nil, fmt.Errorf("qimctl: %w", err)
+	}
+	return redis.NewClient(o), nil
 }
 
 // parseWhen reads an RFC 3339 time or a duration before now; "" is the zero time.

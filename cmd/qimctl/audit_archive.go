@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/cmdline"
 )
@@ -68,7 +69,11 @@ func (o *auditArchiveOptions) config(getenv func(string) string) (archiver.Audit
 		return c, fmt.Errorf("qimctl audit archive: no brokers: pass --brokers or set QIM_KAFKA_BROKERS")
 	}
 	c.KafkaBrokers = strings.Split(brokers, ",")
-	var err error
+	auth, err := services.StoreAuthFrom(getenv)
+	if err != nil {
+		return c, fmt.Errorf("qimctl audit archive: %w", err)
+	}
+	c.KafkaAuth = auth.Kafka
 	c.CQL, err = o.cql.resolve("qimctl audit archive", getenv)
 	return c, err
 }

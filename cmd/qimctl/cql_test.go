@@ -64,3 +64,17 @@ func TestHistoryBackfillNamesWhatIsMissing(t *testing.T) {
 		}
 	}
 }
+
+// The CQL commands read the login and TLS the services read, and a half credential stops them
+// before any connection, naming the variable.
+func TestCQLCommandsReadTheStoreCredentials(t *testing.T) {
+	env := map[string]string{"QIM_CQL_HOSTS": "127.0.0.1:1", "QIM_CQL_USERNAME": "qim", "QIM_CQL_PASSWORD": "pw"}
+	cfg, err := (&cqlFlags{}).resolve("qimctl cql migrate", func(k string) string { return env[k] })
+	if err != nil || cfg.Auth.Username != "qim" || string(cfg.Auth.Password) != "pw" {
+		t.Fatalf("resolve = %+v, %v", cfg.Auth, err)
+	}
+	delete(env, "QIM_CQL_PASSWORD")
+	if _, err := (&cqlFlags{}).resolve("qimctl cql migrate", func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "QIM_CQL_PASSWORD") {
+		t.Fatalf("a user without a password = %v, want an error naming QIM_CQL_PASSWORD", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/archiver"
 )
 
@@ -35,5 +36,10 @@ func (c *cqlFlags) resolve(cmd string, getenv func(string) string) (archiver.Mig
 		return cfg, fmt.Errorf("%s: no CQL contact point: pass --cql-hosts or set QIM_CQL_HOSTS", cmd)
 	}
 	cfg.Hosts = strings.Split(hosts, ",")
+	auth, err := services.StoreAuthFrom(getenv)
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", cmd, err)
+	}
+	cfg.Auth = auth.CQL
 	return cfg, nil
 }

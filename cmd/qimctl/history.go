@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/archiver"
 )
 
@@ -67,6 +68,11 @@ func runHistoryBackfill(ctx context.Context, o *historyBackfillOptions, getenv f
 	if c.CQL, err = o.cql.resolve("qimctl history backfill", getenv); err != nil {
 		return err
 	}
+	auth, err := services.StoreAuthFrom(getenv)
+	if err != nil {
+		return fmt.Errorf("qimctl history backfill: %w", err)
+	}
+	c.RedisAuth = auth.Redis
 	start, last := time.Now(), time.Now()
 	c.Progress = func(r archiver.BackfillResult) {
 		if time.Since(last) >= 2*time.Second {

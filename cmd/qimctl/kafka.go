@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/inspect"
 )
 
@@ -74,7 +75,15 @@ func runKafkaTopics(ctx context.Context, o *kafkaTopicsOptions, getenv func(stri
 			}
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DialTimeout(2*time.Second))
+	auth, err := services.StoreAuthFrom(getenv)
+	if err != nil {
+		return fmt.Errorf("qimctl kafka topics: %w", err)
+	}
+	security, err := auth.Kafka.Opts()
+	if err != nil {
+		return fmt.Errorf("qimctl kafka topics: %w", err)
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.DialTimeout(2 * time.Second)}, security...)...)
 	if err != nil {
 		return fmt.Errorf("qimctl kafka topics: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/authn/revocation"
 )
 
@@ -71,7 +72,15 @@ func runRevoke(ctx context.Context, o *revokeOptions, getenv func(string) string
 	if addr == "" {
 		return fmt.Errorf("qimctl revoke: no core Redis: pass --redis or set QIM_REDIS_ADDR")
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	ropts := &redis.Options{Addr: addr}
+	auth, err := services.StoreAuthFrom(getenv)
+	if err == nil {
+		err = auth.Redis.Apply(ropts)
+	}
+	if err != nil {
+		return fmt.Errorf("qimctl revoke: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

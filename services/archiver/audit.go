@@ -17,6 +17,7 @@ import (
 // AuditConfig says which Outbox range to hold against which archive (`qimctl audit archive`).
 type AuditConfig struct {
 	KafkaBrokers []string
+	KafkaAuth    KafkaAuth
 	OutboxTopic  string // "" = contract.TopicOutbox
 	CQL          MigrateConfig
 	// From and To bound the Outbox offsets audited, [From, To); -1 means the log's start and
@@ -100,7 +101,11 @@ func Audit(ctx context.Context, c AuditConfig) (AuditResult, error) {
 // readOutbox collects every position of the range: conversation → seq → the row the Outbox holds.
 func readOutbox(ctx context.Context, c AuditConfig) (AuditResult, map[convKey]map[uint64]auditRow, error) {
 	var res AuditResult
-	admin, err := commitlog.NewAdmin(c.KafkaBrokers)
+	security, err := c.KafkaAuth.Opts()
+	if err != nil {
+		return res, nil, fmt.Errorf("archiver: audit: %w", err)
+	}
+	admin, err := commitlog.NewAdmin(c.KafkaBrokers, commitlog.AdminSecurity(security))
 	if err != nil {
 		return res, nil, err
 	}
@@ -128,7 +133,7 @@ func readOutbox(ctx context.Context, c AuditConfig) (AuditResult, map[convKey]ma
 		return res, convs, nil
 	}
 	cons, err := commitlog.NewPartitionConsumer(c.KafkaBrokers, c.OutboxTopic, map[int32]int64{outboxPartition: res.From},
-		commitlog.WithClientID("qim-audit-archive"))
+		commitlog.WithClientID("qim-audit-archive"), commitlog.WithSecurity(security))
 	if err != nil {
 		return res, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 type BackfillConfig struct {
 	RedisAddr string // the core Redis holding the hot history
 	RedisDB   int    // its logical database (0 in every deployment)
+	RedisAuth RedisAuth
 	CQL       MigrateConfig
 	// ScanCount is SCAN's COUNT hint: keys per step, default 1000. One step is one archive batch.
 	ScanCount int64
@@ -45,7 +46,11 @@ func Backfill(ctx context.Context, c BackfillConfig) (BackfillResult, error) {
 	if c.ScanCount <= 0 {
 		c.ScanCount = 1000
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: c.RedisAddr, DB: c.RedisDB})
+	ropts := &redis.Options{Addr: c.RedisAddr, DB: c.RedisDB}
+	if err := c.RedisAuth.Apply(ropts); err != nil {
+		return BackfillResult{}, fmt.Errorf("archiver: backfill: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
 	st, err := cqlstore.Open(ctx, cqlstore.Config{Hosts: c.CQL.Hosts, Keyspace: c.CQL.Keyspace, NoPeerDiscovery: c.CQL.NoPeerDiscovery, Auth: c.CQL.Auth})
 	if err != nil {

@@ -23,6 +23,13 @@ type MigrateConfig struct {
 // QIM_CQL_TLS_CA and QIM_CQL_TLS_SERVER_NAME.
 type CQLAuth = storeauth.CQL
 
+// RedisAuth and KafkaAuth are the Redis and Kafka logins and TLS of the archiver's tools
+// (backfill, audit), read from the services' variables by services.StoreAuthFrom.
+type (
+	RedisAuth = storeauth.Redis
+	KafkaAuth = storeauth.Kafka
+)
+
 // DefaultKeyspace is the archive keyspace when none is configured.
 const DefaultKeyspace = cqlstore.DefaultKeyspace
 

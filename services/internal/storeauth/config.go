@@ -151,3 +151,12 @@ func (k Kafka) Validate() error { _, bad := k.resolve(); return wrap(bad) }
 
 // Validate reports q's unusable settings (each naming its variable) and reads its CA file.
 func (q CQL) Validate() error { _, bad := q.resolve(); return wrap(bad) }
+
+// Load reads the variables through lookup (a tool's environment), as FromEnv reads the process's.
+func Load(lookup func(name string) (string, bool)) (Config, error) {
+	c, err := config.Load(Config{}, lookup)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return c, c.Validate()
+}
