@@ -39,7 +39,7 @@ type ErrorInfo struct {
 
 var errorTable = []ErrorInfo{
 	{ErrCodeInvalidArgument, "INVALID_ARGUMENT", false,
-		"malformed or out-of-range request field (zero client_message_id, bad cursor, ...), or a SEND of a server-only message_type (CONTROL)",
+		"malformed or out-of-range request field (zero client_message_id, bad cursor, ...), or a SEND of a server-only message_type (CONTROL, SYSTEM)",
 		"any request after AUTH_OK, including a second AUTH and a SEND or PING that is not valid protobuf"},
 	{ErrCodeUnauthorized, "UNAUTHORIZED", false,
 		"missing, expired or forged credentials, or a request before AUTH",

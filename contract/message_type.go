@@ -13,6 +13,10 @@ const (
 	MessageMedia   MessageType = 2
 	MessageCustom  MessageType = 3
 	MessageControl MessageType = 4
+	// MessageSystem is an operator's or product backend's message (the admin API's POST
+	// /v1/messages), sent as the product's system account: counted as unread like any other,
+	// but no client can send one, so a client cannot pose as the system.
+	MessageSystem MessageType = 5
 )
 
 func (t MessageType) String() string {
@@ -27,6 +31,8 @@ func (t MessageType) String() string {
 		return "CUSTOM"
 	case MessageControl:
 		return "CONTROL"
+	case MessageSystem:
+		return "SYSTEM"
 	}
 	return fmt.Sprintf("TYPE(%d)", uint32(t))
 }
@@ -34,10 +40,11 @@ func (t MessageType) String() string {
 // ServerOnly reports whether only the server may produce messages of this type: a client SEND
 // of one is refused with INVALID_ARGUMENT. CONTROL messages record membership changes; a client
 // able to send one could forge "X joined" or "X was removed" in any conversation it can write to.
-func (t MessageType) ServerOnly() bool { return t == MessageControl }
+// SYSTEM messages come from the admin API; a client able to send one could pose as the system.
+func (t MessageType) ServerOnly() bool { return t == MessageControl || t == MessageSystem }
 
 // ServerOnlyMessageTypes lists every type ServerOnly refuses, for tests that must cover each.
-func ServerOnlyMessageTypes() []MessageType { return []MessageType{MessageControl} }
+func ServerOnlyMessageTypes() []MessageType { return []MessageType{MessageControl, MessageSystem} }
 
 // CountsAsUnread reports whether a message of this type can be unread (CONTROL never is).
 func (t MessageType) CountsAsUnread() bool { return t != MessageControl }

@@ -98,7 +98,7 @@ var opcodeTable = []OpcodeInfo{
 	{OpLogout, "LOGOUT", Uplink, "Logout", false, true,
 		"no reply: the server closes the connection"},
 	{OpSend, "SEND", Uplink, "SendRequest", false, true,
-		"answered by SEND_ACK or ERROR; a peer_user_id or group_id target (NOT_MEMBER unless a current member); CONTROL is server-only (INVALID_ARGUMENT)"},
+		"answered by SEND_ACK or ERROR; a peer_user_id or group_id target (NOT_MEMBER unless a current member); CONTROL and SYSTEM are server-only (INVALID_ARGUMENT)"},
 	{OpSendAck, "SEND_ACK", Downlink, "SendAck", false, true,
 		"sent only once the message is COMMITTED"},
 	{OpPullMailbox, "PULL_MAILBOX", Uplink, "PullMailbox", false, true,

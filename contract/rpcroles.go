@@ -34,6 +34,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Writer/PullHistory":       RPCRoleGateway,
 	"/qim.internal.v1.Writer/Group":             RPCRoleGateway,
 	"/qim.internal.v1.GroupAdmin/AdminGroup":    RPCRoleAdmin,
+	"/qim.internal.v1.GroupAdmin/AdminSend":     RPCRoleAdmin,
 	"/qim.internal.v1.Mailbox/PullMailbox":      RPCRoleGateway,
 	"/qim.internal.v1.Mailbox/PullMailboxBatch": RPCRoleGateway,
 	"/qim.internal.v1.Mailbox/HasOffline":       RPCRoleGateway,

@@ -35,6 +35,7 @@ func IdentityScenarios() []Scenario {
 		{"revoked-device-cut-off-within-a-second", needs(NeedsIdP, scenarioRevocation)},
 		{"admin-api-revokes-with-an-audited-key", needs(NeedsIdP, scenarioAdminAPI)},
 		{"admin-api-kicks-lists-devices-and-changes-groups", needs(NeedsIdP, scenarioAdminSessionsAndGroups)},
+		{"admin-api-sends-system-messages", needs(NeedsIdP, scenarioAdminSystemMessages)},
 	}
 }
 

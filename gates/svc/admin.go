@@ -36,7 +36,7 @@ func (s *Set) StartAdmin(ctx context.Context) (*Admin, error) {
 	}
 	a := &Admin{Key: hex.EncodeToString(b), KeyID: "gate", LogPath: filepath.Join(s.dir, "admin.log")}
 	keys := filepath.Join(s.dir, "admin-keys.json")
-	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens","sessions","groups"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
+	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens","sessions","groups","messages"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
 	if err := os.WriteFile(keys, []byte(entry), 0o600); err != nil {
 		return nil, fmt.Errorf("svc: admin keys: %w", err)
 	}

@@ -32,6 +32,7 @@ const (
 	tokenKey  = "token-key-0123456789abcdef"
 	sessKey   = "sessions-key-0123456789abcdef"
 	groupsKey = "groups-key-0123456789abcdef"
+	msgKey    = "messages-key-0123456789abcdef"
 	secret    = "admin-test-secret-0123456789"
 )
 
@@ -50,7 +51,8 @@ func newFixture(t *testing.T, withSecret bool) *fixture {
 	body := `{"keys":[{"id":"ops","sha256":"` + KeyDigest(opsKey) + `","scopes":["revocations"]},` +
 		`{"id":"tests","sha256":"` + KeyDigest(tokenKey) + `","scopes":["dev_tokens"]},` +
 		`{"id":"sess","sha256":"` + KeyDigest(sessKey) + `","scopes":["sessions"]},` +
-		`{"id":"groups","sha256":"` + KeyDigest(groupsKey) + `","scopes":["groups"]}]}`
+		`{"id":"groups","sha256":"` + KeyDigest(groupsKey) + `","scopes":["groups"]},` +
+		`{"id":"messages","sha256":"` + KeyDigest(msgKey) + `","scopes":["messages"]}]}`
 	if err := os.WriteFile(keys, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

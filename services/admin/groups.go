@@ -60,6 +60,7 @@ type GroupMembers struct {
 // groupAdmin is the writer's GroupAdmin client (nil: QIM_WRITER_ADDRS unset, routes 404).
 type groupAdmin interface {
 	AdminGroup(ctx context.Context, in *internalv1.AdminGroupRequest) (*internalv1.AdminGroupOutcome, error)
+	AdminSend(ctx context.Context, in *internalv1.AdminSendRequest) (*internalv1.SendOutcome, error)
 }
 
 func groupCreate(ctx context.Context, a *api, in input) (int, any, []any, error) {
@@ -176,16 +177,23 @@ func (a *api) callGroup(ctx context.Context, tenant string, r *internalv1.AdminG
 	if err != nil {
 		return nil, fmt.Errorf("admin: GroupAdmin: %w", err)
 	}
-	code := contract.ErrorCode(out.GetErrorCode())
+	if err := refusal(contract.ErrorCode(out.GetErrorCode()), out.GetErrorMessage()); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// refusal maps a writer's refusal onto the API's errors (nil: none).
+func refusal(code contract.ErrorCode, msg string) error {
 	switch code {
 	case contract.ErrCodeUnspecified:
-		return out, nil
-	case contract.ErrCodeInvalidArgument:
-		return nil, fmt.Errorf("%w: %s", errBadRequest, out.GetErrorMessage())
+		return nil
+	case contract.ErrCodeInvalidArgument, contract.ErrCodePayloadTooLarge:
+		return fmt.Errorf("%w: %s: %s", errBadRequest, code, msg)
 	case contract.ErrCodeNotMember:
-		return nil, fmt.Errorf("%w: %s", errNotFound, out.GetErrorMessage())
+		return fmt.Errorf("%w: %s", errNotFound, msg)
 	case contract.ErrCodeGroupFull, contract.ErrCodeConflict:
-		return nil, fmt.Errorf("%w: %s: %s", errConflict, code, out.GetErrorMessage())
+		return fmt.Errorf("%w: %s: %s", errConflict, code, msg)
 	}
-	return nil, fmt.Errorf("admin: GroupAdmin refused: %s: %s", code, out.GetErrorMessage())
+	return fmt.Errorf("admin: writer refused: %s: %s", code, msg)
 }

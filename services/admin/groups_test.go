@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
@@ -14,8 +16,15 @@ import (
 // recordingGroups stands in for the writer's GroupAdmin: it records each request and answers
 // with out. (The real RPC is covered end to end: gates/e2e admin-api-kicks-lists-and-groups.)
 type recordingGroups struct {
-	got []*internalv1.AdminGroupRequest
-	out *internalv1.AdminGroupOutcome
+	got   []*internalv1.AdminGroupRequest
+	out   *internalv1.AdminGroupOutcome
+	sends []*internalv1.AdminSendRequest
+	sent  *internalv1.SendOutcome
+}
+
+func (r *recordingGroups) AdminSend(_ context.Context, in *internalv1.AdminSendRequest) (*internalv1.SendOutcome, error) {
+	r.sends = append(r.sends, in)
+	return r.sent, nil
 }
 
 func (r *recordingGroups) AdminGroup(_ context.Context, in *internalv1.AdminGroupRequest) (*internalv1.AdminGroupOutcome, error) {
@@ -82,5 +91,36 @@ func TestDevicesWithoutPresence(t *testing.T) {
 	}
 	if status, out := f.call(t, http.MethodGet, "/v1/devices?user=4", sessKey, ""); status != 404 {
 		t.Fatalf("no presence: %d %v, want 404", status, out)
+	}
+}
+
+// A system message goes to AdminSend as SYSTEM with its target and key; bad requests stop
+// before it, and the writer's refusals map to statuses.
+func TestMessageRoute(t *testing.T) {
+	f := newFixture(t, false)
+	const group = "0000000000000000000000000000abcd"
+	g := &recordingGroups{sent: &internalv1.SendOutcome{Ack: &qimv1.SendAck{MessageId: make([]byte, 16), ConversationId: make([]byte, 16), ConversationSeq: 4}}}
+	f.api.groups = g
+	status, out := f.call(t, http.MethodPost, "/v1/messages", msgKey, `{"sender": 9, "to_user": 5, "body": "maintenance at 02:00", "client_message_id": "000000000000000000000000000000aa"}`)
+	if status != 200 || out["conversation_seq"] != float64(4) || out["client_message_id"] != "000000000000000000000000000000aa" {
+		t.Fatalf("message: %d %v", status, out)
+	}
+	var req qimv1.SendRequest
+	if err := proto.Unmarshal(g.sends[0].SendRequest, &req); err != nil || contract.MessageType(req.MessageType) != contract.MessageSystem ||
+		req.GetPeerUserId() != 5 || string(req.Body) != "maintenance at 02:00" || g.sends[0].SenderUserId != 9 {
+		t.Fatalf("sent %v (%v)", &req, err)
+	}
+	for _, bad := range []string{`{"sender": 9, "body": "x"}`, `{"sender": 9, "to_user": 5, "group": "` + group + `", "body": "x"}`,
+		`{"sender": 0, "to_user": 5, "body": "x"}`, `{"sender": 9, "to_user": 5, "body": ""}`, `{"sender": 9, "group": "zz", "body": "x"}`} {
+		if status, _ := f.call(t, http.MethodPost, "/v1/messages", msgKey, bad); status != 400 {
+			t.Errorf("%s: %d, want 400", bad, status)
+		}
+	}
+	g.sent = &internalv1.SendOutcome{ErrorCode: uint32(contract.ErrCodeNotMember), ErrorMessage: "not a current member of this group"}
+	if status, _ := f.call(t, http.MethodPost, "/v1/messages", msgKey, `{"sender": 9, "group": "`+group+`", "body": "x"}`); status != 404 {
+		t.Fatalf("a sender outside the group: %d, want 404", status)
+	}
+	if status, _ := f.call(t, http.MethodPost, "/v1/messages", groupsKey, `{"sender": 9, "to_user": 5, "body": "x"}`); status != 403 {
+		t.Fatalf("a key without scope messages: %d, want 403", status)
 	}
 }

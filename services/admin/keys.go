@@ -20,9 +20,10 @@ const (
 	ScopeDevTokens   = "dev_tokens"  // mint dev tokens (tests)
 	ScopeSessions    = "sessions"    // kick sessions, list where users are online
 	ScopeGroups      = "groups"      // create groups, change and list their members
+	ScopeMessages    = "messages"    // send SYSTEM messages
 )
 
-var allScopes = []string{ScopeRevocations, ScopeDevTokens, ScopeSessions, ScopeGroups}
+var allScopes = []string{ScopeRevocations, ScopeDevTokens, ScopeSessions, ScopeGroups, ScopeMessages}
 
 // Scopes lists every scope a key may hold (qimctl admin key's help and check).
 func Scopes() []string { return slices.Clone(allScopes) }

@@ -68,6 +68,8 @@ var extraResponses = map[string]map[string]string{
 	"/v1/devices":        {"404": "presence is off (no QIM_KAFKA_BROKERS)"},
 	"/v1/groups":         {"404": "group routes are off (no QIM_WRITER_ADDRS)", "409": "the group would hold too many members"},
 	"/v1/groups/members": {"404": "group routes are off (no QIM_WRITER_ADDRS)", "409": "the group would hold too many members"},
+	"/v1/messages": {"404": "messages are off (no QIM_WRITER_ADDRS), or the sender is not a current member of the group",
+		"409": "client_message_id reused with another message"},
 }
 
 func jsonOf(schema any) map[string]any {

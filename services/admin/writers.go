@@ -39,9 +39,28 @@ func dialWriters(addrs []string, creds grpc.DialOption) (*writers, error) {
 // included, ends the search: a create is idempotent by its request id, so even a create whose
 // answer was lost on one writer is safe to repeat on the next.
 func (w *writers) AdminGroup(ctx context.Context, in *internalv1.AdminGroupRequest) (*internalv1.AdminGroupOutcome, error) {
+	return firstAnswer(ctx, w, func(c internalv1.GroupAdminClient) (*internalv1.AdminGroupOutcome, error) {
+		return c.AdminGroup(ctx, in)
+	})
+}
+
+// AdminSend is AdminGroup's search for a system message: a send is idempotent by its
+// client_message_id, so repeating it on the next writer is safe.
+func (w *writers) AdminSend(ctx context.Context, in *internalv1.AdminSendRequest) (*internalv1.SendOutcome, error) {
+	return firstAnswer(ctx, w, func(c internalv1.GroupAdminClient) (*internalv1.SendOutcome, error) { return c.AdminSend(ctx, in) })
+}
+
+// outcome is an answer that may say UNAVAILABLE (this writer cannot commit now: try the next).
+type outcome interface {
+	GetErrorCode() uint32
+	GetErrorMessage() string
+}
+
+func firstAnswer[T outcome](ctx context.Context, w *writers, call func(internalv1.GroupAdminClient) (T, error)) (T, error) {
 	var errs []error
+	var zero T
 	for i, c := range w.clients {
-		out, err := c.AdminGroup(ctx, in)
+		out, err := call(c)
 		if err == nil {
 			if contract.ErrorCode(out.GetErrorCode()) == contract.ErrCodeUnavailable && i+1 < len(w.clients) {
 				errs = append(errs, fmt.Errorf("%s: %s", w.conns[i].Target(), out.GetErrorMessage()))
@@ -54,7 +73,7 @@ func (w *writers) AdminGroup(ctx context.Context, in *internalv1.AdminGroupReque
 			break
 		}
 	}
-	return nil, errors.Join(errs...)
+	return zero, errors.Join(errs...)
 }
 
 // Close closes every connection.

@@ -32,6 +32,12 @@ type sendCmd struct {
 
 // parseSend validates the forwarded client SendRequest at the boundary.
 func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) {
+	return parseSendOf(in, maxBody, false)
+}
+
+// parseSendOf is parseSend for a client (system false: every server-only type is refused) or
+// for the admin API's system message (system true: SYSTEM is the only type accepted).
+func parseSendOf(in *internalv1.AuthenticatedSend, maxBody int, system bool) (*sendCmd, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
 	if err != nil {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
@@ -47,7 +53,10 @@ func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) 
 	if err != nil {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "%v", err)
 	}
-	if t := contract.MessageType(req.GetMessageType()); t.ServerOnly() {
+	switch t := contract.MessageType(req.GetMessageType()); {
+	case system && t != contract.MessageSystem:
+		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "message_type %d (%s): the admin API sends SYSTEM only", uint32(t), t)
+	case !system && t.ServerOnly():
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "message_type %d (%s) is produced by the server only", uint32(t), t)
 	}
 	if len(req.GetCustomType()) > contract.CustomTypeMaxBytes {

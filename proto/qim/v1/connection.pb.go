@@ -374,6 +374,9 @@ type Kicked struct {
 	//	                retry_after_ms.
 	//	5 CREDENTIAL_EXPIRED  the token this session authenticated with has expired; reconnect
 	//	                with a fresh token (the Go SDK asks its TokenSource again).
+	//	6 KICKED_BY_ADMIN  an operator ended the session (admin API, POST /v1/kicks). The
+	//	                credential is still valid: do not reconnect automatically; a new
+	//	                sign-in by the user is accepted.
 	//
 	// Unknown values: treat like UNSPECIFIED (reconnect with backoff).
 	Reason uint32 `protobuf:"varint,1,opt,name=reason,proto3" json:"reason,omitempty"`

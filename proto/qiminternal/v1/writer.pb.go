@@ -24,6 +24,69 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AdminSendRequest is one system message.
+type AdminSendRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// The sender: the product's system account, a user id like any other.
+	SenderUserId uint64 `protobuf:"varint,2,opt,name=sender_user_id,json=senderUserId,proto3" json:"sender_user_id,omitempty"`
+	// The qim.v1.SendRequest, message_type SYSTEM (5); any other type is INVALID_ARGUMENT.
+	SendRequest   []byte `protobuf:"bytes,3,opt,name=send_request,json=sendRequest,proto3" json:"send_request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminSendRequest) Reset() {
+	*x = AdminSendRequest{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminSendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminSendRequest) ProtoMessage() {}
+
+func (x *AdminSendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminSendRequest.ProtoReflect.Descriptor instead.
+func (*AdminSendRequest) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AdminSendRequest) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *AdminSendRequest) GetSenderUserId() uint64 {
+	if x != nil {
+		return x.SenderUserId
+	}
+	return 0
+}
+
+func (x *AdminSendRequest) GetSendRequest() []byte {
+	if x != nil {
+		return x.SendRequest
+	}
+	return nil
+}
+
 // AuthenticatedGroupRequest is one client group request with the identity proven at AUTH.
 type AuthenticatedGroupRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -40,7 +103,7 @@ type AuthenticatedGroupRequest struct {
 
 func (x *AuthenticatedGroupRequest) Reset() {
 	*x = AuthenticatedGroupRequest{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -52,7 +115,7 @@ func (x *AuthenticatedGroupRequest) String() string {
 func (*AuthenticatedGroupRequest) ProtoMessage() {}
 
 func (x *AuthenticatedGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -65,7 +128,7 @@ func (x *AuthenticatedGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedGroupRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticatedGroupRequest) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{0}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *AuthenticatedGroupRequest) GetTenantId() []byte {
@@ -117,7 +180,7 @@ type GroupOutcome struct {
 
 func (x *GroupOutcome) Reset() {
 	*x = GroupOutcome{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -129,7 +192,7 @@ func (x *GroupOutcome) String() string {
 func (*GroupOutcome) ProtoMessage() {}
 
 func (x *GroupOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -142,7 +205,7 @@ func (x *GroupOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupOutcome.ProtoReflect.Descriptor instead.
 func (*GroupOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{1}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *GroupOutcome) GetOpcode() uint32 {
@@ -195,7 +258,7 @@ type AdminGroupRequest struct {
 
 func (x *AdminGroupRequest) Reset() {
 	*x = AdminGroupRequest{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -207,7 +270,7 @@ func (x *AdminGroupRequest) String() string {
 func (*AdminGroupRequest) ProtoMessage() {}
 
 func (x *AdminGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -220,7 +283,7 @@ func (x *AdminGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminGroupRequest.ProtoReflect.Descriptor instead.
 func (*AdminGroupRequest) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AdminGroupRequest) GetOp() uint32 {
@@ -289,7 +352,7 @@ type AdminGroupOutcome struct {
 
 func (x *AdminGroupOutcome) Reset() {
 	*x = AdminGroupOutcome{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -301,7 +364,7 @@ func (x *AdminGroupOutcome) String() string {
 func (*AdminGroupOutcome) ProtoMessage() {}
 
 func (x *AdminGroupOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -314,7 +377,7 @@ func (x *AdminGroupOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminGroupOutcome.ProtoReflect.Descriptor instead.
 func (*AdminGroupOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AdminGroupOutcome) GetGroupId() []byte {
@@ -378,7 +441,7 @@ type AuthenticatedSend struct {
 
 func (x *AuthenticatedSend) Reset() {
 	*x = AuthenticatedSend{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -390,7 +453,7 @@ func (x *AuthenticatedSend) String() string {
 func (*AuthenticatedSend) ProtoMessage() {}
 
 func (x *AuthenticatedSend) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -403,7 +466,7 @@ func (x *AuthenticatedSend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedSend.ProtoReflect.Descriptor instead.
 func (*AuthenticatedSend) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{4}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AuthenticatedSend) GetCallId() uint64 {
@@ -455,7 +518,7 @@ type SendOutcome struct {
 
 func (x *SendOutcome) Reset() {
 	*x = SendOutcome{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +530,7 @@ func (x *SendOutcome) String() string {
 func (*SendOutcome) ProtoMessage() {}
 
 func (x *SendOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +543,7 @@ func (x *SendOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendOutcome.ProtoReflect.Descriptor instead.
 func (*SendOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{5}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SendOutcome) GetCallId() uint64 {
@@ -523,7 +586,7 @@ type AuthenticatedPullHistory struct {
 
 func (x *AuthenticatedPullHistory) Reset() {
 	*x = AuthenticatedPullHistory{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -535,7 +598,7 @@ func (x *AuthenticatedPullHistory) String() string {
 func (*AuthenticatedPullHistory) ProtoMessage() {}
 
 func (x *AuthenticatedPullHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -548,7 +611,7 @@ func (x *AuthenticatedPullHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedPullHistory.ProtoReflect.Descriptor instead.
 func (*AuthenticatedPullHistory) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{6}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AuthenticatedPullHistory) GetTenantId() []byte {
@@ -583,7 +646,7 @@ type PullHistoryOutcome struct {
 
 func (x *PullHistoryOutcome) Reset() {
 	*x = PullHistoryOutcome{}
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[7]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +658,7 @@ func (x *PullHistoryOutcome) String() string {
 func (*PullHistoryOutcome) ProtoMessage() {}
 
 func (x *PullHistoryOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_writer_proto_msgTypes[7]
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +671,7 @@ func (x *PullHistoryOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullHistoryOutcome.ProtoReflect.Descriptor instead.
 func (*PullHistoryOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{7}
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PullHistoryOutcome) GetBatch() *v1.HistoryBatch {
@@ -636,7 +699,11 @@ var File_qiminternal_v1_writer_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"\n" +
-	"\x1bqiminternal/v1/writer.proto\x12\x0fqim.internal.v1\x1a\x11qim/v1/send.proto\x1a\x14qim/v1/history.proto\x1a\x12qim/v1/group.proto\"\xb6\x01\n" +
+	"\x1bqiminternal/v1/writer.proto\x12\x0fqim.internal.v1\x1a\x11qim/v1/send.proto\x1a\x14qim/v1/history.proto\x1a\x12qim/v1/group.proto\"x\n" +
+	"\x10AdminSendRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12$\n" +
+	"\x0esender_user_id\x18\x02 \x01(\x04R\fsenderUserId\x12!\n" +
+	"\fsend_request\x18\x03 \x01(\fR\vsendRequest\"\xb6\x01\n" +
 	"\x19AuthenticatedGroupRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\"\n" +
 	"\ractor_user_id\x18\x02 \x01(\x04R\vactorUserId\x12&\n" +
@@ -691,11 +758,12 @@ const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"SendStream\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome(\x010\x01\x12O\n" +
 	"\vSendMessage\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome\x12]\n" +
 	"\vPullHistory\x12).qim.internal.v1.AuthenticatedPullHistory\x1a#.qim.internal.v1.PullHistoryOutcome\x12R\n" +
-	"\x05Group\x12*.qim.internal.v1.AuthenticatedGroupRequest\x1a\x1d.qim.internal.v1.GroupOutcome2b\n" +
+	"\x05Group\x12*.qim.internal.v1.AuthenticatedGroupRequest\x1a\x1d.qim.internal.v1.GroupOutcome2\xb0\x01\n" +
 	"\n" +
 	"GroupAdmin\x12T\n" +
 	"\n" +
-	"AdminGroup\x12\".qim.internal.v1.AdminGroupRequest\x1a\".qim.internal.v1.AdminGroupOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
+	"AdminGroup\x12\".qim.internal.v1.AdminGroupRequest\x1a\".qim.internal.v1.AdminGroupOutcome\x12L\n" +
+	"\tAdminSend\x12!.qim.internal.v1.AdminSendRequest\x1a\x1c.qim.internal.v1.SendOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
 	file_qiminternal_v1_writer_proto_rawDescOnce sync.Once
@@ -709,36 +777,39 @@ func file_qiminternal_v1_writer_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_writer_proto_rawDescData
 }
 
-var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_qiminternal_v1_writer_proto_goTypes = []any{
-	(*AuthenticatedGroupRequest)(nil), // 0: qim.internal.v1.AuthenticatedGroupRequest
-	(*GroupOutcome)(nil),              // 1: qim.internal.v1.GroupOutcome
-	(*AdminGroupRequest)(nil),         // 2: qim.internal.v1.AdminGroupRequest
-	(*AdminGroupOutcome)(nil),         // 3: qim.internal.v1.AdminGroupOutcome
-	(*AuthenticatedSend)(nil),         // 4: qim.internal.v1.AuthenticatedSend
-	(*SendOutcome)(nil),               // 5: qim.internal.v1.SendOutcome
-	(*AuthenticatedPullHistory)(nil),  // 6: qim.internal.v1.AuthenticatedPullHistory
-	(*PullHistoryOutcome)(nil),        // 7: qim.internal.v1.PullHistoryOutcome
-	(*v1.Member)(nil),                 // 8: qim.v1.Member
-	(*v1.SendAck)(nil),                // 9: qim.v1.SendAck
-	(*v1.HistoryBatch)(nil),           // 10: qim.v1.HistoryBatch
+	(*AdminSendRequest)(nil),          // 0: qim.internal.v1.AdminSendRequest
+	(*AuthenticatedGroupRequest)(nil), // 1: qim.internal.v1.AuthenticatedGroupRequest
+	(*GroupOutcome)(nil),              // 2: qim.internal.v1.GroupOutcome
+	(*AdminGroupRequest)(nil),         // 3: qim.internal.v1.AdminGroupRequest
+	(*AdminGroupOutcome)(nil),         // 4: qim.internal.v1.AdminGroupOutcome
+	(*AuthenticatedSend)(nil),         // 5: qim.internal.v1.AuthenticatedSend
+	(*SendOutcome)(nil),               // 6: qim.internal.v1.SendOutcome
+	(*AuthenticatedPullHistory)(nil),  // 7: qim.internal.v1.AuthenticatedPullHistory
+	(*PullHistoryOutcome)(nil),        // 8: qim.internal.v1.PullHistoryOutcome
+	(*v1.Member)(nil),                 // 9: qim.v1.Member
+	(*v1.SendAck)(nil),                // 10: qim.v1.SendAck
+	(*v1.HistoryBatch)(nil),           // 11: qim.v1.HistoryBatch
 }
 var file_qiminternal_v1_writer_proto_depIdxs = []int32{
-	8,  // 0: qim.internal.v1.AdminGroupOutcome.members:type_name -> qim.v1.Member
-	9,  // 1: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
-	10, // 2: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
-	4,  // 3: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
-	4,  // 4: qim.internal.v1.Writer.SendMessage:input_type -> qim.internal.v1.AuthenticatedSend
-	6,  // 5: qim.internal.v1.Writer.PullHistory:input_type -> qim.internal.v1.AuthenticatedPullHistory
-	0,  // 6: qim.internal.v1.Writer.Group:input_type -> qim.internal.v1.AuthenticatedGroupRequest
-	2,  // 7: qim.internal.v1.GroupAdmin.AdminGroup:input_type -> qim.internal.v1.AdminGroupRequest
-	5,  // 8: qim.internal.v1.Writer.SendStream:output_type -> qim.internal.v1.SendOutcome
-	5,  // 9: qim.internal.v1.Writer.SendMessage:output_type -> qim.internal.v1.SendOutcome
-	7,  // 10: qim.internal.v1.Writer.PullHistory:output_type -> qim.internal.v1.PullHistoryOutcome
-	1,  // 11: qim.internal.v1.Writer.Group:output_type -> qim.internal.v1.GroupOutcome
-	3,  // 12: qim.internal.v1.GroupAdmin.AdminGroup:output_type -> qim.internal.v1.AdminGroupOutcome
-	8,  // [8:13] is the sub-list for method output_type
-	3,  // [3:8] is the sub-list for method input_type
+	9,  // 0: qim.internal.v1.AdminGroupOutcome.members:type_name -> qim.v1.Member
+	10, // 1: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
+	11, // 2: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
+	5,  // 3: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
+	5,  // 4: qim.internal.v1.Writer.SendMessage:input_type -> qim.internal.v1.AuthenticatedSend
+	7,  // 5: qim.internal.v1.Writer.PullHistory:input_type -> qim.internal.v1.AuthenticatedPullHistory
+	1,  // 6: qim.internal.v1.Writer.Group:input_type -> qim.internal.v1.AuthenticatedGroupRequest
+	3,  // 7: qim.internal.v1.GroupAdmin.AdminGroup:input_type -> qim.internal.v1.AdminGroupRequest
+	0,  // 8: qim.internal.v1.GroupAdmin.AdminSend:input_type -> qim.internal.v1.AdminSendRequest
+	6,  // 9: qim.internal.v1.Writer.SendStream:output_type -> qim.internal.v1.SendOutcome
+	6,  // 10: qim.internal.v1.Writer.SendMessage:output_type -> qim.internal.v1.SendOutcome
+	8,  // 11: qim.internal.v1.Writer.PullHistory:output_type -> qim.internal.v1.PullHistoryOutcome
+	2,  // 12: qim.internal.v1.Writer.Group:output_type -> qim.internal.v1.GroupOutcome
+	4,  // 13: qim.internal.v1.GroupAdmin.AdminGroup:output_type -> qim.internal.v1.AdminGroupOutcome
+	6,  // 14: qim.internal.v1.GroupAdmin.AdminSend:output_type -> qim.internal.v1.SendOutcome
+	9,  // [9:15] is the sub-list for method output_type
+	3,  // [3:9] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
 	3,  // [3:3] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
@@ -755,7 +826,7 @@ func file_qiminternal_v1_writer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_writer_proto_rawDesc), len(file_qiminternal_v1_writer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -251,6 +251,7 @@ var Writer_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	GroupAdmin_AdminGroup_FullMethodName = "/qim.internal.v1.GroupAdmin/AdminGroup"
+	GroupAdmin_AdminSend_FullMethodName  = "/qim.internal.v1.GroupAdmin/AdminSend"
 )
 
 // GroupAdminClient is the client API for GroupAdmin service.
@@ -262,6 +263,10 @@ const (
 // writer listens on loopback only. Every change is the same CONTROL commit as a client's.
 type GroupAdminClient interface {
 	AdminGroup(ctx context.Context, in *AdminGroupRequest, opts ...grpc.CallOption) (*AdminGroupOutcome, error)
+	// AdminSend commits a SYSTEM message (contract.MessageSystem) as the product's system account:
+	// the same commit as a client's SEND (idempotent by client_message_id, a group target only
+	// when the sender is a current member), but of a type no client may send.
+	AdminSend(ctx context.Context, in *AdminSendRequest, opts ...grpc.CallOption) (*SendOutcome, error)
 }
 
 type groupAdminClient struct {
@@ -282,6 +287,16 @@ func (c *groupAdminClient) AdminGroup(ctx context.Context, in *AdminGroupRequest
 	return out, nil
 }
 
+func (c *groupAdminClient) AdminSend(ctx context.Context, in *AdminSendRequest, opts ...grpc.CallOption) (*SendOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendOutcome)
+	err := c.cc.Invoke(ctx, GroupAdmin_AdminSend_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GroupAdminServer is the server API for GroupAdmin service.
 // All implementations must embed UnimplementedGroupAdminServer
 // for forward compatibility.
@@ -291,6 +306,10 @@ func (c *groupAdminClient) AdminGroup(ctx context.Context, in *AdminGroupRequest
 // writer listens on loopback only. Every change is the same CONTROL commit as a client's.
 type GroupAdminServer interface {
 	AdminGroup(context.Context, *AdminGroupRequest) (*AdminGroupOutcome, error)
+	// AdminSend commits a SYSTEM message (contract.MessageSystem) as the product's system account:
+	// the same commit as a client's SEND (idempotent by client_message_id, a group target only
+	// when the sender is a current member), but of a type no client may send.
+	AdminSend(context.Context, *AdminSendRequest) (*SendOutcome, error)
 	mustEmbedUnimplementedGroupAdminServer()
 }
 
@@ -303,6 +322,9 @@ type UnimplementedGroupAdminServer struct{}
 
 func (UnimplementedGroupAdminServer) AdminGroup(context.Context, *AdminGroupRequest) (*AdminGroupOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method AdminGroup not implemented")
+}
+func (UnimplementedGroupAdminServer) AdminSend(context.Context, *AdminSendRequest) (*SendOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method AdminSend not implemented")
 }
 func (UnimplementedGroupAdminServer) mustEmbedUnimplementedGroupAdminServer() {}
 func (UnimplementedGroupAdminServer) testEmbeddedByValue()                    {}
@@ -343,6 +365,24 @@ func _GroupAdmin_AdminGroup_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GroupAdmin_AdminSend_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdminSendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GroupAdminServer).AdminSend(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GroupAdmin_AdminSend_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GroupAdminServer).AdminSend(ctx, req.(*AdminSendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GroupAdmin_ServiceDesc is the grpc.ServiceDesc for GroupAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -353,6 +393,10 @@ var GroupAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AdminGroup",
 			Handler:    _GroupAdmin_AdminGroup_Handler,
+		},
+		{
+			MethodName: "AdminSend",
+			Handler:    _GroupAdmin_AdminSend_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
