@@ -21,7 +21,7 @@ import (
 )
 
 func newAdminCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "admin", Short: "The admin API's keys"}
+	cmd := &cobra.Command{Use: "admin", Short: "The admin API: its keys, and its routes from the command line"}
 	var id, scopes string
 	key := &cobra.Command{
 		Use:   "key",
@@ -57,6 +57,7 @@ Examples:
 	_ = key.MarkFlagRequired("id")
 	_ = key.MarkFlagRequired("scopes")
 	cmd.AddCommand(key)
+	cmd.AddCommand(newAdminAPICmds()...)
 	return cmd
 }
 

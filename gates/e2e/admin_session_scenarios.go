@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -38,9 +42,10 @@ func scenarioAdminSessionsAndGroups(ctx context.Context, e *Env) error {
 	if err := waitOnline(ctx, e, a, u, []string{"k-laptop", "k-phone"}); err != nil {
 		return err
 	}
+	// The kick goes through the operator's tool, qimctl admin kick, which calls the API.
 	start := time.Now()
 	var kicked admin.KickResponse
-	if err := adminCall(ctx, a.URL, a.Key, http.MethodPost, "/v1/kicks", admin.KickRequest{Tenant: e.Tenant.String(), User: uint64(u), Device: "k-phone"}, 200, &kicked); err != nil {
+	if err := qimctlAdmin(ctx, e, a, &kicked, "kick", "--user", strconv.FormatUint(uint64(u), 10), "--device", "k-phone"); err != nil {
 		return err
 	}
 	if kicked.GatewaysReached != int64(len(e.Gateways)) {
@@ -127,9 +132,8 @@ func adminGroups(ctx context.Context, e *Env, a *svc.Admin, u contract.UserID) e
 }
 
 func expectMembers(ctx context.Context, e *Env, a *svc.Admin, group string, want ...contract.UserID) error {
-	q := url.Values{"tenant": {e.Tenant.String()}, "group": {group}}
 	var got admin.GroupMembers
-	if err := adminCall(ctx, a.URL, a.Key, http.MethodGet, "/v1/groups/members?"+q.Encode(), nil, 200, &got); err != nil {
+	if err := qimctlAdmin(ctx, e, a, &got, "group", "list", "--group", group); err != nil {
 		return err
 	}
 	var ids []contract.UserID
@@ -140,6 +144,28 @@ func expectMembers(ctx context.Context, e *Env, a *svc.Admin, group string, want
 	slices.Sort(want)
 	if !slices.Equal(ids, want) {
 		return fmt.Errorf("group %s lists members %v, want %v", group, ids, want)
+	}
+	return nil
+}
+
+// qimctlAdmin runs `qimctl admin <args>` against the admin API a and decodes its JSON output
+// into out.
+func qimctlAdmin(ctx context.Context, e *Env, a *svc.Admin, out any, args ...string) error {
+	bin := e.Set.Qimctl()
+	if bin == "" {
+		return fmt.Errorf("%w: no qimctl beside the qim binary", ErrSkipped)
+	}
+	argv := append(append([]string{"admin"}, args...), "--url", a.URL, "--key-file", a.KeyFile, "--tenant", e.Tenant.String())
+	b, err := exec.CommandContext(ctx, bin, argv...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("qimctl %s: %w: %s", strings.Join(argv[:2], " "), err, ee.Stderr)
+		}
+		return fmt.Errorf("qimctl %s: %w", strings.Join(argv[:2], " "), err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("qimctl %s printed %q: %w", strings.Join(argv[:2], " "), b, err)
 	}
 	return nil
 }

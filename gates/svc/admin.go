@@ -22,6 +22,7 @@ import (
 type Admin struct {
 	URL     string // http://127.0.0.1:<port>
 	Key     string // the API key (bearer)
+	KeyFile string // a file holding Key, for qimctl admin --key-file
 	KeyID   string // its id in the audit log
 	LogPath string
 	p       *proc.Process
@@ -35,6 +36,10 @@ func (s *Set) StartAdmin(ctx context.Context) (*Admin, error) {
 		return nil, err
 	}
 	a := &Admin{Key: hex.EncodeToString(b), KeyID: "gate", LogPath: filepath.Join(s.dir, "admin.log")}
+	a.KeyFile = filepath.Join(s.dir, "admin.key")
+	if err := os.WriteFile(a.KeyFile, []byte(a.Key), 0o600); err != nil {
+		return nil, fmt.Errorf("svc: admin key: %w", err)
+	}
 	keys := filepath.Join(s.dir, "admin-keys.json")
 	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens","sessions","groups","messages"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
 	if err := os.WriteFile(keys, []byte(entry), 0o600); err != nil {

@@ -99,7 +99,8 @@ var (
 	ErrExited = errors.New("svc: exited during start-up")
 )
 
-// Build compiles the qim binary into dir (with failpoints when tags contains "failpoints").
+// Build compiles the qim binary into dir (with failpoints when tags contains "failpoints"), and
+// qimctl beside it (Set.Qimctl), for scenarios that drive the operator's tool.
 func Build(ctx context.Context, root, dir string, tags ...string) (string, error) {
 	bin := filepath.Join(dir, "qim")
 	args := []string{"build", "-o", bin}
@@ -115,7 +116,22 @@ func Build(ctx context.Context, root, dir string, tags ...string) (string, error
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("svc: build qim: %w\n%s", err, out)
 	}
+	cmd = exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "qimctl"), "./cmd/qimctl")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("svc: build qimctl: %w\n%s", err, out)
+	}
 	return bin, nil
+}
+
+// Qimctl is the qimctl Build wrote beside the qim binary, "" when there is none (a binary
+// built elsewhere).
+func (s *Set) Qimctl() string {
+	p := filepath.Join(filepath.Dir(s.bin), "qimctl")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // New prepares a Set of one instance per service: free ports are chosen now, nothing is
