@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -110,7 +111,12 @@ func (p Profile) unreadable(rdb *redis.Client, setting, want string, err error) 
 	if errors.As(err, &reply) {
 		return p.fail(setting, "unreadable: "+err.Error(), want)
 	}
-	return fmt.Errorf("%w: the %s Redis at %s=%s: %w", ErrUnreachable, p.Role, p.Var, rdb.Options().Addr, err)
+	hint := ""
+	if errors.Is(err, io.EOF) && rdb.Options().TLSConfig == nil {
+		// A TLS-only Redis closes a plaintext connection without a word: name the likely fix.
+		hint = " (a Redis that requires TLS closes plaintext connections: set QIM_REDIS_TLS_CA if it does)"
+	}
+	return fmt.Errorf("%w: the %s Redis at %s=%s: %w%s", ErrUnreachable, p.Role, p.Var, rdb.Options().Addr, err, hint)
 }
 
 // Refused reports whether err is a verdict on the instance, which waiting cannot change: an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -121,5 +122,30 @@ func TestCheckUnreachableIsNotAVerdict(t *testing.T) {
 	var e *Error
 	if !errors.Is(err, ErrUnreachable) || errors.As(err, &e) || Refused(err) || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("Check = %v, want ErrUnreachable naming the address", err)
+	}
+}
+
+// TestCheckNamesTLSWhenClosedAtOnce: a server that closes a plaintext connection without a
+// word, as a TLS-only Redis does, is still ErrUnreachable, and the error names QIM_REDIS_TLS_CA.
+func TestCheckNamesTLSWhenClosedAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	defer rdb.Close()
+	err = Check(context.Background(), rdb, CommitFacts, false)
+	if !errors.Is(err, ErrUnreachable) || Refused(err) || !strings.Contains(err.Error(), "QIM_REDIS_TLS_CA") {
+		t.Fatalf("Check = %v, want ErrUnreachable naming QIM_REDIS_TLS_CA", err)
 	}
 }
