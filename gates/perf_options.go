@@ -28,4 +28,8 @@ type PerfOptions struct {
 	// hardware cannot see the processes, and below saturation the figure mostly measures idle
 	// time filled with small batches.
 	CPUBudget float64
+	// ConnectWebhook makes the frame lane log in with opaque tokens that the deployment's
+	// connect webhook (the harness's stand-in, svc.Set.IdP) answers, and adds the webhook's call
+	// latency, as the gateways measured it, to the report.
+	ConnectWebhook bool
 }

@@ -24,6 +24,10 @@ type Config struct {
 	// TokenSecret signs the dev tokens of the run's users (contract/devtoken). Required, at
 	// least devtoken.MinSecretBytes. Never logged or written to the report.
 	TokenSecret []byte
+	// Token, when set, makes the frame lane's AUTH tokens instead of dev tokens: opaque tokens a
+	// connect webhook answers, say (the SDK lane keeps dev tokens). ttl is how long the token
+	// must stay valid. Default nil.
+	Token func(user contract.UserID, device string, ttl time.Duration) (string, error)
 	// Tenant of every user of the run. Default: the zero tenant, as the e2e gate uses.
 	Tenant contract.TenantID
 

@@ -87,8 +87,15 @@ func (r *runState) auth(ctx context.Context, l *link, user contract.UserID) (tim
 
 func (r *runState) authFrame(user contract.UserID) ([]byte, error) {
 	cfg := &r.cfg
-	tok, err := devtoken.Issue(cfg.TokenSecret, devtoken.Claims{Tenant: cfg.Tenant, User: user, Device: deviceID,
-		ExpiresAtMs: time.Now().Add(cfg.Duration + 2*time.Hour).UnixMilli()})
+	ttl := cfg.Duration + 2*time.Hour
+	var tok string
+	var err error
+	if cfg.Token != nil {
+		tok, err = cfg.Token(user, deviceID, ttl)
+	} else {
+		tok, err = devtoken.Issue(cfg.TokenSecret, devtoken.Claims{Tenant: cfg.Tenant, User: user, Device: deviceID,
+			ExpiresAtMs: time.Now().Add(ttl).UnixMilli()})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: issue token: %w", err)
 	}

@@ -108,6 +108,13 @@ func (g perfGate) Run(ctx context.Context, env *gates.Env, r *gates.Result) {
 			r.Metric("rpc_mtls", 1)
 		}
 	}
+	if o.ConnectWebhook {
+		if err := useWebhook(ctx, env, &base); err != nil {
+			r.Fail(err)
+			return
+		}
+		r.Metric("connect_webhook", 1)
+	}
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
 	base.Mode, base.GroupSize = o.Mode, o.GroupSize
 	if g.newLane != nil && o.Mode != loadgen.ModeGroup {
@@ -140,6 +147,9 @@ func (g perfGate) Run(ctx context.Context, env *gates.Env, r *gates.Result) {
 		return
 	}
 	g.reportCalls(ctx, env, r, "", "", calls, rep)
+	if o.ConnectWebhook {
+		reportWebhook(ctx, env, r)
+	}
 	probe.finish(ctx, env, r)
 	writeLoadArtifacts(env, r, "perf-loadgen", rep)
 	if waitProfiles != nil {
