@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
@@ -124,7 +125,13 @@ func (s *Service) startBackends(ctx context.Context) error {
 		return nil
 	}
 	bad := func(err error) { s.log.Warn("admin: skipped an undecodable presence entry", "err", err) }
-	v, err := followPresence(ctx, s.cfg.KafkaBrokers, s.cfg.kafkaSec, contract.ShardCount(s.cfg.ShardCount), bad)
+	var v *presenceView
+	// A broker still starting is waited for, as every service does (ADR-0030); a topic of the
+	// wrong shape is refused at once.
+	err := s.proc.Await(ctx, "the broker ("+contract.TopicPresence+")", func(ctx context.Context) (err error) {
+		v, err = followPresence(ctx, s.cfg.KafkaBrokers, s.cfg.kafkaSec, contract.ShardCount(s.cfg.ShardCount), bad)
+		return err
+	}, commitlog.Refused)
 	if err != nil {
 		return fmt.Errorf("admin: refusing to start: %w", err)
 	}
