@@ -76,7 +76,7 @@ func groupCreate(ctx context.Context, a *api, in input) (int, any, []any, error)
 	case req.Name == "":
 		return 0, nil, audit, fmt.Errorf("%w: name must not be empty", errBadRequest)
 	}
-	key, err := requestKey(req.RequestID)
+	key, err := idempotencyKey("request_id", req.RequestID)
 	if err != nil {
 		return 0, nil, audit, err
 	}
@@ -143,17 +143,19 @@ func groupID(s string, r *internalv1.AdminGroupRequest) error {
 	return nil
 }
 
-func requestKey(s string) (contract.U128, error) {
+// idempotencyKey is a request's key (field names it in errors): 32 hex digits, not zero, or a
+// random key when s is empty.
+func idempotencyKey(field, s string) (contract.U128, error) {
 	if s != "" {
 		k, err := contract.ParseU128(s)
 		if err != nil || k.IsZero() {
-			return k, fmt.Errorf("%w: request_id: want 32 hex digits, not zero", errBadRequest)
+			return k, fmt.Errorf("%w: %s: want 32 hex digits, not zero", errBadRequest, field)
 		}
 		return k, nil
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return contract.U128{}, fmt.Errorf("admin: request id: %w", err)
+		return contract.U128{}, fmt.Errorf("admin: %s: %w", field, err)
 	}
 	k, _ := contract.U128FromBytes(b[:])
 	k.Lo |= 1 // never zero

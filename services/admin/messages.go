@@ -7,8 +7,6 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -85,7 +83,7 @@ func (r MessageRequest) sendRequest() (*qimv1.SendRequest, contract.U128, error)
 		return nil, cmid, fmt.Errorf("%w: body must not be empty", errBadRequest)
 	}
 	var err error
-	if cmid, err = messageKey(r.ClientMessageID); err != nil {
+	if cmid, err = idempotencyKey("client_message_id", r.ClientMessageID); err != nil {
 		return nil, cmid, err
 	}
 	s := &qimv1.SendRequest{ClientMessageId: cmid.AppendBytes(nil), MessageType: uint32(contract.MessageSystem),
@@ -100,21 +98,4 @@ func (r MessageRequest) sendRequest() (*qimv1.SendRequest, contract.U128, error)
 	}
 	s.Target = &qimv1.SendRequest_GroupId{GroupId: g.AppendBytes(nil)}
 	return s, cmid, nil
-}
-
-func messageKey(s string) (contract.U128, error) {
-	if s != "" {
-		k, err := contract.ParseU128(s)
-		if err != nil || k.IsZero() {
-			return k, fmt.Errorf("%w: client_message_id: want 32 hex digits, not zero", errBadRequest)
-		}
-		return k, nil
-	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return contract.U128{}, errors.New("admin: client_message_id: no randomness")
-	}
-	k, _ := contract.U128FromBytes(b[:])
-	k.Lo |= 1
-	return k, nil
 }

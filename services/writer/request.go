@@ -30,13 +30,9 @@ type sendCmd struct {
 	mentions     []uint64
 }
 
-// parseSend validates the forwarded client SendRequest at the boundary.
-func parseSend(in *internalv1.AuthenticatedSend, maxBody int) (*sendCmd, error) {
-	return parseSendOf(in, maxBody, false)
-}
-
-// parseSendOf is parseSend for a client (system false: every server-only type is refused) or
-// for the admin API's system message (system true: SYSTEM is the only type accepted).
+// parseSendOf validates a forwarded SendRequest at the boundary: a client's (system false: every
+// server-only type is refused) or the admin API's system message (system true: SYSTEM is the
+// only type accepted).
 func parseSendOf(in *internalv1.AuthenticatedSend, maxBody int, system bool) (*sendCmd, error) {
 	tenant, err := contract.U128FromBytes(in.GetTenantId())
 	if err != nil {

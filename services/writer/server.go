@@ -103,8 +103,14 @@ func endOfStream(ctx context.Context, err error) error {
 
 // SendMessage is the unary form: one send, same pipeline.
 func (g grpcServer) SendMessage(ctx context.Context, in *internalv1.AuthenticatedSend) (*internalv1.SendOutcome, error) {
+	return g.s.sendAndWait(ctx, in, false)
+}
+
+// sendAndWait submits one send (a client's, or the admin API's SYSTEM message when system) and
+// waits for its outcome.
+func (s *Service) sendAndWait(ctx context.Context, in *internalv1.AuthenticatedSend, system bool) (*internalv1.SendOutcome, error) {
 	res := make(chan *internalv1.SendOutcome, 1)
-	g.s.send(ctx, in, func(ack *qimv1.SendAck, err error) { res <- outcome(in.GetCallId(), ack, err) })
+	s.submit(ctx, in, system, func(ack *qimv1.SendAck, err error) { res <- outcome(in.GetCallId(), ack, err) })
 	select {
 	case o := <-res:
 		return o, nil
@@ -133,13 +139,18 @@ func outcome(callID uint64, ack *qimv1.SendAck, err error) *internalv1.SendOutco
 	return &internalv1.SendOutcome{CallId: callID, Ack: ack}
 }
 
-// send validates and submits one send; done is called exactly once.
+// send validates and submits one client send; done is called exactly once.
 func (s *Service) send(ctx context.Context, in *internalv1.AuthenticatedSend, done func(*qimv1.SendAck, error)) {
+	s.submit(ctx, in, false, done)
+}
+
+// submit is send for a client (system false) or for a SYSTEM message (parseSendOf).
+func (s *Service) submit(ctx context.Context, in *internalv1.AuthenticatedSend, system bool, done func(*qimv1.SendAck, error)) {
 	if s.stopped() {
 		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "writer is not committing (lease lost or shutting down)"))
 		return
 	}
-	cmd, err := parseSend(in, s.cfg.MaxBodyBytes)
+	cmd, err := parseSendOf(in, s.cfg.MaxBodyBytes, system)
 	if err != nil {
 		s.m.failures.WithLabelValues("validate", rpc.CodeOf(err).String()).Inc()
 		done(nil, err)
