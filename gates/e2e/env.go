@@ -158,3 +158,30 @@ func CountMessage(evs []*qimv1.MailboxEvent, mid []byte) int {
 	}
 	return n
 }
+
+// LoginToBacklog logs a device in at gateway until AUTH_OK says it has offline data, for at
+// most within. A message is "waiting" once its recipient's MailboxNode has materialized it; the
+// recipient's shard may be materialized after the sender's, which is all a scenario can wait
+// for before the recipient exists, so a first "no" is retried rather than trusted. A gateway
+// that never says yes still fails the check, when within runs out.
+func (e *Env) LoginToBacklog(ctx context.Context, gateway string, user contract.UserID, device string, within time.Duration) (*Client, error) {
+	deadline := time.Now().Add(within)
+	for {
+		c, ok, err := e.LoginAt(ctx, gateway, user, device, 0)
+		if err != nil {
+			return nil, err
+		}
+		if ok.GetHasOfflineData() {
+			return c, nil
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("AUTH_OK.has_offline_data stayed false for %s with a message waiting", within)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
