@@ -134,4 +134,30 @@ const (
 	DomainGroupID            = "qim.group-id.v1\x00"        // group id from (tenant, creator, request id)
 	DomainMembershipCmid     = "qim.membership-cmid.v1\x00" // client_message_id of a membership change
 	DomainWriterRoute        = "qim.writer-route.v1\x00"    // rendezvous score of (conversation, writer instance)
+	DomainRoomRoute          = "qim.room-route.v1\x00"      // rendezvous score of (room, RoomWriter instance)
+)
+
+// Rooms (ADR-0034).
+const (
+	// RoomBufferEventsDefault is how many recent events a room's ring buffer keeps by default:
+	// the replay window of a rejoin. Memory is about the events' bodies times this per room.
+	RoomBufferEventsDefault = 1000
+	// RoomBufferAgeDefault is the oldest event a ring buffer replays by default.
+	RoomBufferAgeDefault = 5 * time.Minute
+	// RoomSeqEpochShift places a room's first room_seq in a RoomWriter process at the Unix
+	// second it instantiated the room, shifted by this much (RoomSeqBase). A restarted or moved
+	// room therefore continues above every room_seq its previous owner issued, as long as that
+	// owner issued fewer than 2^30 events per second of its life and the clocks agree within a
+	// second; the jump is the gap clients see. 2^33 seconds of headroom: year 2242.
+	RoomSeqEpochShift = 30
+	// MaxJoinedRoomsPerConnection bounds the rooms one connection may be joined to at once; a
+	// JOIN_ROOM beyond it is refused RATE_LIMITED.
+	MaxJoinedRoomsPerConnection = 16
+	// RoomEventsBatchMax is the most events one ROOM_EVENTS frame carries.
+	RoomEventsBatchMax = 256
+	// RoomReplayMaxBytes bounds the encoded events of one join's replay. A replay cut by it keeps
+	// the newest events and reports replay_truncated. The gateway queues a join's answer and
+	// replay whatever its room queue holds (they are the server's own burst, not the member
+	// falling behind), so this is also what a join may add to that queue.
+	RoomReplayMaxBytes = 2 << 20
 )

@@ -25,6 +25,7 @@ var RPCRoles = []RPCRole{RPCRoleGateway, RPCRoleMailbox, RPCRoleAdmin}
 //	Mailbox/Gateway    = PullMailbox (PullMailbox, PullMailboxBatch, HasOffline: the login's offline probe)
 //	GatewayPush/Mailbox = PushBatch
 //	Session/Gateway    = SessionListReq (PullSessionList) | MarkRead
+//	Room/Gateway       = RoomJoin, RoomLeave (RoomWriter.Link) | RoomSend (RoomWriter.Publish)
 //
 // The seed's Session/Mailbox = Projection has no method here: the SessionProjection consumes the
 // dispatch log itself (ADR-0025).
@@ -41,6 +42,8 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Push/PushBatch":           RPCRoleMailbox,
 	"/qim.internal.v1.Session/PullSessionList":  RPCRoleGateway,
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,
+	"/qim.internal.v1.RoomWriter/Link":          RPCRoleGateway,
+	"/qim.internal.v1.RoomWriter/Publish":       RPCRoleGateway,
 }
 
 // ParseRPCRole accepts the role names of RPCRoles.
@@ -65,4 +68,5 @@ const (
 	RPCServiceMailbox     = "mailbox"
 	RPCServiceSession     = "session"
 	RPCServiceGatewayPush = "gateway"
+	RPCServiceRoom        = "room"
 )

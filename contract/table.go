@@ -71,6 +71,12 @@ func Constants() []Constant {
 		{"slo_end_to_end_p99", SLOEndToEndP99, false, ""},
 		{"slo_arrival_ratio", SLOArrivalRatio, false, "achieved / target rate"},
 		{"slo_duration", SLODuration, false, ""},
+		{"room_buffer_events_default", RoomBufferEventsDefault, false, "recent events a room's ring buffer replays"},
+		{"room_buffer_age_default", RoomBufferAgeDefault, false, "oldest event a room's ring buffer replays"},
+		{"room_seq_epoch_shift", RoomSeqEpochShift, true, "a room's room_seq starts at unix seconds << this in each owner"},
+		{"max_joined_rooms_per_connection", MaxJoinedRoomsPerConnection, false, "JOIN_ROOM beyond it → RATE_LIMITED"},
+		{"room_events_batch_max", RoomEventsBatchMax, false, "events per ROOM_EVENTS frame"},
+		{"room_replay_max_bytes", RoomReplayMaxBytes, false, "encoded events of one join's replay (newest kept, truncated if cut)"},
 		{"slo_session_first_p99", SLOSessionFirstP99, false, "T-HEAVY first screen"},
 		{"slo_archive_lag_p99", SLOArchiveLagP99, false, "HistoryArchiver lag over a perf run (tiered backend)"},
 		{"topic_outbox", TopicOutbox, true, "1 partition, key = message_id"},
@@ -88,6 +94,7 @@ func Constants() []Constant {
 		{"domain_group_id", DomainGroupID, true, "group id from (tenant, creator, request id)"},
 		{"domain_membership_cmid", DomainMembershipCmid, true, "client_message_id of a membership change"},
 		{"domain_writer_route", DomainWriterRoute, false, "gateway affinity of a conversation to a writer instance (rendezvous)"},
+		{"domain_room_route", DomainRoomRoute, false, "gateway placement of a room on its RoomWriter instance (rendezvous)"},
 		{"membership_custom_type", MembershipCustomType, true, "custom_type of membership CONTROL messages"},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/mailbox"
+	"github.com/qim-dev/qim/services/room"
 	"github.com/qim-dev/qim/services/session"
 	"github.com/qim-dev/qim/services/writer"
 )
@@ -26,6 +27,7 @@ func TestInvariantCountersMatchContract(t *testing.T) {
 		"gateway":  gateway.InvariantCounters(),
 		"archiver": archiver.InvariantCounters(),
 		"admin":    admin.InvariantCounters(),
+		"room":     room.InvariantCounters(),
 	}
 	var names []string
 	for _, p := range programs() {

@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/mailbox"
+	"github.com/qim-dev/qim/services/room"
 	"github.com/qim-dev/qim/services/session"
 	"github.com/qim-dev/qim/services/writer"
 )
@@ -47,6 +48,11 @@ func programs() []program {
 			"Projects the dispatch log into per-user conversation sets and serves PULL_SESSION_LIST (exact unread,\n" +
 				"computed on read) and MARK_READ.",
 			describe(session.DefaultConfig()), runner(session.FromEnv, session.New), false},
+		{"room", "RoomWriter", "Run the RoomWriter (chatrooms: room_seq, ring buffer, live broadcast)",
+			"Owns the rooms gateways place on it (rendezvous over QIM_ROOM_ADDRS): assigns room_seq, keeps each room's\n" +
+				"recent events in an in-process ring buffer for replay, and broadcasts them to the gateways holding joined\n" +
+				"connections, one stream per gateway. Nothing survives a restart, by design (ADR-0034).",
+			describe(room.DefaultConfig()), runner(room.FromEnv, room.New), false},
 		{"gateway", "ConnectionNode", "Run the ConnectionNode (client TCP/TLS and WebSocket listeners, push)",
 			"Accepts client connections (TCP or TLS, and WebSocket at /ws; the same binary frames), authenticates\n" +
 				"them, routes requests to the backends and pushes mailbox events to sockets.",

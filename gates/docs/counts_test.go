@@ -59,6 +59,7 @@ func registryCounts(t *testing.T) []count {
 	scenarios := gateScenarios(t)
 	return []count{
 		{"group e2e scenarios (gate 4's group-* scenarios)", phrase("group scenarios"), withPrefix(scenarios, "group-")},
+		{"room e2e scenarios (gate 4's room-* scenarios)", phrase("room scenarios"), withPrefix(scenarios, "room-")},
 		{"tiered-history e2e scenarios (e2e.TieredScenarios)", phrase("tiered-history scenarios"), len(e2e.TieredScenarios())},
 		{"instance e2e scenarios (e2e.InstancesScenarios)", phrase("instance scenarios"), len(e2e.InstancesScenarios())},
 		{"e2e scenarios of gate 4 (gates/gate_e2e.go)", phrase("functional scenarios"), len(scenarios)},

@@ -23,6 +23,7 @@ var e2eLists = map[string]func() []e2e.Scenario{
 	"IdentityScenarios":   e2e.IdentityScenarios,
 	"SessionScenarios":    e2e.SessionScenarios,
 	"GroupScenarios":      e2e.GroupScenarios,
+	"RoomScenarios":       e2e.RoomScenarios,
 	"SDKScenarios":        e2e.SDKScenarios,
 	"SDKSessionScenarios": e2e.SDKSessionScenarios,
 	"TieredScenarios":     e2e.TieredScenarios,

@@ -39,7 +39,11 @@ type Client struct {
 	waiting map[uint32]chan wire.Message
 	pushes  chan *qimv1.PushEvents
 	kicked  chan *qimv1.Kicked
+	rooms   chan wire.Message             // ROOM_EVENTS and unsolicited ROOM_LEFT, in arrival order
+	stall   atomic.Pointer[chan struct{}] // set: the read loop waits at the next room frame
 	closed  chan struct{}
+	stop    chan struct{} // closed by Close
+	once    sync.Once
 	readErr error
 }
 
@@ -59,7 +63,8 @@ func DialFrom(ctx context.Context, addr, from string) (*Client, error) {
 		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)
 	}
 	c := &Client{conn: conn, w: wire.NewWriter(conn), waiting: map[uint32]chan wire.Message{},
-		pushes: make(chan *qimv1.PushEvents, 1024), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{})}
+		pushes: make(chan *qimv1.PushEvents, 1024), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
+		rooms: make(chan wire.Message, roomFrameBuffer), stop: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
 }
@@ -83,6 +88,18 @@ func (c *Client) readLoop() {
 				}
 			}
 			continue
+		case contract.OpRoomJoined:
+			// Also a marker in RoomFrames: frames of the room before it are from before the join.
+			if !c.deliverRoom(m) {
+				return
+			}
+		case contract.OpRoomEvents, contract.OpRoomLeft:
+			if m.Opcode == contract.OpRoomEvents || m.RequestID == 0 {
+				if !c.deliverRoom(m) {
+					return
+				}
+				continue
+			}
 		case contract.OpKicked:
 			var k qimv1.Kicked
 			_ = proto.Unmarshal(m.Payload, &k)
@@ -212,11 +229,16 @@ func (c *Client) Pushes() <-chan *qimv1.PushEvents { return c.pushes }
 // Kicked delivers a KICKED frame.
 func (c *Client) Kicked() <-chan *qimv1.Kicked { return c.kicked }
 
+// RoomFrames delivers ROOM_EVENTS and unsolicited ROOM_LEFT frames. The client stops reading
+// its socket while roomFrameBuffer of them wait unread.
+func (c *Client) RoomFrames() <-chan wire.Message { return c.rooms }
+
 // Closed is closed when the server closed the connection (or it failed).
 func (c *Client) Closed() <-chan struct{} { return c.closed }
 
 // Close closes the connection.
 func (c *Client) Close() error {
+	c.once.Do(func() { close(c.stop) })
 	_ = c.w.Close()
 	return c.conn.Close()
 }

@@ -14,6 +14,9 @@ func (s *Set) baselineEnv(vars map[string]string) {
 		delete(vars, "QIM_MAILBOX_OWNED_SHARDS")
 		delete(vars, "QIM_SESSION_OWNED_SHARDS")
 	}
+	if !s.Rooms() {
+		delete(vars, "QIM_ROOM_ADDRS")
+	}
 	if !knowsPresence(s.bin) {
 		delete(vars, "QIM_GATEWAY_PUSH_ADVERTISE")
 		vars["QIM_GATEWAY_PUSH_ADDR"] = s.Addrs.GatewayPush

@@ -114,10 +114,10 @@ func TestDeploymentIsTheHarnessTopology(t *testing.T) {
 			s.Healthcheck.Test = []string{"CMD", "/qimctl", "healthz", "127.0.0.1:" + PortMetrics}
 			checkQIMService(t, d.Name, d.Service, s)
 		}
-		if len(byName) != 4*n+2 {
-			t.Errorf("n=%d: %d containers, want %d", n, len(byName), 4*n+2)
+		if len(byName) != 5*n+2 {
+			t.Errorf("n=%d: %d containers, want %d", n, len(byName), 5*n+2)
 		}
-		for _, svc := range []string{"writer", "mailbox", "session"} {
+		for _, svc := range []string{"writer", "mailbox", "session", "room"} {
 			var addrs []string
 			for k := 1; k <= n; k++ {
 				name := fmt.Sprintf("%s-%d", svc, k)

@@ -16,7 +16,7 @@ import (
 // so every caller that names "writer" keeps meaning a writer; instance k ≥ 2 is "writer-k".
 
 // Scaled lists the services a deployment of several instances runs N of.
-var Scaled = []string{Writer, Mailbox, Session, Gateway}
+var Scaled = []string{Writer, Mailbox, Session, Room, Gateway}
 
 // ErrInstances is returned (wrapped) for an instance count a deployment cannot run.
 var ErrInstances = errors.New("svc: instances")
@@ -55,6 +55,10 @@ func isScaled(service string) bool {
 // Presence reports whether the deployment's gateways publish qim.presence (false only for a
 // binary from before the PresenceDirectory, which then also speaks no Kafka from its gateway).
 func (s *Set) Presence() bool { return knowsPresence(s.bin) }
+
+// Rooms reports whether the deployment runs RoomWriters (false only for a binary from before
+// them, whose gateway then gets no QIM_ROOM_ADDRS).
+func (s *Set) Rooms() bool { return knows(s.bin, Gateway, "QIM_ROOM_ADDRS") }
 
 // Instances is how many instances of each scaled service the deployment runs.
 func (s *Set) Instances() int { return s.n }

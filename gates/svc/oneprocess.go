@@ -33,6 +33,9 @@ func (s *Set) StartOneProcess(ctx context.Context) error {
 	delete(s.procs, OneProcessName) // Services() lists the five names; the process answers to each
 	s.mu.Unlock()
 	for _, name := range Order {
+		if name == Room && !s.Rooms() {
+			continue
+		}
 		if err := s.WaitHealthy(ctx, name, startTimeout); err != nil {
 			return fmt.Errorf("svc: qim all: %w", err)
 		}

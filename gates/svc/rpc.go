@@ -29,7 +29,7 @@ import (
 func (s *Set) rpcIdentity(name string) string {
 	service, k := ServiceOf(name)
 	switch service {
-	case Writer, Mailbox, Session, Gateway:
+	case Writer, Mailbox, Session, Room, Gateway:
 		if s.n > 1 {
 			return fmt.Sprintf("%s-%d", service, k)
 		}

@@ -30,12 +30,14 @@ const (
 	Fanout  = "fanout"
 	Session = "session"
 	Gateway = "gateway"
+	// Room is the RoomWriter (ADR-0034); left out for a binary that predates it (Services).
+	Room = "room"
 	// Archiver is started only on a stack with a CQL node (Set.Services).
 	Archiver = "archiver"
 )
 
 // Order is the start order of a full deployment on a stack without a CQL node.
-var Order = []string{Writer, Mailbox, Fanout, Session, Gateway}
+var Order = []string{Writer, Mailbox, Fanout, Session, Room, Gateway}
 
 // Services is the start order of this Set's deployment, by process name: Order with every
 // instance of a scaled service (Instance), then the HistoryArchiver when the stack has a CQL
@@ -43,6 +45,9 @@ var Order = []string{Writer, Mailbox, Fanout, Session, Gateway}
 func (s *Set) Services() []string {
 	var out []string
 	for _, service := range Order {
+		if service == Room && !s.Rooms() {
+			continue
+		}
 		out = append(out, s.Instance(service)...)
 	}
 	if s.ep.CQL != "" {
@@ -151,18 +156,18 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
-	ports, err := freePorts(12 + (2*len(Scaled)+2)*(n-1))
+	ports, err := freePorts(14 + (2*len(Scaled)+2)*(n-1))
 	if err != nil {
 		return nil, err
 	}
 	a := Addrs{GatewayTCP: ports[0], GatewayWS: ports[1], GatewayPush: ports[2], Writer: ports[3], Mailbox: ports[4],
 		Session: ports[9],
 		TCP:     map[string]string{Gateway: ports[0]}, WS: map[string]string{Gateway: ports[1]},
-		RPC: map[string]string{Writer: ports[3], Mailbox: ports[4], Session: ports[9], Gateway: ports[2]},
+		RPC: map[string]string{Writer: ports[3], Mailbox: ports[4], Session: ports[9], Gateway: ports[2], Room: ports[12]},
 		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
-			Session: ports[10], Archiver: ports[11]},
+			Session: ports[10], Archiver: ports[11], Room: ports[13]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
-	next := ports[12:]
+	next := ports[14:]
 	for _, service := range Scaled {
 		for k := 2; k <= n; k++ {
 			name := InstanceName(service, k)

@@ -18,6 +18,7 @@ const (
 	PortMailbox     = "7002"
 	PortSession     = "7003"
 	PortGatewayPush = "7004"
+	PortRoom        = "7005"
 	PortGatewayTCP  = "7100"
 	PortGatewayWS   = "7101"
 	PortMetrics     = "9100" // /metrics and /healthz of every service
@@ -63,7 +64,7 @@ func ContainerDeployment(n int, shards contract.ShardCount, cql bool) []Deployed
 
 // Topology is what a deployment runs.
 type Topology struct {
-	Instances int                 // of each scaled service (writer, mailbox, session, gateway)
+	Instances int                 // of each scaled service (writer, mailbox, session, room, gateway)
 	Shards    contract.ShardCount // mailbox shards
 	Archiver  bool                // a CQL node: the HistoryArchiver runs
 	// Tiered: the writers and SessionProjections read the archive too (QIM_CQL_HOSTS, which
@@ -125,6 +126,11 @@ func Deployment(t Topology, at Addressing) []DeployedService {
 			out = append(out, d)
 		}
 	}
+	for k := 1; k <= n; k++ {
+		name := at.Name(Room, k)
+		out = append(out, DeployedService{Name: name, Service: Room, Identity: identity(Room, name), Env: map[string]string{
+			"QIM_ROOM_LISTEN": at.Listen(name, PortRoom), "QIM_ROOM_METRICS": at.Listen(name, PortMetrics)}})
+	}
 	out = append(out, DeployedService{Name: at.Name(Fanout, 1), Service: Fanout, Env: map[string]string{
 		"QIM_KAFKA_BROKERS": at.Kafka(), "QIM_MAILBOX_SHARD_COUNT": fmt.Sprint(int(shards)),
 		"QIM_FANOUT_METRICS": at.Listen(at.Name(Fanout, 1), PortMetrics)}})
@@ -133,6 +139,7 @@ func Deployment(t Topology, at Addressing) []DeployedService {
 		out = append(out, DeployedService{Name: name, Service: Gateway, Identity: identity(Gateway, name), Token: true, Env: core(map[string]string{
 			"QIM_WRITER_ADDRS": list(Writer, PortWriter), "QIM_MAILBOX_ADDRS": list(Mailbox, PortMailbox),
 			"QIM_SESSION_ADDRS":          list(Session, PortSession),
+			"QIM_ROOM_ADDRS":             list(Room, PortRoom),
 			"QIM_GATEWAY_LISTEN":         at.Listen(name, PortGatewayTCP),
 			"QIM_GATEWAY_WS_LISTEN":      at.Listen(name, PortGatewayWS),
 			"QIM_GATEWAY_PUSH_LISTEN":    at.Listen(name, PortGatewayPush),

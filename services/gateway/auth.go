@@ -158,6 +158,8 @@ func (c *conn) register(claims authn.Identity, epoch uint64) *authError {
 	tenant := claims.Tenant.Bytes()
 	c.tenantBytes = tenant[:]
 	c.pushQ = make(chan []byte, c.s.cfg.PushQueueDepth)
+	c.roomQ = make(chan outFrame, roomQueueFrames)
+	c.ctrlQ = make(chan outFrame, ctrlQueueDepth)
 	c.permits = make(chan struct{}, c.s.cfg.SendInflight)
 	sess := &session{key: userKey{claims.Tenant, claims.User}, device: claims.Device, epoch: epoch, conn: c, issuedAt: claims.IssuedAt}
 	c.expiresAt = claims.ExpiresAt

@@ -54,6 +54,16 @@ type Config struct {
 	// address may appear more than once: a node that took over another's shards.
 	MailboxAddrs []string `env:"QIM_MAILBOX_ADDRS" required:"true" doc:"MailboxNode gRPC addresses, comma-separated; entry i of n serves the i-th of n equal shard ranges (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
 	SessionAddrs []string `env:"QIM_SESSION_ADDRS" required:"true" doc:"SessionProjection gRPC addresses (PULL_SESSION_LIST, MARK_READ), comma-separated; entry i of n serves the i-th of n equal shard ranges (mTLS, or loopback with QIM_RPC_PLAINTEXT_LOOPBACK)"`
+	// RoomAddrs are the RoomWriter instances (ADR-0034). A room belongs to one of them by
+	// contract.RoomOwner over this list, which must be the same, in any order of entries, on
+	// every gateway; while its owner is down the room is unavailable rather than moved. Unset:
+	// JOIN_ROOM, LEAVE_ROOM and SENDs to rooms are answered UNIMPLEMENTED.
+	RoomAddrs []string `env:"QIM_ROOM_ADDRS" doc:"RoomWriter gRPC addresses, comma-separated, the same list on every gateway; rooms are placed by rendezvous hashing (unset: rooms are not served)"`
+	// RoomQueueBytes bounds the room frames (ROOM_EVENTS and the like) waiting per connection, in
+	// payload bytes (a frame larger than the bound is still queued alone). A connection that
+	// lets it fill is dropped from its rooms with ROOM_LEFT SLOW_CONSUMER and rejoins with
+	// replay; a larger bound rides out longer stalls at the price of memory per member.
+	RoomQueueBytes int `env:"QIM_GATEWAY_ROOM_QUEUE_BYTES" unit:"bytes" doc:"room frame bytes waiting per connection before it is dropped from a room as a slow consumer (64KiB..256MiB)"`
 	// ShardCount places users on mailbox shards, which is how a user's MailboxNode and
 	// SessionProjection are found. It must equal every other service's.
 	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shards = qim.dispatch partitions; a power of two, the same on every service"`
@@ -132,6 +142,7 @@ func DefaultConfig() Config {
 		WriteTimeout:      10 * time.Second,
 		SendInflight:      contract.WriterInflightPerConnDefault,
 		PushQueueDepth:    64,
+		RoomQueueBytes:    1 << 20,
 		PullQueueDepth:    8,
 		MaxConns:          100_000,
 		AuthFailureBurst:  30,
@@ -320,6 +331,8 @@ func (c *Config) validateBounds() error {
 		return fmt.Errorf("%w: QIM_GATEWAY_SEND_INFLIGHT=%d not in [1, %d]", ErrConfig, c.SendInflight, contract.WriterInflightPerConnMax)
 	case c.PushQueueDepth < 1 || c.PushQueueDepth > 4096:
 		return fmt.Errorf("%w: QIM_GATEWAY_PUSH_QUEUE=%d not in [1, 4096]", ErrConfig, c.PushQueueDepth)
+	case c.RoomQueueBytes < 64<<10 || c.RoomQueueBytes > 256<<20:
+		return fmt.Errorf("%w: QIM_GATEWAY_ROOM_QUEUE_BYTES=%d not in [65536, 268435456]", ErrConfig, c.RoomQueueBytes)
 	case c.PullQueueDepth < 1 || c.PullQueueDepth > 256:
 		return fmt.Errorf("%w: QIM_GATEWAY_PULL_QUEUE=%d not in [1, 256]", ErrConfig, c.PullQueueDepth)
 	case c.MaxConns < 1:

@@ -61,6 +61,9 @@ type conn struct {
 	expiresAt   time.Time // the credential's expiry; zero when it has none
 	tenantBytes []byte
 	pushQ       chan []byte
+	roomQ       chan outFrame // ROOM_JOINED, ROOM_EVENTS, ROOM_LEFT REQUESTED: FIFO; full = slow consumer
+	roomBytes   atomic.Int64  // payload bytes in roomQ (bounded by Config.RoomQueueBytes)
+	ctrlQ       chan outFrame // answers and notices from goroutines that must not block
 
 	// Owned by the read loop.
 	permits  chan struct{}
@@ -177,6 +180,9 @@ func kickLabel(r contract.KickReason) string {
 func (c *conn) teardown() {
 	if c.sess != nil && c.s.registry.unregister(c.sess) && c.s.presence != nil {
 		c.s.presence.publish(c.ctx, c.sess, false)
+	}
+	if c.s.rooms != nil && c.sess != nil {
+		c.s.rooms.hub.dropConn(c)
 	}
 	c.cancel()
 	for _, p := range c.pipes {

@@ -40,7 +40,8 @@ func TestHeartbeatTimeoutClosesSilentConnection(t *testing.T) {
 }
 
 func TestUnimplementedOpcodesKeepConnectionOpen(t *testing.T) {
-	h := startGateway(t, harnessOpts{})
+	// Without RoomWriters (QIM_ROOM_ADDRS unset) the room family is not served.
+	h := startGateway(t, harnessOpts{mutate: func(c *Config) { c.RoomAddrs = nil }})
 	c := h.login(newIdentity(t, "d"))
 	for _, op := range []contract.Opcode{contract.OpReadSync, contract.OpJoinRoom, contract.OpSendAck, contract.Opcode(0x7777)} {
 		id := c.nextID()

@@ -61,8 +61,9 @@ func startGateway(t testing.TB, o harnessOpts) *harness {
 	writerAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterWriterServer(gs, o.writer) })
 	mailboxAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterMailboxServer(gs, o.mailbox) })
 	sessionAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterSessionServer(gs, o.session) })
+	roomAddr := serveGRPC(t, func(gs *grpc.Server) { internalv1.RegisterRoomWriterServer(gs, newFakeRoom()) })
 	cfg := Config{ListenAddr: "127.0.0.1:0", WSListenAddr: "127.0.0.1:0", PushListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
-		WriterAddrs: []string{writerAddr}, MailboxAddrs: []string{mailboxAddr}, SessionAddrs: []string{sessionAddr}, RedisAddr: ep.RedisCore,
+		WriterAddrs: []string{writerAddr}, MailboxAddrs: []string{mailboxAddr}, SessionAddrs: []string{sessionAddr}, RoomAddrs: []string{roomAddr}, RedisAddr: ep.RedisCore,
 		TokenSecret: Secret(testSecret), RPC: rpcauth.Config{PlaintextLoopback: true},
 		// Every test connects from 127.0.0.1 and many refuse credentials on purpose: the
 		// per-address limit is off here but where a test sets it (auth_rate_limited).

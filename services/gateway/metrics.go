@@ -31,6 +31,11 @@ type metrics struct {
 	pushDropped        prometheus.Counter
 	orphanOutcomes     prometheus.Counter // invariant
 	pullBatchSize      prometheus.Histogram
+	roomJoins          *prometheus.CounterVec // outcome
+	roomLeft           *prometheus.CounterVec // reason
+	roomSends          *prometheus.CounterVec // outcome
+	roomFrames         prometheus.Counter
+	roomLinkLost       prometheus.Counter
 }
 
 // latencyBuckets span 200 µs to 5 s; the SLO line (150 ms SEND_ACK P99) falls mid-range.
@@ -76,6 +81,16 @@ func newMetrics(reg *obs.Registry) *metrics {
 		pushDropped: reg.Counter("qim_gateway_push_frames_dropped_total",
 			"PUSH_EVENTS frames dropped because a connection's push queue was full (recovered by PULL_MAILBOX)."),
 		orphanOutcomes: reg.Invariant(contract.InvariantGatewaySendOutcomeOrphaned),
+		roomJoins: reg.CounterVec("qim_gateway_room_joins_total",
+			"JOIN_ROOM answers from RoomWriters, by outcome (joined, refused, unavailable: no link to the owner).", "outcome"),
+		roomLeft: reg.CounterVec("qim_gateway_room_left_total",
+			"Room memberships ended, by reason (requested, slow_consumer, unavailable: the owner's link was lost).", "reason"),
+		roomSends: reg.CounterVec("qim_gateway_room_sends_total",
+			"SENDs to rooms, by outcome (ok, refused, unavailable).", "outcome"),
+		roomFrames: reg.Counter("qim_gateway_room_event_frames_total",
+			"ROOM_EVENTS frames queued to joined connections (one per member per broadcast batch)."),
+		roomLinkLost: reg.Counter("qim_gateway_room_links_lost_total",
+			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
 	}
 	m.writerDepth = m.backendDepth.WithLabelValues("writer")
 	return m

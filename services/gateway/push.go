@@ -84,19 +84,36 @@ func (c *conn) offerPush(payload []byte) bool {
 	}
 }
 
-// pumpPushes writes queued pushes to the socket. It starts after AUTH_OK is written, so a push
-// never reaches a client before its AUTH_OK.
+// ctrlQueueDepth bounds the answers and notices queued by goroutines that must not block (room
+// links). Each is one small frame per request or room; a connection that lets it fill is not
+// reading at all and is closed.
+const ctrlQueueDepth = 32
+
+// pumpPushes writes queued pushes, room frames and control frames to the socket. It starts
+// after AUTH_OK is written, so nothing reaches a client before its AUTH_OK. Control frames go
+// first; pushes and room frames are independent queues, each in its own order.
 func (c *conn) pumpPushes() {
 	defer c.wg.Done()
 	for {
+		var m wire.Message
 		select {
-		case payload := <-c.pushQ:
-			err := c.w.Send(c.ctx, wire.Message{Opcode: contract.OpPushEvents, Payload: payload})
-			if err != nil && !errors.Is(err, wire.ErrOversize) {
-				c.interrupt()
+		case f := <-c.ctrlQ:
+			m = wire.Message{Opcode: f.op, RequestID: f.requestID, Payload: f.payload}
+		default:
+			select {
+			case f := <-c.ctrlQ:
+				m = wire.Message{Opcode: f.op, RequestID: f.requestID, Payload: f.payload}
+			case payload := <-c.pushQ:
+				m = wire.Message{Opcode: contract.OpPushEvents, Payload: payload}
+			case f := <-c.roomQ:
+				c.roomBytes.Add(-int64(len(f.payload)))
+				m = wire.Message{Opcode: f.op, RequestID: f.requestID, Payload: f.payload}
+			case <-c.ctx.Done():
 				return
 			}
-		case <-c.ctx.Done():
+		}
+		if err := c.w.Send(c.ctx, m); err != nil && !errors.Is(err, wire.ErrOversize) {
+			c.interrupt()
 			return
 		}
 	}

@@ -49,12 +49,20 @@ func (c *conn) handle(m wire.Message, received time.Time) bool {
 	case contract.OpPullMailbox, contract.OpPullHistory, contract.OpPullSessionList, contract.OpMarkRead,
 		contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return c.enqueuePull(m)
+	case contract.OpJoinRoom, contract.OpLeaveRoom:
+		if c.s.rooms == nil {
+			break
+		}
+		if m.Opcode == contract.OpJoinRoom {
+			return c.onJoinRoom(m)
+		}
+		return c.onLeaveRoom(m)
 	case contract.OpLogout:
 		return false // the close is the acknowledgement
 	case contract.OpAuth:
 		return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeInvalidArgument, "connection is already authenticated")
 	}
-	// READ_SYNC, room opcodes, downlink opcodes and unknown values: the
+	// READ_SYNC, room opcodes without QIM_ROOM_ADDRS, downlink opcodes and unknown values: the
 	// connection stays usable, the client learns this server does not serve the request.
 	return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeUnimplemented, "opcode not served by this gateway")
 }

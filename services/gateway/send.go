@@ -22,12 +22,14 @@ const (
 	sendFieldClientMessageID protowire.Number = 1
 	sendFieldPeerUserID      protowire.Number = 2
 	sendFieldGroupID         protowire.Number = 3
+	sendFieldRoomID          protowire.Number = 9
 )
 
 // sendTarget is the conversation a SEND names, as far as routing needs it.
 type sendTarget struct {
 	peer  uint64
-	group contract.U128 // zero: a direct message to peer
+	group contract.U128 // zero: a direct message to peer (or a room)
+	room  contract.U128 // non-zero: a room (ADR-0034), published at its RoomWriter
 }
 
 // conversation is the routing key of the SEND's conversation (a malformed target still routes
@@ -49,14 +51,14 @@ func (t sendTarget) conversation(tenant contract.TenantID, sender contract.UserI
 func checkSendRequest(b []byte) (sendTarget, error) {
 	var cmid, group []byte
 	var t sendTarget
-	groupTarget := false
+	kind := contract.KindDirect
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return t, fmt.Errorf("%w: %v", errSendRequest, protowire.ParseError(n))
 		}
 		b = b[n:]
-		if (num == sendFieldClientMessageID || num == sendFieldGroupID) && typ != protowire.BytesType {
+		if (num == sendFieldClientMessageID || num == sendFieldGroupID || num == sendFieldRoomID) && typ != protowire.BytesType {
 			return t, fmt.Errorf("%w: field %d has wire type %d, want bytes", errSendRequest, num, typ)
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
@@ -66,11 +68,14 @@ func checkSendRequest(b []byte) (sendTarget, error) {
 		switch num { // for repeated scalar fields protobuf keeps the last value; so do we
 		case sendFieldClientMessageID:
 			cmid, _ = protowire.ConsumeBytes(b)
-		case sendFieldGroupID:
+		case sendFieldGroupID, sendFieldRoomID:
 			group, _ = protowire.ConsumeBytes(b)
-			groupTarget = true
+			kind = contract.KindGroup
+			if num == sendFieldRoomID {
+				kind = contract.KindRoom
+			}
 		case sendFieldPeerUserID:
-			groupTarget = false // oneof: the last member set wins
+			kind = contract.KindDirect // oneof: the last member set wins
 			if typ == protowire.VarintType {
 				t.peer, _ = protowire.ConsumeVarint(b)
 			}
@@ -80,12 +85,16 @@ func checkSendRequest(b []byte) (sendTarget, error) {
 	if _, err := contract.ParseClientMessageID(cmid); err != nil {
 		return t, fmt.Errorf("%w: %v", errSendRequest, err)
 	}
-	if groupTarget {
+	if kind != contract.KindDirect {
 		g, err := contract.U128FromBytes(group)
 		if err != nil || g.IsZero() {
-			return t, fmt.Errorf("%w: group_id must be 16 non-zero bytes", errSendRequest)
+			return t, fmt.Errorf("%w: %s_id must be 16 non-zero bytes", errSendRequest, kind)
 		}
-		t.group = g
+		if kind == contract.KindRoom {
+			t.room = g
+		} else {
+			t.group = g
+		}
 	}
 	return t, nil
 }
@@ -97,6 +106,16 @@ func (c *conn) onSend(m wire.Message, received time.Time) bool {
 	target, err := checkSendRequest(m.Payload)
 	if err != nil {
 		return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeInvalidArgument, err.Error())
+	}
+	if !target.room.IsZero() {
+		if c.s.rooms == nil {
+			return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeUnimplemented, "rooms are not served by this deployment")
+		}
+		key, ok := c.roomKeyOf(target.room.AppendBytes(nil))
+		if !ok {
+			return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeInvalidArgument, "room_id must be 16 non-zero bytes")
+		}
+		return c.onRoomSend(m, key)
 	}
 	if !c.acquirePermit() {
 		return false

@@ -71,6 +71,7 @@ type Service struct {
 	mailboxes   []*mailboxNode // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
 	sessions    []*sessionNode // entry i serves the i-th shard range
 	presence    *presenceNode  // nil without QIM_KAFKA_BROKERS (one gateway, no PresenceDirectory)
+	rooms       *rooms         // nil without QIM_ROOM_ADDRS
 	shards      contract.ShardCount
 	lns         *listeners
 	ws          *http.Server
@@ -228,6 +229,27 @@ func (s *Service) dialBackends() error {
 		}
 		s.sessions = append(s.sessions, &sessionNode{addr: a, cc: cc, client: internalv1.NewSessionClient(cc)})
 	}
+	return s.dialRooms(ch)
+}
+
+// dialRooms creates one link per RoomWriter of QIM_ROOM_ADDRS (startBackends runs them).
+func (s *Service) dialRooms(ch *channels) error {
+	if len(s.cfg.RoomAddrs) == 0 {
+		return nil
+	}
+	r := &rooms{hub: newRoomHub(s.m), addrs: s.cfg.RoomAddrs}
+	name := s.cfg.PushAdvertise
+	if name == "" {
+		name = s.cfg.ListenAddr
+	}
+	for _, a := range s.cfg.RoomAddrs {
+		cc, err := ch.get(contract.RPCServiceRoom, a)
+		if err != nil {
+			return err
+		}
+		r.links = append(r.links, newRoomLink(a, cc, r.hub, name, s.m, s.log))
+	}
+	s.rooms = r
 	return nil
 }
 
@@ -246,11 +268,22 @@ func (s *Service) startBackends() {
 	for i := range s.writers.addrs {
 		go s.writers.watch(ctx, i)
 	}
+	var links sync.WaitGroup
+	if s.rooms != nil {
+		for _, l := range s.rooms.links {
+			links.Add(1)
+			go func() {
+				defer links.Done()
+				l.run(ctx)
+			}()
+		}
+	}
 	s.proc.OnClose("pull batchers", func() error {
 		stop()
 		for _, b := range batchers {
 			<-b.done
 		}
+		links.Wait()
 		return nil
 	})
 }

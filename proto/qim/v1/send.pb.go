@@ -43,6 +43,7 @@ type SendRequest struct {
 	//
 	//	*SendRequest_PeerUserId
 	//	*SendRequest_GroupId
+	//	*SendRequest_RoomId
 	Target isSendRequest_Target `protobuf_oneof:"target"`
 	// Raw message type (0 UNKNOWN, 1 TEXT, 2 MEDIA, 3 CUSTOM, 4 CONTROL). Deliberately not a
 	// protobuf enum: values unknown to the server are stored and delivered unchanged. CONTROL is
@@ -127,6 +128,15 @@ func (x *SendRequest) GetGroupId() []byte {
 	return nil
 }
 
+func (x *SendRequest) GetRoomId() []byte {
+	if x != nil {
+		if x, ok := x.Target.(*SendRequest_RoomId); ok {
+			return x.RoomId
+		}
+	}
+	return nil
+}
+
 func (x *SendRequest) GetMessageType() uint32 {
 	if x != nil {
 		return x.MessageType
@@ -178,14 +188,30 @@ type SendRequest_GroupId struct {
 	GroupId []byte `protobuf:"bytes,3,opt,name=group_id,json=groupId,proto3,oneof"`
 }
 
+type SendRequest_RoomId struct {
+	// Room of this room id: exactly 16 bytes, big-endian u128 (its top 4 bits are replaced by
+	// the ROOM kind to form the conversation_id). The message is broadcast to the room's joined
+	// connections and kept only in the room's short replay buffer (never in a mailbox, history
+	// or unread); the sender need not be joined. See qim/v1/room.proto.
+	RoomId []byte `protobuf:"bytes,9,opt,name=room_id,json=roomId,proto3,oneof"`
+}
+
 func (*SendRequest_PeerUserId) isSendRequest_Target() {}
 
 func (*SendRequest_GroupId) isSendRequest_Target() {}
+
+func (*SendRequest_RoomId) isSendRequest_Target() {}
 
 // SendAck (SEND_ACK, downlink) confirms that a SEND is durably committed. It is produced only
 // from a COMMITTED commit of the conversation log, never optimistically, so a client that holds
 // a SendAck may drop its local retry state. A SEND whose outcome is unknown (ERROR UNAVAILABLE,
 // connection lost) must be retried with the same client_message_id.
+//
+// For a room target (ADR-0034) the ack means the event is in the room's buffer and queued for
+// broadcast, not that it is durable: rooms survive no restart. conversation_seq then carries
+// the event's room_seq, and message_id is 16 zero bytes (a room event is identified by its room
+// and room_seq). Retrying with the same client_message_id answers the same ack while the event
+// is still in the room's buffer.
 type SendAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The request's idempotency key, echoed so the client can match the ack to its pending send.
@@ -272,12 +298,13 @@ var File_qim_v1_send_proto protoreflect.FileDescriptor
 
 const file_qim_v1_send_proto_rawDesc = "" +
 	"\n" +
-	"\x11qim/v1/send.proto\x12\x06qim.v1\"\x9e\x02\n" +
+	"\x11qim/v1/send.proto\x12\x06qim.v1\"\xb9\x02\n" +
 	"\vSendRequest\x12*\n" +
 	"\x11client_message_id\x18\x01 \x01(\fR\x0fclientMessageId\x12\"\n" +
 	"\fpeer_user_id\x18\x02 \x01(\x04H\x00R\n" +
 	"peerUserId\x12\x1b\n" +
-	"\bgroup_id\x18\x03 \x01(\fH\x00R\agroupId\x12!\n" +
+	"\bgroup_id\x18\x03 \x01(\fH\x00R\agroupId\x12\x19\n" +
+	"\aroom_id\x18\t \x01(\fH\x00R\x06roomId\x12!\n" +
 	"\fmessage_type\x18\x04 \x01(\rR\vmessageType\x12\x1f\n" +
 	"\vcustom_type\x18\x05 \x01(\tR\n" +
 	"customType\x12\x12\n" +
@@ -326,6 +353,7 @@ func file_qim_v1_send_proto_init() {
 	file_qim_v1_send_proto_msgTypes[0].OneofWrappers = []any{
 		(*SendRequest_PeerUserId)(nil),
 		(*SendRequest_GroupId)(nil),
+		(*SendRequest_RoomId)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -19,7 +19,7 @@ import (
 )
 
 // Identity is one certificate of a development set: a name (the file stem), the services whose
-// server names it carries (none for a client-only identity such as qimctl's admin; all four for
+// server names it carries (none for a client-only identity such as qimctl's admin; all five for
 // a `qim all` process) and the roles its fingerprint is whitelisted under.
 type Identity struct {
 	Name     string
@@ -28,6 +28,7 @@ type Identity struct {
 }
 
 // DevIdentities is the set a deployment of n instances of each service needs: a writer, MailboxNode,
+// RoomWriter,
 // SessionProjection and gateway certificate per instance and one admin for qimctl. Instance names
 // are numbered from 1 when n > 1 (gateway-1, gateway-2, …).
 func DevIdentities(n int) []Identity {
@@ -41,16 +42,17 @@ func DevIdentities(n int) []Identity {
 			Identity{Name: "writer" + suffix, Services: []string{contract.RPCServiceWriter}},
 			Identity{Name: "mailbox" + suffix, Services: []string{contract.RPCServiceMailbox}, Roles: []contract.RPCRole{contract.RPCRoleMailbox}},
 			Identity{Name: "session" + suffix, Services: []string{contract.RPCServiceSession}},
-			Identity{Name: "gateway" + suffix, Services: []string{contract.RPCServiceGatewayPush}, Roles: []contract.RPCRole{contract.RPCRoleGateway}})
+			Identity{Name: "gateway" + suffix, Services: []string{contract.RPCServiceGatewayPush}, Roles: []contract.RPCRole{contract.RPCRoleGateway}},
+			Identity{Name: "room" + suffix, Services: []string{contract.RPCServiceRoom}})
 	}
 	return append(out, Identity{Name: "admin", Roles: []contract.RPCRole{contract.RPCRoleAdmin}})
 }
 
-// OneProcessIdentity is the certificate of a `qim all` process: it serves as all four services
+// OneProcessIdentity is the certificate of a `qim all` process: it serves as all five services
 // and calls as both the gateway and the MailboxNode.
 func OneProcessIdentity(name string) Identity {
 	return Identity{Name: name, Services: []string{contract.RPCServiceWriter, contract.RPCServiceMailbox,
-		contract.RPCServiceSession, contract.RPCServiceGatewayPush}, Roles: []contract.RPCRole{contract.RPCRoleGateway, contract.RPCRoleMailbox}}
+		contract.RPCServiceSession, contract.RPCServiceRoom, contract.RPCServiceGatewayPush}, Roles: []contract.RPCRole{contract.RPCRoleGateway, contract.RPCRoleMailbox}}
 }
 
 // DevSet is a development certificate set written to Dir: ca.pem (and ca.key, so more

@@ -1,0 +1,127 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/lifecycle"
+	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
+)
+
+// Service is one RoomWriter process.
+type Service struct {
+	cfg   Config
+	log   *slog.Logger
+	proc  *lifecycle.Process
+	reg   *obs.Registry
+	m     *metrics
+	rooms *registry
+	tally tally
+	now   func() time.Time // the only clock read; rooms and rings are given its readings
+
+	queued   atomic.Int64  // items on every link's queue
+	nextLink atomic.Uint64 // link ids, for logs
+	recvs    sync.WaitGroup
+	stopping chan struct{} // closed when the process begins to stop: links end at once
+
+	serving  atomic.Bool // the gRPC listener is open
+	grpcAddr atomic.Pointer[string]
+	rpc      *rpcauth.Transport
+}
+
+// New validates the configuration. Nothing is opened until Run.
+func New(cfg Config, log *slog.Logger) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("service", "room")
+	reg := obs.NewRegistry("room")
+	s := &Service{cfg: cfg, log: log, reg: reg, m: newMetrics(reg), now: time.Now, stopping: make(chan struct{}),
+		proc: lifecycle.New("room", log, reg, cfg.MetricsAddr)}
+	s.rooms = newRegistry(cfg.BufferEvents, cfg.BufferAge, &s.tally)
+	s.gauges()
+	return s, nil
+}
+
+// GRPCAddr is the bound RoomWriter gRPC address once the listener is open ("" before).
+func (s *Service) GRPCAddr() string {
+	if p := s.grpcAddr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// MetricsAddr is the bound /metrics and /healthz address once Run started it ("" before).
+func (s *Service) MetricsAddr() string { return s.proc.MetricsAddr() }
+
+// Registry is the service's metric registry.
+func (s *Service) Registry() *obs.Registry { return s.reg }
+
+// Run serves Link and Publish until ctx ends (nil) or the listener fails. There is nothing to
+// recover at start-up: a RoomWriter starts empty by design, and its rooms begin new epochs as
+// gateways rejoin them. /healthz is ready once the gRPC listener is open.
+func (s *Service) Run(ctx context.Context) error {
+	return s.proc.Run(ctx, s.start, s.ready)
+}
+
+// start loads the RPC boundary and registers the sweep and the gRPC server. At stop, links end
+// first (their handlers return UNAVAILABLE, so a graceful stop does not wait out its grace for
+// streams that last a gateway's life), then the process waits for their receivers.
+func (s *Service) start(context.Context) error {
+	var err error
+	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceRoom); err != nil {
+		return fmt.Errorf("room: refusing to start: %w", err)
+	}
+	s.proc.OnClose("link receivers", func() error { s.recvs.Wait(); return nil })
+	s.proc.OnStop(func() { close(s.stopping) })
+	s.proc.Go("idle-room sweep", s.sweepLoop)
+	opts := append(s.rpc.ServerOptions(s.reg, s.log),
+		grpc.MaxRecvMsgSize(publishRecvMax),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: linkKeepalive, Timeout: linkKeepaliveTimeout}))
+	gs := grpc.NewServer(opts...)
+	internalv1.RegisterRoomWriterServer(gs, grpcServer{s: s})
+	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_ROOM_LISTEN",
+		OnListen: func(addr string) {
+			s.grpcAddr.Store(&addr)
+			s.serving.Store(true)
+			s.log.Info("room: serving", "grpc", addr, "rpc", s.rpc.Mode(), "metrics", s.proc.MetricsAddr(),
+				"buffer_events", s.cfg.BufferEvents, "buffer_age", s.cfg.BufferAge)
+		}})
+	return nil
+}
+
+// ready is the /healthz readiness (the lifecycle answers 503 once the process stops).
+func (s *Service) ready(context.Context) error {
+	if !s.serving.Load() {
+		return errors.New("room: gRPC listener not open yet")
+	}
+	return nil
+}
+
+// sweepLoop drops idle rooms every sweepEvery until ctx ends.
+func (s *Service) sweepLoop(ctx context.Context) error {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			s.m.roomsDropped.Add(float64(s.rooms.sweep(s.now())))
+		}
+	}
+}
