@@ -216,3 +216,18 @@ func counterValue(t testing.TB, svc *Service, name, label string) float64 {
 	}
 	return 0
 }
+
+// waitCounter polls counterValue until it reaches at least want (or 30 s pass) and returns the
+// value it saw last: for counters a worker increments just after the durable write a test
+// waited for.
+func waitCounter(t testing.TB, svc *Service, name, label string, want float64) float64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v := counterValue(t, svc, name, label)
+		if v >= want || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

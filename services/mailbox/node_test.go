@@ -79,7 +79,9 @@ func TestDuplicateDispatchReusesFirstSeq(t *testing.T) {
 	if len(got) != 2 || got[0].GetMailboxSeq() != uint64(seqAt(t, offs[0])) || got[1].GetMailboxSeq() != uint64(seqAt(t, offs[1])) {
 		t.Fatalf("entries %v, want seqs of offsets %d and %d only", got, offs[0], offs[1])
 	}
-	if v := counterValue(t, n.svc, "qim_mailbox_dispatches_materialized_total", "duplicate"); v != 1 {
+	// The watermark is written inside the materialization, the counter just after it returns:
+	// wait for the count rather than read it once.
+	if v := waitCounter(t, n.svc, "qim_mailbox_dispatches_materialized_total", "duplicate", 1); v != 1 {
 		t.Fatalf("duplicates counted %v, want 1", v)
 	}
 }
