@@ -145,10 +145,11 @@ const (
 	// RoomBufferAgeDefault is the oldest event a ring buffer replays by default.
 	RoomBufferAgeDefault = 5 * time.Minute
 	// RoomSeqEpochShift places a room's first room_seq in a RoomWriter process at the Unix
-	// second it instantiated the room, shifted by this much (RoomSeqBase). A restarted or moved
-	// room therefore continues above every room_seq its previous owner issued, as long as that
-	// owner issued fewer than 2^30 events per second of its life and the clocks agree within a
-	// second; the jump is the gap clients see. 2^33 seconds of headroom: year 2242.
+	// second it instantiated the room, shifted by this much (RoomSeqBase). A RoomWriter serves
+	// only from the second after its start, so a restarted or moved room continues above every
+	// room_seq its previous owner issued, as long as that owner issued fewer than 2^30 events
+	// per second of the room's life and the clocks agree within a second; the jump is the gap
+	// clients see. 2^33 seconds of headroom: year 2242.
 	RoomSeqEpochShift = 30
 	// MaxJoinedRoomsPerConnection bounds the rooms one connection may be joined to at once; a
 	// JOIN_ROOM beyond it is refused RATE_LIMITED.

@@ -26,6 +26,7 @@ var RPCRoles = []RPCRole{RPCRoleGateway, RPCRoleMailbox, RPCRoleAdmin}
 //	GatewayPush/Mailbox = PushBatch
 //	Session/Gateway    = SessionListReq (PullSessionList) | MarkRead
 //	Room/Gateway       = RoomJoin, RoomLeave (RoomWriter.Link) | RoomSend (RoomWriter.Publish)
+//	Room/Admin         = RoomModeration (RoomWriter.Moderate: ban, kick, mute, slow mode, rate, counts)
 //
 // The seed's Session/Mailbox = Projection has no method here: the SessionProjection consumes the
 // dispatch log itself (ADR-0025).
@@ -44,6 +45,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,
 	"/qim.internal.v1.RoomWriter/Link":          RPCRoleGateway,
 	"/qim.internal.v1.RoomWriter/Publish":       RPCRoleGateway,
+	"/qim.internal.v1.RoomWriter/Moderate":      RPCRoleAdmin,
 }
 
 // ParseRPCRole accepts the role names of RPCRoles.

@@ -32,8 +32,12 @@ type Client struct {
 	reads  chan struct{}    // capacity 1: MarkRead raised a watermark the server does not hold
 	cmds   chan *historyCmd // History calls for the connection goroutine
 	rpcs   chan *rpcCmd     // group calls (Members, LeaveGroup) for the connection goroutine
-	stats  stats
-	hooks  testHooks
+	// roomOps carries JoinRoom, LeaveRoom and SendRoom to the connection goroutine; rooms is the
+	// joined set, which outlives connections and loops (roomstate.go says who may touch it).
+	roomOps chan *roomCmd
+	rooms   *roomSet
+	stats   stats
+	hooks   testHooks
 
 	mu       sync.Mutex
 	closed   bool
@@ -61,7 +65,7 @@ func Open(cfg Config) (*Client, error) {
 	}
 	return &Client{cfg: cfg, st: st, events: newEventQueue(cfg.EventBuffer),
 		wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16),
-		rpcs: make(chan *rpcCmd, 16)}, nil
+		rpcs: make(chan *rpcCmd, 16), roomOps: make(chan *roomCmd, 16), rooms: newRoomSet()}, nil
 }
 
 // Connect starts the connection loop in the background and returns at once. The loop runs until
@@ -86,7 +90,7 @@ func (c *Client) Connect(ctx context.Context) error {
 	c.cancel, c.loopDone = cancel, done
 	go func() {
 		defer close(done)
-		c.runLoop(loopCtx)
+		c.runLoop(loopCtx, done)
 	}()
 	return nil
 }
@@ -145,16 +149,9 @@ func (c *Client) addPending(ctx context.Context, np store.NewPending, body []byt
 	if c.isClosed() {
 		return contract.ClientMessageID{}, ErrClosed
 	}
-	if opts.Type == contract.MessageUnknown {
-		opts.Type = contract.MessageText
-	}
-	switch {
-	case opts.Type.ServerOnly():
-		return contract.ClientMessageID{}, fmt.Errorf("%w: only the server sends %s messages", ErrInvalid, opts.Type)
-	case len(opts.CustomType) > contract.CustomTypeMaxBytes:
-		return contract.ClientMessageID{}, fmt.Errorf("%w: custom type above %d bytes", ErrInvalid, contract.CustomTypeMaxBytes)
-	case len(body) > contract.MaxFramePayload-1024:
-		return contract.ClientMessageID{}, fmt.Errorf("%w: body of %d bytes does not fit one frame", ErrInvalid, len(body))
+	opts, err := checkSend(body, opts)
+	if err != nil {
+		return contract.ClientMessageID{}, err
 	}
 	np.Type, np.CustomType, np.Body, np.Mentions, np.NowMs = opts.Type, opts.CustomType, body, opts.Mentions, time.Now().UnixMilli()
 	p, err := c.st.AddPending(ctx, np)
@@ -163,6 +160,22 @@ func (c *Client) addPending(ctx context.Context, np store.NewPending, body []byt
 	}
 	c.wakeSender()
 	return p.ClientMessageID, nil
+}
+
+// checkSend validates what a send carries and fills in the default type (TEXT).
+func checkSend(body []byte, opts SendOptions) (SendOptions, error) {
+	if opts.Type == contract.MessageUnknown {
+		opts.Type = contract.MessageText
+	}
+	switch {
+	case opts.Type.ServerOnly():
+		return opts, fmt.Errorf("%w: only the server sends %s messages", ErrInvalid, opts.Type)
+	case len(opts.CustomType) > contract.CustomTypeMaxBytes:
+		return opts, fmt.Errorf("%w: custom type above %d bytes", ErrInvalid, contract.CustomTypeMaxBytes)
+	case len(body) > contract.MaxFramePayload-1024:
+		return opts, fmt.Errorf("%w: body of %d bytes does not fit one frame", ErrInvalid, len(body))
+	}
+	return opts, nil
 }
 
 // wakeSender tells the connection goroutine that the store holds something new to send.
@@ -272,6 +285,7 @@ type stats struct {
 	firstPullCursor                                                             atomic.Uint64
 	sessionPulls, sessionPullFailures, markReads, markReadAcks, markReadRefused atomic.Uint64
 	syncs                                                                       atomic.Uint64
+	roomDropped, roomShed, roomRejoins                                          atomic.Uint64
 }
 
 // Stats is a snapshot of the client's counters.
@@ -294,6 +308,10 @@ type Stats struct {
 	// MarkReads counts MARK_READ sent, MarkReadAcks their MARK_READ_ACKs, MarkReadRefused the
 	// definite refusals (the watermark stayed local).
 	MarkReads, MarkReadAcks, MarkReadRefused uint64
+	// RoomEventsDropped counts room events received for a room not joined (a ROOM_LEFT overtook
+	// them, or the app left), RoomEventsShed those dropped while the app's event backlog was
+	// above Config.EventBacklogPause, RoomRejoins the JOIN_ROOMs the SDK sent on its own.
+	RoomEventsDropped, RoomEventsShed, RoomRejoins uint64
 	// EventBacklog is the number of events the app has not read; EventBacklogPeak its maximum.
 	EventBacklog, EventBacklogPeak int
 }
@@ -307,5 +325,7 @@ func (c *Client) Stats() Stats {
 		FirstPullCursor:   contract.MailboxSeq(c.stats.firstPullCursor.Load()), EventBacklog: q, EventBacklogPeak: peak,
 		SessionPulls: c.stats.sessionPulls.Load(), SessionPullFailures: c.stats.sessionPullFailures.Load(),
 		MarkReads: c.stats.markReads.Load(), MarkReadAcks: c.stats.markReadAcks.Load(),
-		MarkReadRefused: c.stats.markReadRefused.Load(), Syncs: c.stats.syncs.Load()}
+		MarkReadRefused: c.stats.markReadRefused.Load(), Syncs: c.stats.syncs.Load(),
+		RoomEventsDropped: c.stats.roomDropped.Load(), RoomEventsShed: c.stats.roomShed.Load(),
+		RoomRejoins: c.stats.roomRejoins.Load()}
 }

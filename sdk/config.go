@@ -79,7 +79,9 @@ type Config struct {
 	// EventBacklogPause: when this many events wait for an app that does not read Events, the
 	// client stops issuing PULL_MAILBOX until half of them are read (the server keeps the data;
 	// pushes are still stored). Default 10 000; the queue never drops MessagesAdded, Committed
-	// or Failed, so this is what bounds its memory.
+	// or Failed, so this is what bounds its memory. Room events that arrive meanwhile are
+	// dropped instead (Stats.RoomEventsShed; the next RoomEvents reports the Gap): a live room
+	// cannot be paused, and queueing it for an app that does not read would grow without bound.
 	EventBacklogPause int
 	// Logger receives diagnostics (never tokens or bodies). Default: discard.
 	Logger *slog.Logger

@@ -10,6 +10,7 @@
 //	go render(c.Events())                // Online, MessagesAdded, Committed, Kicked, ...
 //	c.Connect(ctx)                       // on an explicit user action
 //	cmid, err := c.Send(ctx, peer, body, sdk.SendOptions{}) // pending at once, online or offline
+//	joined, err := c.JoinRoom(ctx, room, sdk.RoomJoinOptions{}) // needs the connection; RoomEvents follow
 //	c.Close()
 //
 // After every (re)connect the client authenticates with its stored cursor, pulls the mailbox
@@ -28,6 +29,18 @@
 // count as unread and never head a session row by themselves. NOT_MEMBER, GROUP_FULL and
 // INVALID_ARGUMENT match ErrNotMember, ErrGroupFull and ErrInvalid with errors.Is.
 //
+// Rooms (ADR-0034) are live broadcast channels and are kept out of the store altogether: no
+// cursor, session row, unread, MarkRead or pending send. JoinRoom needs the server now (LeaveRoom
+// offline just forgets the room); the joined set lives in memory for the Client's lifetime
+// (Rooms), and after every reconnect (and
+// after ROOM_LEFT SLOW_CONSUMER or UNAVAILABLE) the SDK rejoins each room with
+// replay_from_room_seq = the last room_seq delivered + 1, reporting RoomJoined again (with an
+// honest ReplayTruncated) and a RoomEvents.Gap wherever room_seq jumps; REMOVED and ROOM_CLOSED
+// end the membership for good (RoomLeft). SendRoom is not durable: it waits for the ack, retrying
+// with the same client_message_id across a lost connection while its context lasts. Events of a
+// room not joined (a ROOM_LEFT overtook them) are dropped, and so are room events arriving while
+// the app leaves more than Config.EventBacklogPause events unread (reported as a gap).
+//
 // Read state: unread is |{m : m.seq > read_seq ∧ m.sender ≠ self}| over local messages (CONTROL,
 // recalled and deleted excluded), the server's definition. The read watermark is per user on the
 // server and only moves forward everywhere: MarkRead raises it locally and sends MARK_READ (now,
@@ -44,6 +57,7 @@
 //     depends on;
 //   - run without a data directory outside tests, or reconnect by itself after KICKED{REPLACED}
 //     (two devices would evict each other forever);
+//   - write anything of a room to the store (cursor, conversation, unread, pending send);
 //   - block the connection goroutine on the app: Events is fed from an in-memory queue;
 //   - log a token or a message body, or put a token into a path.
 package sdk

@@ -29,7 +29,9 @@ import (
 //   - the read watermark only moves forward, whatever reports it; MARK_READ goes out only once
 //     reconciled, for what the store says the server has not taken into account;
 //   - at most one PULL_MAILBOX is in flight; a push during a pull marks the pull dirty, which
-//     causes exactly one more pull after the last page has been committed.
+//     causes exactly one more pull after the last page has been committed;
+//   - rooms never touch the store: no cursor, row, unread or pending send; they go live at
+//     AUTH_OK, and the joined set outlives the engine (roomstate.go).
 //
 // How: the loop feeds it frames, wake-ups (Send stored something), commands (History) and timer
 // ticks; it answers with frames through a frameSink and with events, and reports through end
@@ -49,6 +51,9 @@ type engine struct {
 	hooks   testHooks
 	dedup   *dedupSet
 	backlog func() int
+	// rooms is the Client's joined set and room sends; it outlives the engine (roomstate.go).
+	rooms *roomSet
+	loop  chan struct{} // the connection loop running the engine: room calls name it (roomCmd.loop)
 
 	// Per connection; attach resets them.
 	sink       frameSink
@@ -96,6 +101,9 @@ const (
 	reqMarkRead
 	reqCreate // CREATE_GROUP of a queued store.GroupCreate
 	reqRPC    // an app's request answered by one frame (PULL_MEMBERS, LEAVE_GROUP)
+	reqRoomJoin
+	reqRoomLeave
+	reqRoomSend // a SEND with a room target: not a pending row
 )
 
 // request is one uplink frame waiting for its answer.
@@ -109,6 +117,8 @@ type request struct {
 	mark    store.ReadMark           // reqMarkRead
 	create  *store.GroupCreate       // reqCreate
 	rpc     *rpcCmd                  // reqRPC
+	room    contract.ConversationID  // reqRoomJoin, reqRoomLeave
+	rsend   *roomSend                // reqRoomSend
 }
 
 type reqStamp struct {
@@ -132,7 +142,8 @@ type frameSink interface {
 }
 
 func newEngine(cfg *Config, st localStore, emit func(Event), stats *stats, backlog func() int) *engine {
-	return &engine{cfg: cfg, st: st, emit: emit, stats: stats, log: cfg.Logger, dedup: newDedupSet(4096), backlog: backlog}
+	return &engine{cfg: cfg, st: st, emit: emit, stats: stats, log: cfg.Logger, dedup: newDedupSet(4096), backlog: backlog,
+		rooms: newRoomSet()}
 }
 
 // attach starts a connection: it resets the per-connection state and sends AUTH with the stored
@@ -158,8 +169,10 @@ func (e *engine) attach(sink frameSink, token string, now time.Time) {
 }
 
 // detach ends the connection's requests: app History and group calls learn ErrOffline, sends
-// and group creates stay queued in the store.
+// and group creates stay queued in the store, joined rooms and room sends wait for the next
+// connection in memory.
 func (e *engine) detach() {
+	e.detachRooms()
 	for _, r := range e.reqs {
 		switch {
 		case r.kind == reqHistory && r.hist != nil:
@@ -227,7 +240,11 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 	case contract.OpError:
 		e.onError(m, now)
 	case contract.OpSendAck:
-		e.onAck(m, now)
+		if r := e.reqs[m.RequestID]; r != nil && r.kind == reqRoomSend {
+			e.onRoomAck(m, now)
+		} else {
+			e.onAck(m, now)
+		}
 	case contract.OpMailboxBatch:
 		e.onBatch(m, now)
 	case contract.OpPushEvents:
@@ -244,6 +261,12 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onGroupCreated(m, now)
 	case contract.OpMembersBatch, contract.OpLeaveGroupAck:
 		e.onRPCAnswer(m)
+	case contract.OpRoomJoined:
+		e.onRoomJoined(m, now)
+	case contract.OpRoomLeft:
+		e.onRoomLeft(m, now)
+	case contract.OpRoomEvents:
+		e.onRoomEvents(m)
 	default:
 		e.log.Debug("sdk: ignoring frame", "opcode", m.Opcode.String())
 	}
@@ -285,4 +308,6 @@ func (e *engine) onAuthOK(m wire.Message, now time.Time) {
 	e.stats.connects.Add(1)
 	e.emit(Online{SessionEpoch: ok.GetSessionEpoch(), HeartbeatInterval: e.heartbeat})
 	e.startSync(SyncMailbox, now)
+	e.rejoinRooms(now) // rooms need no reconciliation: they hold nothing the mailbox could prove
+	e.flushRoomSends(now)
 }

@@ -40,11 +40,21 @@ var (
 	// server did (a *ServerError with INVALID_ARGUMENT matches it too, see ServerError.Is).
 	ErrInvalid = errors.New("sdk: invalid argument")
 	// ErrNotMember: the user is not a current member of the group (a send, PULL_MEMBERS or
-	// LEAVE_GROUP; a *ServerError with NOT_MEMBER matches it).
+	// LEAVE_GROUP), or is banned from a room (JoinRoom, SendRoom) or muted in it (SendRoom); a
+	// *ServerError with NOT_MEMBER matches it.
 	ErrNotMember = errors.New("sdk: not a member of the group")
 	// ErrGroupFull: the group would have more than contract.GroupMaxMembers members (CreateGroup
 	// checks it before recording the request; a *ServerError with GROUP_FULL matches it too).
 	ErrGroupFull = errors.New("sdk: group full")
+	// ErrRoomJoined: JoinRoom of a room already in the joined set (joined, rejoining, or with
+	// its leave not answered yet).
+	ErrRoomJoined = errors.New("sdk: room already joined")
+	// ErrTooManyRooms: a connection may be joined to contract.MaxJoinedRoomsPerConnection rooms
+	// (JoinRoom checks it first; a *ServerError with RATE_LIMITED answering JOIN_ROOM matches it).
+	ErrTooManyRooms = errors.New("sdk: joined to the most rooms a connection may hold")
+	// ErrUnimplemented: the server does not offer the request (a deployment without RoomWriters
+	// answers rooms so; a *ServerError with UNIMPLEMENTED matches it). Retrying cannot help.
+	ErrUnimplemented = errors.New("sdk: not offered by this server")
 	// errDead is the connection error when a probe went unanswered.
 	errDead = fmt.Errorf("sdk: connection unresponsive for %s", contract.UnavailableDetectMax)
 )
@@ -63,7 +73,8 @@ func (e *ServerError) Error() string {
 
 // Is lets callers branch on the codes they can act on with errors.Is, whatever request the
 // server refused: INVALID_ARGUMENT is ErrInvalid, NOT_MEMBER ErrNotMember, GROUP_FULL
-// ErrGroupFull. errors.As with *ServerError gives the code itself.
+// ErrGroupFull, UNIMPLEMENTED ErrUnimplemented, RATE_LIMITED answering JOIN_ROOM ErrTooManyRooms.
+// errors.As with *ServerError gives the code itself.
 func (e *ServerError) Is(target error) bool {
 	switch target {
 	case ErrInvalid:
@@ -72,6 +83,10 @@ func (e *ServerError) Is(target error) bool {
 		return e.Code == contract.ErrCodeNotMember
 	case ErrGroupFull:
 		return e.Code == contract.ErrCodeGroupFull
+	case ErrUnimplemented:
+		return e.Code == contract.ErrCodeUnimplemented
+	case ErrTooManyRooms:
+		return e.Code == contract.ErrCodeRateLimited && e.Op == contract.OpJoinRoom
 	}
 	return false
 }

@@ -152,6 +152,59 @@ type MembershipChanged struct {
 	Err error
 }
 
+// RoomJoined: the connection receives a room's events now (ROOM_JOINED), after the app's
+// JoinRoom or after the SDK rejoined on its own (Rejoin: a reconnect, or ROOM_LEFT SLOW_CONSUMER
+// or UNAVAILABLE). It precedes every RoomEvents of that membership. RoomSeq is the room's latest
+// room_seq at join time; ReplayTruncated: the replay could not start where it was asked to (the
+// room's buffer no longer holds those events, or its server restarted), so events were lost.
+type RoomJoined struct {
+	Room            contract.U128
+	RoomSeq         uint64
+	ReplayTruncated bool
+	Rejoin          bool
+}
+
+// RoomEvents: live or replayed events of a joined room, in room_seq order, never repeated. Gap is
+// set when room_seq jumped before Events[0]: events were lost to this client (rooms are lossy by
+// design), and a jump by far more than a burst means the room's server restarted.
+type RoomEvents struct {
+	Room   contract.U128
+	Events []RoomEvent
+	Gap    *RoomGap
+}
+
+// RoomEvent is one event published into a room. It is held in memory only: rooms never touch the
+// local store.
+type RoomEvent struct {
+	RoomSeq    uint64
+	Sender     contract.UserID // 0 = the system
+	Type       contract.MessageType
+	CustomType string
+	Body       []byte
+	SentAtMs   int64 // publish time, for display only
+}
+
+// RoomGap names the events not delivered: room_seq After+1 up to Next-1.
+type RoomGap struct {
+	After, Next uint64
+}
+
+// Lost is how many room_seq values were skipped (after a restart of the room's server, an epoch
+// jump of about 2^30 per second, not a count of real events).
+func (g RoomGap) Lost() uint64 { return g.Next - g.After - 1 }
+
+// RoomLeft: the connection no longer receives a room's events. Reason REQUESTED answers LeaveRoom.
+// With Rejoining (SLOW_CONSUMER, UNAVAILABLE) the SDK rejoins by itself from the last room_seq it
+// delivered, and RoomJoined{Rejoin} follows; otherwise (REMOVED, ROOM_CLOSED) the room is gone
+// from Rooms. Err is set when the SDK gave up a rejoin the server refused for good (Reason
+// REMOVED when it refused NOT_MEMBER: banned meanwhile, UNAVAILABLE otherwise).
+type RoomLeft struct {
+	Room      contract.U128
+	Reason    contract.RoomLeftReason
+	Rejoining bool
+	Err       error
+}
+
 func (Online) isEvent()               {}
 func (Offline) isEvent()              {}
 func (MessagesAdded) isEvent()        {}
@@ -164,6 +217,9 @@ func (LocalStoreReset) isEvent()      {}
 func (GroupCreated) isEvent()         {}
 func (GroupCreateFailed) isEvent()    {}
 func (MembershipChanged) isEvent()    {}
+func (RoomJoined) isEvent()           {}
+func (RoomEvents) isEvent()           {}
+func (RoomLeft) isEvent()             {}
 
 // The local data types are the store's; these aliases let apps import only package sdk.
 type (

@@ -9,6 +9,7 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -139,15 +140,20 @@ func (c *Client) LeaveGroup(ctx context.Context, group contract.ConversationID) 
 // ParseGroupID reads a group id written as hex (an optional 0x, at most 32 digits, as printed by
 // qimctl and ConversationID.String) and returns it as its GROUP conversation id.
 func ParseGroupID(s string) (contract.ConversationID, error) {
-	h := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "0x"), "0X")
-	if h == "" || len(h) > 32 {
-		return contract.ConversationID{}, fmt.Errorf("%w: group id %q: want 1 to 32 hex digits", ErrInvalid, s)
-	}
-	u, err := contract.ParseU128(strings.Repeat("0", 32-len(h)) + h)
+	u, err := parseHexID(s)
 	if err != nil {
 		return contract.ConversationID{}, fmt.Errorf("%w: group id %q: %v", ErrInvalid, s, err)
 	}
 	return groupConversation(contract.ConversationID(u))
+}
+
+// parseHexID reads a u128 written as 1 to 32 hex digits with an optional 0x.
+func parseHexID(s string) (contract.U128, error) {
+	h := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "0x"), "0X")
+	if h == "" || len(h) > 32 {
+		return contract.U128{}, errors.New("want 1 to 32 hex digits")
+	}
+	return contract.ParseU128(strings.Repeat("0", 32-len(h)) + h)
 }
 
 // ConversationOfGroup is the conversation of a wire group id: the same 16 bytes with the GROUP

@@ -64,6 +64,7 @@ func (e *engine) nextDeadline(now time.Time) time.Time {
 		at(e.holdUntil)
 		at(e.reads.retryAt)
 	}
+	at(e.roomsDeadline())
 	at(e.pull.retryAt)
 	if e.pull.deferred {
 		at(now.Add(deferPoll))
@@ -106,6 +107,7 @@ func (e *engine) onTick(now time.Time) {
 	if e.pull.deferred && e.backlog() <= e.cfg.EventBacklogPause/2 {
 		e.requestPull(now)
 	}
+	e.roomsTick(now)
 }
 
 // ping sends a PING that doubles as heartbeat and probe.

@@ -111,5 +111,11 @@ func (e *engine) onError(m wire.Message, now time.Time) {
 		e.onCreateError(r, se, now)
 	case reqRPC:
 		r.rpc.reply <- rpcResult{err: se}
+	case reqRoomJoin:
+		e.onRoomJoinError(m.RequestID, r, se, now)
+	case reqRoomLeave:
+		e.onRoomLeaveError(r, se)
+	case reqRoomSend:
+		e.onRoomSendError(r, se, now)
 	}
 }

@@ -9,9 +9,10 @@ import (
 // runLoop is the connection goroutine: connect, serve, back off, again — until ctx ends (Close,
 // Disconnect, or the Connect context) or the engine reports a terminal end (kicked, refused).
 // It owns the engine: nothing else touches protocol state.
-func (c *Client) runLoop(ctx context.Context) {
+func (c *Client) runLoop(ctx context.Context, loop chan struct{}) {
 	e := newEngine(&c.cfg, c.st, c.events.push, &c.stats, func() int { n, _ := c.events.backlog(); return n })
-	e.hooks = c.hooks
+	e.hooks, e.rooms, e.loop = c.hooks, c.rooms, loop
+	defer e.endRooms()
 	rc := newReconnect(&c.cfg)
 	for {
 		end := c.serveOnce(ctx, e)
@@ -27,7 +28,7 @@ func (c *Client) runLoop(ctx context.Context) {
 		c.stats.reconnects.Add(1)
 		c.cfg.Logger.Info("sdk: connection ended; reconnecting", "err", end.err, "in", delay)
 		c.events.push(Offline{Err: end.err, Retry: true, RetryIn: delay})
-		if !c.pause(ctx, delay) {
+		if !c.pause(ctx, e, delay) {
 			c.events.push(Offline{Err: ctx.Err()})
 			return
 		}
@@ -76,6 +77,8 @@ func (c *Client) serveOnce(ctx context.Context, e *engine) serveEnd {
 			e.startHistory(cmd, time.Now())
 		case cmd := <-c.rpcs:
 			e.startRPC(cmd, time.Now())
+		case cmd := <-c.roomOps:
+			e.startRoom(cmd, time.Now())
 		case <-timer.C:
 			drain(s, e) // a PONG queued behind a long commit must count before the deadline does
 			e.onTick(time.Now())
@@ -105,8 +108,9 @@ func drain(s *session, e *engine) {
 // pause waits out a reconnect delay. History and group calls meanwhile are answered offline
 // (History falls back to the local store) and Send, CreateGroup and MarkRead wake-ups are
 // dropped: the sends, creates and owed watermarks are in the store, and the next connection
-// sends them after reconciling.
-func (c *Client) pause(ctx context.Context, d time.Duration) bool {
+// sends them after reconciling. Room calls go to the engine, which owns the room set: a join
+// fails offline, a leave forgets the room, a room send waits for the next connection.
+func (c *Client) pause(ctx context.Context, e *engine, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -119,6 +123,8 @@ func (c *Client) pause(ctx context.Context, d time.Duration) bool {
 			cmd.reply <- historyResult{err: ErrOffline}
 		case cmd := <-c.rpcs:
 			cmd.reply <- rpcResult{err: ErrOffline}
+		case cmd := <-c.roomOps:
+			e.startRoom(cmd, time.Now())
 		case <-c.wake:
 		case <-c.reads:
 		}

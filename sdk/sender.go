@@ -28,11 +28,12 @@ import (
 // one SEND frame per client during an outage, which is nothing.
 const sendRetryMax = 5 * time.Second
 
-// flushPending sends queued group creates (groupcreate.go), then queued sends that are not in
-// flight, oldest first, up to the in-flight cap. A send to a group whose CREATE_GROUP is still
-// queued waits for GROUP_CREATED: sent alongside, it could reach the writer first and be refused
-// NOT_MEMBER for good.
+// flushPending sends due room sends (roomsend.go), queued group creates (groupcreate.go), then
+// queued sends that are not in flight, oldest first, up to the in-flight cap. A send to a group
+// whose CREATE_GROUP is still queued waits for GROUP_CREATED: sent alongside, it could reach the
+// writer first and be refused NOT_MEMBER for good.
 func (e *engine) flushPending(now time.Time) {
+	e.flushRoomSends(now) // live, and not held by the reconciliation: first pick of the slots
 	if e.phase != phaseReady || e.end != nil || e.sink == nil {
 		return
 	}
@@ -46,7 +47,7 @@ func (e *engine) flushPending(now time.Time) {
 	if !ok {
 		return
 	}
-	for room := e.cfg.MaxInflightSends - len(e.inflight); room > 0; room = e.cfg.MaxInflightSends - len(e.inflight) {
+	for room := e.sendSlots(); room > 0; room = e.sendSlots() {
 		rows, err := e.st.QueuedAfter(storeCtx, e.dispatched, min(room, 64))
 		if err != nil {
 			e.fail(fmt.Errorf("sdk: list pending sends: %w", err))

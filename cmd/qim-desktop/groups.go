@@ -67,10 +67,10 @@ func cmdMembers(ctx context.Context, c *sdk.Client, con *console, rest string) {
 	}
 }
 
-func cmdLeave(ctx context.Context, c *sdk.Client, con *console, rest string) {
+func cmdLeaveGroup(ctx context.Context, c *sdk.Client, con *console, rest string) {
 	group, err := findGroup(ctx, c, strings.TrimSpace(rest))
 	if err != nil {
-		con.printf("usage: /leave GROUP (%v)", err)
+		con.printf("usage: /leave GROUP|ROOM (%v)", err)
 		return
 	}
 	res, err := c.LeaveGroup(ctx, group)

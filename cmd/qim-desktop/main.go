@@ -1,10 +1,12 @@
 // Command qim-desktop is the interactive terminal client over the SDK: one account on one device,
 // its local store at a stable path under --data-dir, and a line-oriented command set (/login, /msg,
-// /history, /pending, /convs, the group commands /gcreate, /gmsg, /members, /leave, /quit). It starts without touching the network; /login connects. It
-// exits promptly on /quit, on end of input and when the device is replaced by a newer login
-// (KICKED): the exit path closes the client (store flushed) and calls os.Exit, because a goroutine
-// blocked reading stdin must never keep the process alive (the predecessor's desktop client hung
-// after /quit for exactly that reason: docs/adr/0014-desktop-exits-with-os-exit.md).
+// /history, /pending, /convs, the group commands /gcreate, /gmsg, /members, /leave, the room
+// commands /join, /room, /rooms, /quit). It starts without touching the network; /login
+// connects. It exits promptly on /quit, on end of input and when the device is replaced by a
+// newer login (KICKED): the exit path closes the client (store flushed) and calls os.Exit,
+// because a goroutine blocked reading stdin must never keep the process alive (the predecessor's
+// desktop client hung after /quit for exactly that reason:
+// docs/adr/0014-desktop-exits-with-os-exit.md).
 package main
 
 import (
@@ -62,6 +64,9 @@ sends.
 Commands: /login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /help  /quit
 Groups:   /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /leave GROUP
           (GROUP: the 32-digit id, or the start of a group this device knows)
+Rooms:    /join ROOM [FROM]  /room ROOM TEXT  /rooms  /leave ROOM
+          (ROOM: the room id in hex, e.g. 2a; FROM: replay from this room_seq, 0 = all buffered;
+          rooms are live only: never stored, rejoined after a reconnect, forgotten on exit)
 
 Examples:
   QIM_TOKEN=$(qimctl token issue --user 1001 --device laptop) qim-desktop --user 1001 --device laptop

@@ -54,6 +54,14 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 		if e.Phase == sdk.SyncDone {
 			con.printf("[synced] %d new", e.Applied)
 		}
+	case sdk.RoomJoined:
+		con.printf("%s", describeRoomJoined(e))
+	case sdk.RoomEvents:
+		for _, line := range describeRoomEvents(c.User(), e) {
+			con.printf("%s", line)
+		}
+	case sdk.RoomLeft:
+		con.printf("%s", describeRoomLeft(e))
 	case sdk.LocalStoreReset:
 		con.printf("[rebuild] mailbox cursor expired; refetching (generation %d)", e.Generation)
 	}

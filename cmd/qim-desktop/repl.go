@@ -84,7 +84,11 @@ func readLines(in io.Reader, lines chan<- string) {
 // helpText is /help's answer; main.go's Long lists the same commands.
 const helpText = `/login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /quit
 /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /leave GROUP
-  GROUP: a group's 32-digit id, or the start of one this device knows (the 8 digits printed)`
+/join ROOM [FROM]  /room ROOM TEXT  /rooms  /leave ROOM
+  GROUP: a group's 32-digit id, or the start of one this device knows (the 8 digits printed)
+  ROOM: a room id in hex, 1 to 32 digits (e.g. 2a), or the start (8+ digits) of a joined one;
+  FROM: replay the room from this room_seq (0: all the server still holds). Rooms are live only:
+  nothing of them is stored, and the client rejoins them after a reconnect`
 
 // handle runs one command line; it reports true when the program must exit.
 func handle(c *sdk.Client, con *console, line string) bool {
@@ -126,6 +130,12 @@ func handle(c *sdk.Client, con *console, line string) bool {
 		cmdMembers(ctx, c, con, rest)
 	case "/leave":
 		cmdLeave(ctx, c, con, rest)
+	case "/join":
+		cmdJoin(ctx, c, con, rest)
+	case "/room":
+		cmdRoom(ctx, c, con, rest)
+	case "/rooms":
+		cmdRooms(c, con)
 	default:
 		con.printf("unknown command %q (/help)", cmd)
 	}

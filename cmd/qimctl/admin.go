@@ -33,7 +33,8 @@ holder, add the entry to the file's "keys" list, restart the admin API.
 Examples:
   qimctl admin key --id ops --scopes revocations
   qimctl admin key --id ci --scopes revocations,dev_tokens
-  qimctl admin key --id backend --scopes sessions,groups`,
+  qimctl admin key --id backend --scopes sessions,groups
+  qimctl admin key --id moderation --scopes rooms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := make([]byte, 32)

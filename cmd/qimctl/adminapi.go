@@ -1,6 +1,6 @@
 package main
 
-// qimctl admin kick|devices|message|group: the admin API's routes from the command line. Each
+// qimctl admin kick|devices|message|group|room: the admin API's routes from the command line. Each
 // prints the API's JSON answer; the call is audited by the API under the key's id.
 
 import (

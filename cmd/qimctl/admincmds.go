@@ -12,7 +12,7 @@ import (
 
 // newAdminAPICmds are the admin API's routes as subcommands of qimctl admin.
 func newAdminAPICmds() []*cobra.Command {
-	return []*cobra.Command{newAdminKickCmd(), newAdminDevicesCmd(), newAdminMessageCmd(), newAdminGroupCmd()}
+	return []*cobra.Command{newAdminKickCmd(), newAdminDevicesCmd(), newAdminMessageCmd(), newAdminGroupCmd(), newAdminRoomCmd()}
 }
 
 func newAdminKickCmd() *cobra.Command {

@@ -24,8 +24,9 @@ var ErrClosed = errors.New("e2e: connection closed")
 
 // ServerError is an ERROR frame answering a request.
 type ServerError struct {
-	Code contract.ErrorCode
-	Msg  string
+	Code         contract.ErrorCode
+	Msg          string
+	RetryAfterMs uint32
 }
 
 func (e *ServerError) Error() string { return fmt.Sprintf("e2e: server error %s: %s", e.Code, e.Msg) }
@@ -166,7 +167,7 @@ func decodeAnswer(m wire.Message, wantOp contract.Opcode, out proto.Message) err
 	if m.Opcode == contract.OpError {
 		var e qimv1.ErrorFrame
 		_ = proto.Unmarshal(m.Payload, &e)
-		return &ServerError{Code: contract.ErrorCode(e.GetCode()), Msg: e.GetMessage()}
+		return &ServerError{Code: contract.ErrorCode(e.GetCode()), Msg: e.GetMessage(), RetryAfterMs: e.GetRetryAfterMs()}
 	}
 	if m.Opcode != wantOp {
 		return fmt.Errorf("e2e: answer opcode %s, want %s", m.Opcode, wantOp)

@@ -21,6 +21,8 @@ func RoomScenarios() []Scenario {
 		{"room-leave-stops-delivery", scenarioRoomLeave},
 		{"room-slow-consumer-dropped-and-rejoins", scenarioRoomSlowConsumer},
 		{"room-leaves-no-mailbox-or-session-trace", scenarioRoomNoTrace},
+		{"room-moderation-through-the-admin-api", scenarioRoomModeration},
+		{"room-writer-killed-members-rejoin-in-a-new-epoch", scenarioRoomWriterKilled},
 	}
 }
 

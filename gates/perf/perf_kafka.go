@@ -20,11 +20,13 @@ const kafkaRequestsMetric = "qim_kafka_requests_total"
 type kafkaRequests map[string]map[string]float64
 
 // kafkaClients are the /metrics addresses of the services of the deployment that speak Kafka:
-// all, the ConnectionNodes only when they publish qim.presence (a build from before it).
+// all but the RoomWriters (rooms touch no log, ADR-0034), the ConnectionNodes only when they
+// publish qim.presence (a build from before it).
 func kafkaClients(set *svc.Set) map[string]string {
 	out := map[string]string{}
 	for _, name := range set.Services() {
-		if service, _ := svc.ServiceOf(name); service == svc.Gateway && !set.Presence() {
+		service, _ := svc.ServiceOf(name)
+		if service == svc.Room || service == svc.Gateway && !set.Presence() {
 			continue
 		}
 		if addr, ok := set.Addrs.Metrics[name]; ok {

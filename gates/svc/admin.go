@@ -41,7 +41,7 @@ func (s *Set) StartAdmin(ctx context.Context) (*Admin, error) {
 		return nil, fmt.Errorf("svc: admin key: %w", err)
 	}
 	keys := filepath.Join(s.dir, "admin-keys.json")
-	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens","sessions","groups","messages"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
+	entry := fmt.Sprintf(`{"keys":[{"id":%q,"sha256":%q,"scopes":["revocations","dev_tokens","sessions","groups","messages","rooms"]}]}`, a.KeyID, admin.KeyDigest(a.Key))
 	if err := os.WriteFile(keys, []byte(entry), 0o600); err != nil {
 		return nil, fmt.Errorf("svc: admin keys: %w", err)
 	}
@@ -89,6 +89,14 @@ func (s *Set) adminBackends() []string {
 		writers = append(writers, s.Addrs.RPC[name])
 	}
 	c := s.certs.Certs["admin"]
-	return append(env, "QIM_WRITER_ADDRS="+strings.Join(writers, ","), "QIM_RPC_TLS_CA="+s.certs.CA,
+	env = append(env, "QIM_WRITER_ADDRS="+strings.Join(writers, ","), "QIM_RPC_TLS_CA="+s.certs.CA,
 		"QIM_RPC_TLS_CERT="+c.CertFile, "QIM_RPC_TLS_KEY="+c.KeyFile)
+	if s.Rooms() { // the gateways' list, in their order: the admin API places rooms like they do
+		var rooms []string
+		for _, name := range s.Instance(Room) {
+			rooms = append(rooms, s.Addrs.RPC[name])
+		}
+		env = append(env, "QIM_ROOM_ADDRS="+strings.Join(rooms, ","))
+	}
+	return env
 }

@@ -33,6 +33,7 @@ const (
 	sessKey   = "sessions-key-0123456789abcdef"
 	groupsKey = "groups-key-0123456789abcdef"
 	msgKey    = "messages-key-0123456789abcdef"
+	roomsKey  = "rooms-key-0123456789abcdef"
 	secret    = "admin-test-secret-0123456789"
 )
 
@@ -47,24 +48,42 @@ type fixture struct {
 
 func newFixture(t *testing.T, withSecret bool) *fixture {
 	t.Helper()
+	return newFixtureWith(t, func(c *Config) {
+		if withSecret {
+			c.TokenSecret = []byte(secret)
+		}
+	})
+}
+
+// newFixtureWith is newFixture with cfg changed by mutate; the internal RPC it configures is
+// dialed as the service's start would.
+func newFixtureWith(t *testing.T, mutate func(*Config)) *fixture {
+	t.Helper()
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	body := `{"keys":[{"id":"ops","sha256":"` + KeyDigest(opsKey) + `","scopes":["revocations"]},` +
 		`{"id":"tests","sha256":"` + KeyDigest(tokenKey) + `","scopes":["dev_tokens"]},` +
 		`{"id":"sess","sha256":"` + KeyDigest(sessKey) + `","scopes":["sessions"]},` +
 		`{"id":"groups","sha256":"` + KeyDigest(groupsKey) + `","scopes":["groups"]},` +
-		`{"id":"messages","sha256":"` + KeyDigest(msgKey) + `","scopes":["messages"]}]}`
+		`{"id":"messages","sha256":"` + KeyDigest(msgKey) + `","scopes":["messages"]},` +
+		`{"id":"rooms","sha256":"` + KeyDigest(roomsKey) + `","scopes":["rooms"]}]}`
 	if err := os.WriteFile(keys, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{KeysFile: keys, RedisAddr: itest.Endpoints(t).RedisCore}
-	if withSecret {
-		cfg.TokenSecret = []byte(secret)
-	}
+	mutate(&cfg)
 	f := &fixture{audit: &bytes.Buffer{}}
 	s, err := New(cfg, slog.New(slog.NewTextHandler(f.audit, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.dialRPC(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.api.rooms != nil {
+			_ = s.api.rooms.Close()
+		}
+	})
 	f.rdb = redis.NewClient(&redis.Options{Addr: cfg.RedisAddr})
 	t.Cleanup(func() { _ = f.rdb.Close() })
 	s.api.rdb = f.rdb

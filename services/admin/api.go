@@ -64,6 +64,13 @@ func routes() []route {
 		{http.MethodPost, "/v1/messages", ScopeMessages,
 			"Send a SYSTEM message (a type no client may send) from the product's system account to a user or a group (404 without QIM_WRITER_ADDRS)",
 			MessageRequest{}, MessageResponse{}, message},
+		{http.MethodPost, "/v1/rooms/moderation", ScopeRooms,
+			"Ban, unban, kick, mute or unmute a user in a room, or set its slow mode or rate limit, on the room's owning RoomWriter; " +
+				"answers the room's counts after the change (404 without QIM_ROOM_ADDRS). Moderation lives in the RoomWriter's memory: its restart lifts it",
+			RoomModerationRequest{}, RoomInfo{}, roomModerate},
+		{http.MethodGet, "/v1/rooms", ScopeRooms,
+			"A room's counts on its owning RoomWriter: members, online connections, buffered events and its moderation settings (404 without QIM_ROOM_ADDRS)",
+			RoomQuery{}, RoomInfo{}, roomInfo},
 		{http.MethodPost, "/v1/dev-tokens", ScopeDevTokens,
 			"Mint a dev token (tests and demos; the route answers 404 without QIM_TOKEN_SECRET)",
 			DevTokenRequest{}, DevTokenResponse{}, devToken},
@@ -203,6 +210,7 @@ type api struct {
 	keys     []apiKey
 	rdb      redisCmdable
 	groups   groupAdmin    // nil: group routes are off
+	rooms    *roomWriters  // nil: room routes are off
 	presence *presenceView // nil: GET /v1/devices is off
 	secret   []byte
 	log      *slog.Logger

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -38,9 +39,15 @@ type Config struct {
 	// WriterAddrs are the ConversationWriters whose GroupAdmin RPC the group routes call (any
 	// writer serves any group). Unset: the group routes are 404.
 	WriterAddrs []string `env:"QIM_WRITER_ADDRS" doc:"ConversationWriter gRPC addresses for the group routes, tried in order (unset: the routes answer 404; needs the admin certificate: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT, QIM_RPC_TLS_KEY)"`
-	// The admin certificate of the internal RPC boundary: GroupAdmin is refused to anything else.
-	RPCCAFile   string `env:"QIM_RPC_TLS_CA" doc:"PEM file of the internal CA (with QIM_WRITER_ADDRS)"`
-	RPCCertFile string `env:"QIM_RPC_TLS_CERT" doc:"PEM admin certificate the writers list as admin:<sha256> in QIM_RPC_PEERS (with QIM_WRITER_ADDRS)"`
+	// RoomAddrs are the RoomWriters whose Moderate RPC the room routes call. It must be the list
+	// the gateways have: a room's moderation and counts live only in the instance owning it
+	// (contract.RoomOwner over this list), so a different list would moderate an empty copy of
+	// the room on an instance no gateway sends it to. Unset: the room routes are 404.
+	RoomAddrs []string `env:"QIM_ROOM_ADDRS" doc:"RoomWriter gRPC addresses for the room routes, the same list as the gateways'; each call goes to the room's owner, never another instance (unset: the routes answer 404; needs the admin certificate: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT, QIM_RPC_TLS_KEY)"`
+	// The admin certificate of the internal RPC boundary: GroupAdmin and RoomWriter.Moderate are
+	// refused to anything else.
+	RPCCAFile   string `env:"QIM_RPC_TLS_CA" doc:"PEM file of the internal CA (with QIM_WRITER_ADDRS or QIM_ROOM_ADDRS)"`
+	RPCCertFile string `env:"QIM_RPC_TLS_CERT" doc:"PEM admin certificate the writers and RoomWriters list as admin:<sha256> in QIM_RPC_PEERS (with QIM_WRITER_ADDRS or QIM_ROOM_ADDRS)"`
 	RPCKeyFile  string `env:"QIM_RPC_TLS_KEY" doc:"PEM private key of QIM_RPC_TLS_CERT"`
 	keys        []apiKey
 	rpc         *rpcauth.Transport
@@ -91,22 +98,36 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// loadRPC reads the admin certificate when group routes are on: a missing or unreadable file
-// stops the start, not the first group call.
+// loadRPC reads the admin certificate when a route over the internal RPC is on (groups and
+// messages: QIM_WRITER_ADDRS; rooms: QIM_ROOM_ADDRS): a missing or unreadable file stops the
+// start, not the first call.
 func (c *Config) loadRPC() error {
 	set := c.RPCCAFile != "" || c.RPCCertFile != "" || c.RPCKeyFile != ""
+	lists := []struct {
+		name  string
+		addrs []string
+	}{{"QIM_WRITER_ADDRS", c.WriterAddrs}, {"QIM_ROOM_ADDRS", c.RoomAddrs}}
+	var named []string
+	for _, l := range lists {
+		if len(l.addrs) > 0 {
+			named = append(named, l.name)
+		}
+	}
 	switch {
-	case len(c.WriterAddrs) == 0 && set:
-		return fmt.Errorf("%w: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT or QIM_RPC_TLS_KEY is set without QIM_WRITER_ADDRS: the certificate is only for the group routes", ErrConfig)
-	case len(c.WriterAddrs) == 0:
+	case len(named) == 0 && set:
+		return fmt.Errorf("%w: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT or QIM_RPC_TLS_KEY is set without QIM_WRITER_ADDRS or QIM_ROOM_ADDRS: "+
+			"the certificate is only for the group, message and room routes", ErrConfig)
+	case len(named) == 0:
 		return nil
 	case c.RPCCAFile == "" || c.RPCCertFile == "" || c.RPCKeyFile == "":
-		return fmt.Errorf("%w: QIM_WRITER_ADDRS needs the admin certificate: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT and QIM_RPC_TLS_KEY "+
-			"(qimctl certs dev writes admin.pem and admin.key)", ErrConfig)
+		return fmt.Errorf("%w: %s: the admin certificate is needed: QIM_RPC_TLS_CA, QIM_RPC_TLS_CERT and QIM_RPC_TLS_KEY "+
+			"(qimctl certs dev writes admin.pem and admin.key)", ErrConfig, strings.Join(named, " and "))
 	}
-	for _, a := range c.WriterAddrs {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return fmt.Errorf("%w: QIM_WRITER_ADDRS lists %q: %v", ErrConfig, a, err)
+	for _, l := range lists {
+		for _, a := range l.addrs {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return fmt.Errorf("%w: %s lists %q: %v", ErrConfig, l.name, a, err)
+			}
 		}
 	}
 	t, err := rpcauth.LoadClient(c.RPCCAFile, c.RPCCertFile, c.RPCKeyFile)

@@ -21,9 +21,10 @@ const (
 	ScopeSessions    = "sessions"    // kick sessions, list where users are online
 	ScopeGroups      = "groups"      // create groups, change and list their members
 	ScopeMessages    = "messages"    // send SYSTEM messages
+	ScopeRooms       = "rooms"       // moderate rooms and read their counts
 )
 
-var allScopes = []string{ScopeRevocations, ScopeDevTokens, ScopeSessions, ScopeGroups, ScopeMessages}
+var allScopes = []string{ScopeRevocations, ScopeDevTokens, ScopeSessions, ScopeGroups, ScopeMessages, ScopeRooms}
 
 // Scopes lists every scope a key may hold (qimctl admin key's help and check).
 func Scopes() []string { return slices.Clone(allScopes) }

@@ -70,6 +70,15 @@ var extraResponses = map[string]map[string]string{
 	"/v1/groups/members": {"404": "group routes are off (no QIM_WRITER_ADDRS)", "409": "the group would hold too many members"},
 	"/v1/messages": {"404": "messages are off (no QIM_WRITER_ADDRS), or the sender is not a current member of the group",
 		"409": "client_message_id reused with another message"},
+	"/v1/rooms/moderation": roomResponses,
+	"/v1/rooms":            roomResponses,
+}
+
+// roomResponses are the room routes' own statuses: the owner is never replaced by another
+// RoomWriter, so its absence is a 503 until it is back.
+var roomResponses = map[string]string{
+	"404": "room routes are off (no QIM_ROOM_ADDRS)",
+	"503": "the room's owning RoomWriter did not answer (the room is not moved to another instance); retry",
 }
 
 func jsonOf(schema any) map[string]any {

@@ -110,16 +110,11 @@ func (s *Service) start(ctx context.Context) error {
 	return nil
 }
 
-// startBackends dials the writers (group routes) and starts following qim.presence (GET
-// /v1/devices), each only when configured.
+// startBackends dials the writers (group and message routes) and the RoomWriters (room routes)
+// and starts following qim.presence (GET /v1/devices), each only when configured.
 func (s *Service) startBackends(ctx context.Context) error {
-	if s.cfg.rpc != nil {
-		w, err := dialWriters(s.cfg.WriterAddrs, s.cfg.rpc.DialOption(contract.RPCServiceWriter))
-		if err != nil {
-			return err
-		}
-		s.proc.OnClose("writers", w.Close)
-		s.api.groups = w
+	if err := s.dialRPC(); err != nil {
+		return err
 	}
 	if len(s.cfg.KafkaBrokers) == 0 {
 		return nil
@@ -138,6 +133,28 @@ func (s *Service) startBackends(ctx context.Context) error {
 	s.api.presence = v
 	s.proc.OnClose("presence follower", func() error { v.f.Close(); return nil })
 	s.proc.Go("presence", v.f.Run)
+	return nil
+}
+
+// dialRPC dials each configured list with the admin certificate, checking the name of the
+// service the list serves (Validate loaded the certificate whenever a list is set).
+func (s *Service) dialRPC() error {
+	if len(s.cfg.WriterAddrs) > 0 {
+		w, err := dialWriters(s.cfg.WriterAddrs, s.cfg.rpc.DialOption(contract.RPCServiceWriter))
+		if err != nil {
+			return err
+		}
+		s.proc.OnClose("writers", w.Close)
+		s.api.groups = w
+	}
+	if len(s.cfg.RoomAddrs) > 0 {
+		r, err := dialRooms(s.cfg.RoomAddrs, s.cfg.rpc.DialOption(contract.RPCServiceRoom))
+		if err != nil {
+			return err
+		}
+		s.proc.OnClose("room writers", r.Close)
+		s.api.rooms = r
+	}
 	return nil
 }
 

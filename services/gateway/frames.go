@@ -40,6 +40,20 @@ func (c *conn) sendError(requestID uint32, reqOp contract.Opcode, code contract.
 	return c.send(contract.OpError, requestID, payload)
 }
 
+// sendErrorRetry is sendError with retry_after_ms (RATE_LIMITED by a room's slow mode or rate
+// limit says when a retry may be accepted).
+func (c *conn) sendErrorRetry(requestID uint32, reqOp contract.Opcode, code contract.ErrorCode, msg string, retryAfterMs uint32) bool {
+	if retryAfterMs == 0 {
+		return c.sendError(requestID, reqOp, code, msg)
+	}
+	c.s.m.requestErrors.WithLabelValues(opcodeLabel(reqOp), code.String()).Inc()
+	payload, err := proto.Marshal(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp), RetryAfterMs: retryAfterMs})
+	if err != nil {
+		return false
+	}
+	return c.send(contract.OpError, requestID, payload)
+}
+
 // backendFailed answers a request whose backend call returned a Go error: a transport failure or
 // a deadline, since a backend's decided refusals arrive as outcome codes, not as errors. Code and
 // text come from the one mapping (rpc.CodeOf: UNAVAILABLE, the outcome is unknown and a retry is

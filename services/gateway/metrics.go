@@ -84,7 +84,7 @@ func newMetrics(reg *obs.Registry) *metrics {
 		roomJoins: reg.CounterVec("qim_gateway_room_joins_total",
 			"JOIN_ROOM answers from RoomWriters, by outcome (joined, refused, unavailable: no link to the owner).", "outcome"),
 		roomLeft: reg.CounterVec("qim_gateway_room_left_total",
-			"Room memberships ended, by reason (requested, slow_consumer, unavailable: the owner's link was lost).", "reason"),
+			"Room memberships ended, by reason (requested, slow_consumer, unavailable: the owner's link was lost, removed: kicked or banned).", "reason"),
 		roomSends: reg.CounterVec("qim_gateway_room_sends_total",
 			"SENDs to rooms, by outcome (ok, refused, unavailable).", "outcome"),
 		roomFrames: reg.Counter("qim_gateway_room_event_frames_total",

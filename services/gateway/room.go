@@ -112,7 +112,7 @@ func (c *conn) onRoomSend(m wire.Message, key roomKey) bool {
 		case err != nil:
 			c.backendFailed(m.RequestID, contract.OpSend, "room", err)
 		case out.GetErrorCode() != 0:
-			c.sendError(m.RequestID, contract.OpSend, contract.ErrorCode(out.GetErrorCode()), out.GetErrorMessage())
+			c.sendErrorRetry(m.RequestID, contract.OpSend, contract.ErrorCode(out.GetErrorCode()), out.GetErrorMessage(), out.GetRetryAfterMs())
 		default:
 			c.reply(contract.OpSendAck, m.RequestID, out.GetAck())
 		}

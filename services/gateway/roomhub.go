@@ -218,6 +218,31 @@ func (h *roomHub) broadcast(l *roomLink, b *internalv1.RoomBroadcast) {
 	}
 }
 
+// removed ends the memberships a RoomWriter removed (a kick or a ban) of one user on this link:
+// ROOM_LEFT with the reason, and no leave (the RoomWriter already dropped them).
+func (h *roomHub) removed(l *roomLink, gen uint64, rm *internalv1.RoomRemoval) {
+	tenant, err := contract.U128FromBytes(rm.GetTenantId())
+	if err != nil {
+		return
+	}
+	roomID, err := contract.U128FromBytes(rm.GetRoomId())
+	if err != nil {
+		return
+	}
+	conv, err := contract.RoomConversationID(roomID)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, sub := range h.rooms[roomKey{tenant, conv}] {
+		if sub.live && sub.link == l && sub.gen == gen && uint64(sub.user) == rm.GetUserId() && h.removeLocked(sub) {
+			h.m.roomLeft.WithLabelValues("removed").Inc()
+			sub.c.queueRoomLeft(sub.roomID, contract.RoomLeftReason(rm.GetReason()))
+		}
+	}
+}
+
 // slowLocked drops a member whose room queue is full: ROOM_LEFT SLOW_CONSUMER (on the control
 // queue, which may overtake events already queued: clients ignore events of rooms they left)
 // and a leave at the RoomWriter.

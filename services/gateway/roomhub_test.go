@@ -242,3 +242,32 @@ func TestRoomJoinLimits(t *testing.T) {
 		t.Fatalf("join past the limit: %s", code)
 	}
 }
+
+// A removal (kick or ban) ends the user's live memberships on the link with ROOM_LEFT REMOVED
+// and sends no leave; other users and other links' memberships stay.
+func TestRoomRemovalEndsOnlyThatUser(t *testing.T) {
+	f := newRoomFixture(t, 1<<20)
+	kicked, other := f.conn(), f.conn()
+	s1 := f.join(kicked, 1)
+	s2 := f.join(other, 2)
+	s2.user = 10
+	f.answer(s1, 0)
+	f.answer(s2, 0)
+	drain(t, kicked, kicked.roomQ)
+	tenant := f.key.tenant.Bytes()
+	f.hub.removed(f.link, f.gen, &internalv1.RoomRemoval{TenantId: tenant[:], RoomId: f.room, UserId: 9,
+		Reason: uint32(contract.RoomLeftRemoved)})
+	if got := drain(t, kicked, kicked.ctrlQ); !slices.Equal(got, []string{"LEFT REMOVED"}) {
+		t.Fatalf("kicked member: %v", got)
+	}
+	if got := queuedOps(f.link); !slices.Equal(got, []string{"join", "join"}) {
+		t.Fatalf("link queue %v: a removal must not be left again", got)
+	}
+	f.broadcast(1)
+	if got := drain(t, kicked, kicked.roomQ); len(got) != 0 {
+		t.Fatalf("kicked member still got %v", got)
+	}
+	if got := drain(t, other, other.roomQ); !slices.Equal(got, []string{"ROOM_JOINED", "EVENTS 1"}) {
+		t.Fatalf("other member: %v", got)
+	}
+}

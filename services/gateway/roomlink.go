@@ -140,6 +140,8 @@ func (l *roomLink) serve(ctx context.Context, b *backoff.Backoff) error {
 				l.hub.answered(l, gen, x.Joined)
 			case *internalv1.RoomLinkItem_Events:
 				l.hub.broadcast(l, x.Events)
+			case *internalv1.RoomLinkItem_Removed:
+				l.hub.removed(l, gen, x.Removed)
 			}
 		}
 	}

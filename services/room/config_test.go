@@ -117,3 +117,21 @@ func TestConfigDescribes(t *testing.T) {
 		}
 	}
 }
+
+// The listener opens in the second after the start, so no room this process instantiates can
+// start at the RoomSeqBase of a second its predecessor used.
+func TestUntilNextSecond(t *testing.T) {
+	base := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		now  time.Time
+		want time.Duration
+	}{
+		{base, time.Second},
+		{base.Add(1), time.Second - 1},
+		{base.Add(999 * time.Millisecond), time.Millisecond},
+	} {
+		if got := untilNextSecond(tc.now); got != tc.want || tc.now.Add(got).Unix() != tc.now.Unix()+1 {
+			t.Errorf("untilNextSecond(%v) = %v, want %v", tc.now, got, tc.want)
+		}
+	}
+}

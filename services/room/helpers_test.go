@@ -108,7 +108,7 @@ func ptr[T any](v T) *T { return &v }
 // mustPublish publishes and fails the test on any refusal.
 func mustPublish(t *testing.T, s *Service, in *internalv1.RoomPublish) *qimv1.SendAck {
 	t.Helper()
-	ack, err := s.publish(in)
+	ack, _, err := s.publish(in)
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}

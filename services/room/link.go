@@ -16,10 +16,11 @@ const itemOverhead = 8
 
 // linkItem is one entry of a link's queue: a join answer, or one event of one room.
 type linkItem struct {
-	answer *internalv1.RoomJoinAnswer
-	room   *room
-	ev     *qimv1.RoomEvent
-	size   int // encoded bytes this item adds to a RoomLinkDown
+	answer  *internalv1.RoomJoinAnswer
+	removal *internalv1.RoomRemoval
+	room    *room
+	ev      *qimv1.RoomEvent
+	size    int // encoded bytes this item adds to a RoomLinkDown
 }
 
 func answerItem(a *internalv1.RoomJoinAnswer) linkItem {

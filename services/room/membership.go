@@ -27,10 +27,22 @@ func (s *Service) join(l *link, c *internalv1.RoomJoinCall) {
 			ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}))
 		return
 	}
-	var truncated, admitted bool
+	var truncated, admitted, banned bool
 	now := s.now()
-	s.rooms.with(key, now, true, func(r *room) { truncated, admitted = r.join(l, c, now) })
+	s.rooms.with(key, now, true, func(r *room) {
+		// Checked under the room's lock: a ban applied concurrently either removed this
+		// connection already or refuses it here.
+		if banned = active(r.mod.bans, c.GetUserId(), now); banned {
+			l.push(answerItem(&internalv1.RoomJoinAnswer{CallId: c.GetCallId(),
+				ErrorCode: uint32(contract.ErrCodeNotMember), ErrorMessage: "banned from this room"}))
+			return
+		}
+		truncated, admitted = r.join(l, c, now)
+	})
 	switch {
+	case banned:
+		s.m.joins.WithLabelValues(joinRefused).Inc()
+		return
 	case !admitted:
 		s.m.joins.WithLabelValues(joinEnded).Inc()
 		return

@@ -3,6 +3,7 @@ package room
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -11,6 +12,7 @@ import (
 // membership.go and server.go.
 type metrics struct {
 	publishes     *prometheus.CounterVec // outcome
+	moderations   *prometheus.CounterVec // action
 	events        prometheus.Counter
 	joins         *prometheus.CounterVec // outcome
 	leavesIgnored prometheus.Counter
@@ -27,6 +29,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 	m := &metrics{
 		publishes: reg.CounterVec("qim_room_publishes_total",
 			"Room publishes, by outcome: ok (a new event), duplicate (a retry answered from the buffer), refused (an error code).", "outcome"),
+		moderations: reg.CounterVec("qim_room_moderations_total",
+			"Moderate calls, by action (ban, unban, kick, mute, unmute, slow_mode, rate_limit, info, none).", "action"),
 		events: reg.Counter("qim_room_events_broadcast_total",
 			"Events put into a room's buffer and queued for every link with joined connections (once per event, not per link)."),
 		joins: reg.CounterVec("qim_room_joins_total",
@@ -77,4 +81,27 @@ func InvariantCounters() []string {
 	reg := obs.NewRegistry("room")
 	newMetrics(reg)
 	return reg.InvariantNames()
+}
+
+// moderationAction is the action label of a Moderate call.
+func moderationAction(in *internalv1.RoomModeration) string {
+	switch in.GetAction().(type) {
+	case *internalv1.RoomModeration_Ban:
+		return "ban"
+	case *internalv1.RoomModeration_Unban:
+		return "unban"
+	case *internalv1.RoomModeration_Kick:
+		return "kick"
+	case *internalv1.RoomModeration_Mute:
+		return "mute"
+	case *internalv1.RoomModeration_Unmute:
+		return "unmute"
+	case *internalv1.RoomModeration_SlowMode:
+		return "slow_mode"
+	case *internalv1.RoomModeration_RateLimit:
+		return "rate_limit"
+	case *internalv1.RoomModeration_Info:
+		return "info"
+	}
+	return "none"
 }

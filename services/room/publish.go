@@ -1,6 +1,8 @@
 package room
 
 import (
+	"time"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -72,22 +74,23 @@ func parsePublish(in *internalv1.RoomPublish, maxBody int) (*publishReq, error) 
 // publish puts a client SEND into its room and queues it for every link with joined connections
 // (or, for a retry still buffered, answers the first ack again). The ack's message_id is 16 zero
 // bytes and conversation_seq the room_seq: a room event is identified by its room and room_seq.
-func (s *Service) publish(in *internalv1.RoomPublish) (*qimv1.SendAck, error) {
+func (s *Service) publish(in *internalv1.RoomPublish) (*qimv1.SendAck, time.Duration, error) {
 	p, err := parsePublish(in, s.cfg.MaxBody)
 	if err != nil {
 		s.m.publishes.WithLabelValues(publishRefused).Inc()
-		return nil, err
+		return nil, 0, err
 	}
 	var (
-		ev  *qimv1.RoomEvent
-		dup bool
+		ev   *qimv1.RoomEvent
+		dup  bool
+		wait time.Duration
 	)
 	now := s.now()
-	s.rooms.with(p.key, now, true, func(r *room) { ev, dup, err = r.publish(p, now) })
+	s.rooms.with(p.key, now, true, func(r *room) { ev, dup, wait, err = r.publish(p, now) })
 	switch {
 	case err != nil:
 		s.m.publishes.WithLabelValues(publishRefused).Inc()
-		return nil, err
+		return nil, wait, err
 	case dup:
 		s.m.publishes.WithLabelValues(publishDuplicate).Inc()
 	default:
@@ -96,5 +99,5 @@ func (s *Service) publish(in *internalv1.RoomPublish) (*qimv1.SendAck, error) {
 	}
 	cmid, conv := contract.U128(p.cmid).Bytes(), p.key.conv.Bytes()
 	return &qimv1.SendAck{ClientMessageId: cmid[:], MessageId: make([]byte, 16), ConversationId: conv[:],
-		ConversationSeq: ev.GetRoomSeq(), CommittedAtMs: ev.GetSentAtMs()}, nil
+		ConversationSeq: ev.GetRoomSeq(), CommittedAtMs: ev.GetSentAtMs()}, 0, nil
 }

@@ -61,12 +61,14 @@ type room struct {
 	ring  *ring
 	links map[*link]*membership
 	users map[uint64]int
+	mod   moderation
 }
 
 func newRoom(key roomKey, now time.Time, events int, age time.Duration, t *tally) *room {
 	tb, cb := key.tenant.Bytes(), key.conv.Bytes()
 	return &room{key: key, tenantID: tb[:], roomID: cb[:], tally: t, seq: contract.RoomSeqBase(now.Unix()), last: now,
-		ring: newRing(events, age), links: map[*link]*membership{}, users: map[uint64]int{}}
+		ring: newRing(events, age), links: map[*link]*membership{}, users: map[uint64]int{},
+		mod: moderation{bans: map[uint64]time.Time{}, mutes: map[uint64]time.Time{}, lastPost: map[uint64]time.Time{}}}
 }
 
 // publishReq is a validated publish (publish.go).
@@ -85,14 +87,18 @@ func (p *publishReq) same(ev *qimv1.RoomEvent) bool {
 }
 
 // publish puts p into the room at now and queues it on every link with joined connections; a
-// retry still in the buffer answers its first event (dup true) and queues nothing. r.mu is held.
-func (r *room) publish(p *publishReq, now time.Time) (ev *qimv1.RoomEvent, dup bool, err error) {
+// retry still in the buffer answers its first event (dup true) and queues nothing; moderation
+// may refuse it (wait: when slow mode or the rate limit would take it). r.mu is held.
+func (r *room) publish(p *publishReq, now time.Time) (ev *qimv1.RoomEvent, dup bool, wait time.Duration, err error) {
 	if prev, ok := r.ring.lookup(idemKey{p.sender, p.cmid}, now); ok {
 		if !p.same(prev.ev) {
-			return nil, false, rpc.Refuse(contract.ErrCodeConflict,
+			return nil, false, 0, rpc.Refuse(contract.ErrCodeConflict,
 				"client_message_id was already used in this room with other content")
 		}
-		return prev.ev, true, nil
+		return prev.ev, true, 0, nil
+	}
+	if wait, err := r.mod.admitPublish(p.sender, now); err != nil {
+		return nil, false, wait, err
 	}
 	r.seq++
 	ev = &qimv1.RoomEvent{RoomSeq: r.seq, SenderUserId: p.sender, MessageType: p.messageType,
@@ -103,7 +109,7 @@ func (r *room) publish(p *publishReq, now time.Time) (ev *qimv1.RoomEvent, dup b
 	for l := range r.links {
 		l.push(linkItem{room: r, ev: ev, size: size + itemOverhead})
 	}
-	return ev, false, nil
+	return ev, false, 0, nil
 }
 
 // join registers one joined connection of c.user_id on l and enqueues its answer on l, both
@@ -177,5 +183,7 @@ func (r *room) dropUser(user uint64, n int) {
 // idle reports a room the sweep may drop: no joined connection, and its newest event (or its
 // instantiation, with none) older than the buffer age, so nothing is left to replay.
 func (r *room) idle(now time.Time, age time.Duration) bool {
-	return len(r.links) == 0 && now.Sub(r.last) > age
+	m := &r.mod
+	moderated := len(m.bans) > 0 || len(m.mutes) > 0 || m.slow > 0 || m.rate > 0 // kept: dropping would lift it
+	return len(r.links) == 0 && now.Sub(r.last) > age && !moderated
 }

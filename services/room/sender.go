@@ -29,6 +29,11 @@ func pack(items []linkItem, maxBytes int) []*internalv1.RoomLinkDown {
 			bc = nil
 			continue
 		}
+		if it.removal != nil {
+			cur.Items = append(cur.Items, &internalv1.RoomLinkItem{Item: &internalv1.RoomLinkItem_Removed{Removed: it.removal}})
+			bc = nil
+			continue
+		}
 		if bc == nil || bcRoom != it.room || len(bc.Events) >= contract.RoomEventsBatchMax {
 			bc, bcRoom = &internalv1.RoomBroadcast{TenantId: it.room.tenantID, RoomId: it.room.roomID}, it.room
 			cur.Items = append(cur.Items, &internalv1.RoomLinkItem{Item: &internalv1.RoomLinkItem_Events{Events: bc}})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -33,11 +34,21 @@ type grpcServer struct {
 }
 
 func (g grpcServer) Publish(_ context.Context, in *internalv1.RoomPublish) (*internalv1.RoomPublishOutcome, error) {
-	ack, err := g.s.publish(in)
+	ack, wait, err := g.s.publish(in)
 	if err != nil {
-		return &internalv1.RoomPublishOutcome{ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}, nil
+		return &internalv1.RoomPublishOutcome{ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err),
+			RetryAfterMs: uint32((wait + time.Millisecond - 1) / time.Millisecond)}, nil
 	}
 	return &internalv1.RoomPublishOutcome{Ack: ack}, nil
+}
+
+func (g grpcServer) Moderate(_ context.Context, in *internalv1.RoomModeration) (*internalv1.RoomModerationOutcome, error) {
+	info, err := g.s.moderate(in)
+	g.s.m.moderations.WithLabelValues(moderationAction(in)).Inc()
+	if err != nil {
+		return &internalv1.RoomModerationOutcome{ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}, nil
+	}
+	return &internalv1.RoomModerationOutcome{Info: info}, nil
 }
 
 func (g grpcServer) Link(stream internalv1.RoomWriter_LinkServer) error {

@@ -95,6 +95,7 @@ func (s *Service) start(context.Context) error {
 	gs := grpc.NewServer(opts...)
 	internalv1.RegisterRoomWriterServer(gs, grpcServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_ROOM_LISTEN",
+		Gate: func(ctx context.Context) error { return sleepCtx(ctx, untilNextSecond(s.now())) },
 		OnListen: func(addr string) {
 			s.grpcAddr.Store(&addr)
 			s.serving.Store(true)
@@ -102,6 +103,26 @@ func (s *Service) start(context.Context) error {
 				"buffer_events", s.cfg.BufferEvents, "buffer_age", s.cfg.BufferAge)
 		}})
 	return nil
+}
+
+// untilNextSecond is how long the listener waits before it opens: into the next whole second.
+// A room's room_seq starts at contract.RoomSeqBase of the second this process instantiates it;
+// the previous owner of every room died before this process started, so serving only from the
+// second after the start keeps a restarted room's room_seq above every value it issued before,
+// even when the restart took less than a second.
+func untilNextSecond(now time.Time) time.Duration {
+	return now.Truncate(time.Second).Add(time.Second).Sub(now)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // ready is the /healthz readiness (the lifecycle answers 503 once the process stops).

@@ -360,6 +360,7 @@ type RoomLinkItem struct {
 	//
 	//	*RoomLinkItem_Joined
 	//	*RoomLinkItem_Events
+	//	*RoomLinkItem_Removed
 	Item          isRoomLinkItem_Item `protobuf_oneof:"item"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -420,6 +421,15 @@ func (x *RoomLinkItem) GetEvents() *RoomBroadcast {
 	return nil
 }
 
+func (x *RoomLinkItem) GetRemoved() *RoomRemoval {
+	if x != nil {
+		if x, ok := x.Item.(*RoomLinkItem_Removed); ok {
+			return x.Removed
+		}
+	}
+	return nil
+}
+
 type isRoomLinkItem_Item interface {
 	isRoomLinkItem_Item()
 }
@@ -432,9 +442,87 @@ type RoomLinkItem_Events struct {
 	Events *RoomBroadcast `protobuf:"bytes,2,opt,name=events,proto3,oneof"`
 }
 
+type RoomLinkItem_Removed struct {
+	Removed *RoomRemoval `protobuf:"bytes,3,opt,name=removed,proto3,oneof"`
+}
+
 func (*RoomLinkItem_Joined) isRoomLinkItem_Item() {}
 
 func (*RoomLinkItem_Events) isRoomLinkItem_Item() {}
+
+func (*RoomLinkItem_Removed) isRoomLinkItem_Item() {}
+
+// RoomRemoval ends every joined connection of user_id in a room on this gateway (a kick or a
+// ban): the RoomWriter has already dropped those memberships, so the gateway sends no leave for
+// them and tells each connection ROOM_LEFT with reason.
+type RoomRemoval struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	RoomId   []byte                 `protobuf:"bytes,2,opt,name=room_id,json=roomId,proto3" json:"room_id,omitempty"`
+	UserId   uint64                 `protobuf:"varint,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// contract.RoomLeftReason (REMOVED).
+	Reason        uint32 `protobuf:"varint,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoomRemoval) Reset() {
+	*x = RoomRemoval{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomRemoval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomRemoval) ProtoMessage() {}
+
+func (x *RoomRemoval) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomRemoval.ProtoReflect.Descriptor instead.
+func (*RoomRemoval) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RoomRemoval) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *RoomRemoval) GetRoomId() []byte {
+	if x != nil {
+		return x.RoomId
+	}
+	return nil
+}
+
+func (x *RoomRemoval) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *RoomRemoval) GetReason() uint32 {
+	if x != nil {
+		return x.Reason
+	}
+	return 0
+}
 
 // RoomJoinAnswer answers a RoomJoinCall: either joined (with the replay, events of room_seq at
 // most joined.room_seq) or an error; every event broadcast on the link after it has a larger
@@ -452,7 +540,7 @@ type RoomJoinAnswer struct {
 
 func (x *RoomJoinAnswer) Reset() {
 	*x = RoomJoinAnswer{}
-	mi := &file_qiminternal_v1_room_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -464,7 +552,7 @@ func (x *RoomJoinAnswer) String() string {
 func (*RoomJoinAnswer) ProtoMessage() {}
 
 func (x *RoomJoinAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_room_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -477,7 +565,7 @@ func (x *RoomJoinAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoomJoinAnswer.ProtoReflect.Descriptor instead.
 func (*RoomJoinAnswer) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{6}
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RoomJoinAnswer) GetCallId() uint64 {
@@ -528,7 +616,7 @@ type RoomBroadcast struct {
 
 func (x *RoomBroadcast) Reset() {
 	*x = RoomBroadcast{}
-	mi := &file_qiminternal_v1_room_proto_msgTypes[7]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +628,7 @@ func (x *RoomBroadcast) String() string {
 func (*RoomBroadcast) ProtoMessage() {}
 
 func (x *RoomBroadcast) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_room_proto_msgTypes[7]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +641,7 @@ func (x *RoomBroadcast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoomBroadcast.ProtoReflect.Descriptor instead.
 func (*RoomBroadcast) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{7}
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RoomBroadcast) GetTenantId() []byte {
@@ -589,7 +677,7 @@ type RoomPublish struct {
 
 func (x *RoomPublish) Reset() {
 	*x = RoomPublish{}
-	mi := &file_qiminternal_v1_room_proto_msgTypes[8]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +689,7 @@ func (x *RoomPublish) String() string {
 func (*RoomPublish) ProtoMessage() {}
 
 func (x *RoomPublish) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_room_proto_msgTypes[8]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +702,7 @@ func (x *RoomPublish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoomPublish.ProtoReflect.Descriptor instead.
 func (*RoomPublish) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{8}
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RoomPublish) GetTenantId() []byte {
@@ -639,17 +727,19 @@ func (x *RoomPublish) GetSendRequest() []byte {
 }
 
 type RoomPublishOutcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ack           *v1.SendAck            `protobuf:"bytes,1,opt,name=ack,proto3" json:"ack,omitempty"`
-	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
-	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Ack          *v1.SendAck            `protobuf:"bytes,1,opt,name=ack,proto3" json:"ack,omitempty"`
+	ErrorCode    uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// With RATE_LIMITED (slow mode, the room's rate limit): when a retry may be accepted.
+	RetryAfterMs  uint32 `protobuf:"varint,4,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RoomPublishOutcome) Reset() {
 	*x = RoomPublishOutcome{}
-	mi := &file_qiminternal_v1_room_proto_msgTypes[9]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +751,7 @@ func (x *RoomPublishOutcome) String() string {
 func (*RoomPublishOutcome) ProtoMessage() {}
 
 func (x *RoomPublishOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_room_proto_msgTypes[9]
+	mi := &file_qiminternal_v1_room_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +764,7 @@ func (x *RoomPublishOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoomPublishOutcome.ProtoReflect.Descriptor instead.
 func (*RoomPublishOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{9}
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RoomPublishOutcome) GetAck() *v1.SendAck {
@@ -696,6 +786,521 @@ func (x *RoomPublishOutcome) GetErrorMessage() string {
 		return x.ErrorMessage
 	}
 	return ""
+}
+
+func (x *RoomPublishOutcome) GetRetryAfterMs() uint32 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
+}
+
+// RoomModeration is one operator decision about one room. Moderation state lives with the room
+// in its RoomWriter and, like the buffer, does not survive a restart of it (ADR-0034).
+type RoomModeration struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// 16 bytes, big-endian u128.
+	RoomId []byte `protobuf:"bytes,2,opt,name=room_id,json=roomId,proto3" json:"room_id,omitempty"`
+	// Types that are valid to be assigned to Action:
+	//
+	//	*RoomModeration_Ban
+	//	*RoomModeration_Unban
+	//	*RoomModeration_Kick
+	//	*RoomModeration_Mute
+	//	*RoomModeration_Unmute
+	//	*RoomModeration_SlowMode
+	//	*RoomModeration_RateLimit
+	//	*RoomModeration_Info
+	Action        isRoomModeration_Action `protobuf_oneof:"action"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoomModeration) Reset() {
+	*x = RoomModeration{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomModeration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomModeration) ProtoMessage() {}
+
+func (x *RoomModeration) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomModeration.ProtoReflect.Descriptor instead.
+func (*RoomModeration) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RoomModeration) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetRoomId() []byte {
+	if x != nil {
+		return x.RoomId
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetAction() isRoomModeration_Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetBan() *RoomUserAction {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_Ban); ok {
+			return x.Ban
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetUnban() *RoomUserAction {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_Unban); ok {
+			return x.Unban
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetKick() *RoomUserAction {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_Kick); ok {
+			return x.Kick
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetMute() *RoomUserAction {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_Mute); ok {
+			return x.Mute
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetUnmute() *RoomUserAction {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_Unmute); ok {
+			return x.Unmute
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetSlowMode() *RoomSlowMode {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_SlowMode); ok {
+			return x.SlowMode
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetRateLimit() *RoomRateLimit {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_RateLimit); ok {
+			return x.RateLimit
+		}
+	}
+	return nil
+}
+
+func (x *RoomModeration) GetInfo() bool {
+	if x != nil {
+		if x, ok := x.Action.(*RoomModeration_Info); ok {
+			return x.Info
+		}
+	}
+	return false
+}
+
+type isRoomModeration_Action interface {
+	isRoomModeration_Action()
+}
+
+type RoomModeration_Ban struct {
+	// Refuse the user's joins and publishes (NOT_MEMBER) and remove its joined connections
+	// (ROOM_LEFT REMOVED).
+	Ban *RoomUserAction `protobuf:"bytes,3,opt,name=ban,proto3,oneof"`
+}
+
+type RoomModeration_Unban struct {
+	Unban *RoomUserAction `protobuf:"bytes,4,opt,name=unban,proto3,oneof"`
+}
+
+type RoomModeration_Kick struct {
+	// Remove the user's joined connections now (ROOM_LEFT REMOVED); it may rejoin.
+	Kick *RoomUserAction `protobuf:"bytes,5,opt,name=kick,proto3,oneof"`
+}
+
+type RoomModeration_Mute struct {
+	// Refuse the user's publishes (NOT_MEMBER); it keeps reading.
+	Mute *RoomUserAction `protobuf:"bytes,6,opt,name=mute,proto3,oneof"`
+}
+
+type RoomModeration_Unmute struct {
+	Unmute *RoomUserAction `protobuf:"bytes,7,opt,name=unmute,proto3,oneof"`
+}
+
+type RoomModeration_SlowMode struct {
+	// At most one publish per member per interval (RATE_LIMITED with retry_after_ms); 0: off.
+	SlowMode *RoomSlowMode `protobuf:"bytes,8,opt,name=slow_mode,json=slowMode,proto3,oneof"`
+}
+
+type RoomModeration_RateLimit struct {
+	// At most this many publishes per second into the room (RATE_LIMITED); 0: off.
+	RateLimit *RoomRateLimit `protobuf:"bytes,9,opt,name=rate_limit,json=rateLimit,proto3,oneof"`
+}
+
+type RoomModeration_Info struct {
+	// Nothing to change: answer the counts.
+	Info bool `protobuf:"varint,10,opt,name=info,proto3,oneof"`
+}
+
+func (*RoomModeration_Ban) isRoomModeration_Action() {}
+
+func (*RoomModeration_Unban) isRoomModeration_Action() {}
+
+func (*RoomModeration_Kick) isRoomModeration_Action() {}
+
+func (*RoomModeration_Mute) isRoomModeration_Action() {}
+
+func (*RoomModeration_Unmute) isRoomModeration_Action() {}
+
+func (*RoomModeration_SlowMode) isRoomModeration_Action() {}
+
+func (*RoomModeration_RateLimit) isRoomModeration_Action() {}
+
+func (*RoomModeration_Info) isRoomModeration_Action() {}
+
+type RoomUserAction struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId uint64                 `protobuf:"varint,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// How long a ban or mute lasts; 0: until lifted.
+	DurationS     uint32 `protobuf:"varint,2,opt,name=duration_s,json=durationS,proto3" json:"duration_s,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoomUserAction) Reset() {
+	*x = RoomUserAction{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomUserAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomUserAction) ProtoMessage() {}
+
+func (x *RoomUserAction) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomUserAction.ProtoReflect.Descriptor instead.
+func (*RoomUserAction) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RoomUserAction) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *RoomUserAction) GetDurationS() uint32 {
+	if x != nil {
+		return x.DurationS
+	}
+	return 0
+}
+
+type RoomSlowMode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	IntervalMs    uint32                 `protobuf:"varint,1,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoomSlowMode) Reset() {
+	*x = RoomSlowMode{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomSlowMode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomSlowMode) ProtoMessage() {}
+
+func (x *RoomSlowMode) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomSlowMode.ProtoReflect.Descriptor instead.
+func (*RoomSlowMode) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RoomSlowMode) GetIntervalMs() uint32 {
+	if x != nil {
+		return x.IntervalMs
+	}
+	return 0
+}
+
+type RoomRateLimit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EventsPerS    uint32                 `protobuf:"varint,1,opt,name=events_per_s,json=eventsPerS,proto3" json:"events_per_s,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoomRateLimit) Reset() {
+	*x = RoomRateLimit{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomRateLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomRateLimit) ProtoMessage() {}
+
+func (x *RoomRateLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomRateLimit.ProtoReflect.Descriptor instead.
+func (*RoomRateLimit) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RoomRateLimit) GetEventsPerS() uint32 {
+	if x != nil {
+		return x.EventsPerS
+	}
+	return 0
+}
+
+type RoomModerationOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Info          *RoomInfo              `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoomModerationOutcome) Reset() {
+	*x = RoomModerationOutcome{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomModerationOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomModerationOutcome) ProtoMessage() {}
+
+func (x *RoomModerationOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomModerationOutcome.ProtoReflect.Descriptor instead.
+func (*RoomModerationOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RoomModerationOutcome) GetInfo() *RoomInfo {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
+func (x *RoomModerationOutcome) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *RoomModerationOutcome) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+// RoomInfo is a room's state on its RoomWriter.
+type RoomInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Latest room_seq issued (the epoch's base before the first event).
+	RoomSeq uint64 `protobuf:"varint,1,opt,name=room_seq,json=roomSeq,proto3" json:"room_seq,omitempty"`
+	// Distinct users with a joined connection, and the joined connections ("online").
+	Members        uint32 `protobuf:"varint,2,opt,name=members,proto3" json:"members,omitempty"`
+	Connections    uint32 `protobuf:"varint,3,opt,name=connections,proto3" json:"connections,omitempty"`
+	BufferedEvents uint32 `protobuf:"varint,4,opt,name=buffered_events,json=bufferedEvents,proto3" json:"buffered_events,omitempty"`
+	SlowModeMs     uint32 `protobuf:"varint,5,opt,name=slow_mode_ms,json=slowModeMs,proto3" json:"slow_mode_ms,omitempty"`
+	RateLimitPerS  uint32 `protobuf:"varint,6,opt,name=rate_limit_per_s,json=rateLimitPerS,proto3" json:"rate_limit_per_s,omitempty"`
+	Bans           uint32 `protobuf:"varint,7,opt,name=bans,proto3" json:"bans,omitempty"`
+	Mutes          uint32 `protobuf:"varint,8,opt,name=mutes,proto3" json:"mutes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RoomInfo) Reset() {
+	*x = RoomInfo{}
+	mi := &file_qiminternal_v1_room_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoomInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoomInfo) ProtoMessage() {}
+
+func (x *RoomInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_room_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoomInfo.ProtoReflect.Descriptor instead.
+func (*RoomInfo) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_room_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RoomInfo) GetRoomSeq() uint64 {
+	if x != nil {
+		return x.RoomSeq
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetMembers() uint32 {
+	if x != nil {
+		return x.Members
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetConnections() uint32 {
+	if x != nil {
+		return x.Connections
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetBufferedEvents() uint32 {
+	if x != nil {
+		return x.BufferedEvents
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetSlowModeMs() uint32 {
+	if x != nil {
+		return x.SlowModeMs
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetRateLimitPerS() uint32 {
+	if x != nil {
+		return x.RateLimitPerS
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetBans() uint32 {
+	if x != nil {
+		return x.Bans
+	}
+	return 0
+}
+
+func (x *RoomInfo) GetMutes() uint32 {
+	if x != nil {
+		return x.Mutes
+	}
+	return 0
 }
 
 var File_qiminternal_v1_room_proto protoreflect.FileDescriptor
@@ -723,11 +1328,17 @@ const file_qiminternal_v1_room_proto_rawDesc = "" +
 	"\aroom_id\x18\x02 \x01(\fR\x06roomId\x12\x17\n" +
 	"\auser_id\x18\x03 \x01(\x04R\x06userId\"C\n" +
 	"\fRoomLinkDown\x123\n" +
-	"\x05items\x18\x01 \x03(\v2\x1d.qim.internal.v1.RoomLinkItemR\x05items\"\x8b\x01\n" +
+	"\x05items\x18\x01 \x03(\v2\x1d.qim.internal.v1.RoomLinkItemR\x05items\"\xc5\x01\n" +
 	"\fRoomLinkItem\x129\n" +
 	"\x06joined\x18\x01 \x01(\v2\x1f.qim.internal.v1.RoomJoinAnswerH\x00R\x06joined\x128\n" +
-	"\x06events\x18\x02 \x01(\v2\x1e.qim.internal.v1.RoomBroadcastH\x00R\x06eventsB\x06\n" +
-	"\x04item\"\xc4\x01\n" +
+	"\x06events\x18\x02 \x01(\v2\x1e.qim.internal.v1.RoomBroadcastH\x00R\x06events\x128\n" +
+	"\aremoved\x18\x03 \x01(\v2\x1c.qim.internal.v1.RoomRemovalH\x00R\aremovedB\x06\n" +
+	"\x04item\"t\n" +
+	"\vRoomRemoval\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
+	"\aroom_id\x18\x02 \x01(\fR\x06roomId\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\x04R\x06userId\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\rR\x06reason\"\xc4\x01\n" +
 	"\x0eRoomJoinAnswer\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12*\n" +
 	"\x06joined\x18\x02 \x01(\v2\x12.qim.v1.RoomJoinedR\x06joined\x12)\n" +
@@ -742,16 +1353,57 @@ const file_qiminternal_v1_room_proto_rawDesc = "" +
 	"\vRoomPublish\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12$\n" +
 	"\x0esender_user_id\x18\x02 \x01(\x04R\fsenderUserId\x12!\n" +
-	"\fsend_request\x18\x03 \x01(\fR\vsendRequest\"{\n" +
+	"\fsend_request\x18\x03 \x01(\fR\vsendRequest\"\xa1\x01\n" +
 	"\x12RoomPublishOutcome\x12!\n" +
 	"\x03ack\x18\x01 \x01(\v2\x0f.qim.v1.SendAckR\x03ack\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xa2\x01\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12$\n" +
+	"\x0eretry_after_ms\x18\x04 \x01(\rR\fretryAfterMs\"\xfc\x03\n" +
+	"\x0eRoomModeration\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
+	"\aroom_id\x18\x02 \x01(\fR\x06roomId\x123\n" +
+	"\x03ban\x18\x03 \x01(\v2\x1f.qim.internal.v1.RoomUserActionH\x00R\x03ban\x127\n" +
+	"\x05unban\x18\x04 \x01(\v2\x1f.qim.internal.v1.RoomUserActionH\x00R\x05unban\x125\n" +
+	"\x04kick\x18\x05 \x01(\v2\x1f.qim.internal.v1.RoomUserActionH\x00R\x04kick\x125\n" +
+	"\x04mute\x18\x06 \x01(\v2\x1f.qim.internal.v1.RoomUserActionH\x00R\x04mute\x129\n" +
+	"\x06unmute\x18\a \x01(\v2\x1f.qim.internal.v1.RoomUserActionH\x00R\x06unmute\x12<\n" +
+	"\tslow_mode\x18\b \x01(\v2\x1d.qim.internal.v1.RoomSlowModeH\x00R\bslowMode\x12?\n" +
+	"\n" +
+	"rate_limit\x18\t \x01(\v2\x1e.qim.internal.v1.RoomRateLimitH\x00R\trateLimit\x12\x14\n" +
+	"\x04info\x18\n" +
+	" \x01(\bH\x00R\x04infoB\b\n" +
+	"\x06action\"H\n" +
+	"\x0eRoomUserAction\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\x04R\x06userId\x12\x1d\n" +
+	"\n" +
+	"duration_s\x18\x02 \x01(\rR\tdurationS\"/\n" +
+	"\fRoomSlowMode\x12\x1f\n" +
+	"\vinterval_ms\x18\x01 \x01(\rR\n" +
+	"intervalMs\"1\n" +
+	"\rRoomRateLimit\x12 \n" +
+	"\fevents_per_s\x18\x01 \x01(\rR\n" +
+	"eventsPerS\"\x8a\x01\n" +
+	"\x15RoomModerationOutcome\x12-\n" +
+	"\x04info\x18\x01 \x01(\v2\x19.qim.internal.v1.RoomInfoR\x04info\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\"\xff\x01\n" +
+	"\bRoomInfo\x12\x19\n" +
+	"\broom_seq\x18\x01 \x01(\x04R\aroomSeq\x12\x18\n" +
+	"\amembers\x18\x02 \x01(\rR\amembers\x12 \n" +
+	"\vconnections\x18\x03 \x01(\rR\vconnections\x12'\n" +
+	"\x0fbuffered_events\x18\x04 \x01(\rR\x0ebufferedEvents\x12 \n" +
+	"\fslow_mode_ms\x18\x05 \x01(\rR\n" +
+	"slowModeMs\x12'\n" +
+	"\x10rate_limit_per_s\x18\x06 \x01(\rR\rrateLimitPerS\x12\x12\n" +
+	"\x04bans\x18\a \x01(\rR\x04bans\x12\x14\n" +
+	"\x05mutes\x18\b \x01(\rR\x05mutes2\xf7\x01\n" +
 	"\n" +
 	"RoomWriter\x12F\n" +
 	"\x04Link\x12\x1b.qim.internal.v1.RoomLinkUp\x1a\x1d.qim.internal.v1.RoomLinkDown(\x010\x01\x12L\n" +
-	"\aPublish\x12\x1c.qim.internal.v1.RoomPublish\x1a#.qim.internal.v1.RoomPublishOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
+	"\aPublish\x12\x1c.qim.internal.v1.RoomPublish\x1a#.qim.internal.v1.RoomPublishOutcome\x12S\n" +
+	"\bModerate\x12\x1f.qim.internal.v1.RoomModeration\x1a&.qim.internal.v1.RoomModerationOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
 	file_qiminternal_v1_room_proto_rawDescOnce sync.Once
@@ -765,42 +1417,60 @@ func file_qiminternal_v1_room_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_room_proto_rawDescData
 }
 
-var file_qiminternal_v1_room_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_qiminternal_v1_room_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_qiminternal_v1_room_proto_goTypes = []any{
-	(*RoomLinkUp)(nil),         // 0: qim.internal.v1.RoomLinkUp
-	(*RoomLinkHello)(nil),      // 1: qim.internal.v1.RoomLinkHello
-	(*RoomJoinCall)(nil),       // 2: qim.internal.v1.RoomJoinCall
-	(*RoomLeaveCall)(nil),      // 3: qim.internal.v1.RoomLeaveCall
-	(*RoomLinkDown)(nil),       // 4: qim.internal.v1.RoomLinkDown
-	(*RoomLinkItem)(nil),       // 5: qim.internal.v1.RoomLinkItem
-	(*RoomJoinAnswer)(nil),     // 6: qim.internal.v1.RoomJoinAnswer
-	(*RoomBroadcast)(nil),      // 7: qim.internal.v1.RoomBroadcast
-	(*RoomPublish)(nil),        // 8: qim.internal.v1.RoomPublish
-	(*RoomPublishOutcome)(nil), // 9: qim.internal.v1.RoomPublishOutcome
-	(*v1.RoomJoined)(nil),      // 10: qim.v1.RoomJoined
-	(*v1.RoomEvent)(nil),       // 11: qim.v1.RoomEvent
-	(*v1.SendAck)(nil),         // 12: qim.v1.SendAck
+	(*RoomLinkUp)(nil),            // 0: qim.internal.v1.RoomLinkUp
+	(*RoomLinkHello)(nil),         // 1: qim.internal.v1.RoomLinkHello
+	(*RoomJoinCall)(nil),          // 2: qim.internal.v1.RoomJoinCall
+	(*RoomLeaveCall)(nil),         // 3: qim.internal.v1.RoomLeaveCall
+	(*RoomLinkDown)(nil),          // 4: qim.internal.v1.RoomLinkDown
+	(*RoomLinkItem)(nil),          // 5: qim.internal.v1.RoomLinkItem
+	(*RoomRemoval)(nil),           // 6: qim.internal.v1.RoomRemoval
+	(*RoomJoinAnswer)(nil),        // 7: qim.internal.v1.RoomJoinAnswer
+	(*RoomBroadcast)(nil),         // 8: qim.internal.v1.RoomBroadcast
+	(*RoomPublish)(nil),           // 9: qim.internal.v1.RoomPublish
+	(*RoomPublishOutcome)(nil),    // 10: qim.internal.v1.RoomPublishOutcome
+	(*RoomModeration)(nil),        // 11: qim.internal.v1.RoomModeration
+	(*RoomUserAction)(nil),        // 12: qim.internal.v1.RoomUserAction
+	(*RoomSlowMode)(nil),          // 13: qim.internal.v1.RoomSlowMode
+	(*RoomRateLimit)(nil),         // 14: qim.internal.v1.RoomRateLimit
+	(*RoomModerationOutcome)(nil), // 15: qim.internal.v1.RoomModerationOutcome
+	(*RoomInfo)(nil),              // 16: qim.internal.v1.RoomInfo
+	(*v1.RoomJoined)(nil),         // 17: qim.v1.RoomJoined
+	(*v1.RoomEvent)(nil),          // 18: qim.v1.RoomEvent
+	(*v1.SendAck)(nil),            // 19: qim.v1.SendAck
 }
 var file_qiminternal_v1_room_proto_depIdxs = []int32{
 	1,  // 0: qim.internal.v1.RoomLinkUp.hello:type_name -> qim.internal.v1.RoomLinkHello
 	2,  // 1: qim.internal.v1.RoomLinkUp.join:type_name -> qim.internal.v1.RoomJoinCall
 	3,  // 2: qim.internal.v1.RoomLinkUp.leave:type_name -> qim.internal.v1.RoomLeaveCall
 	5,  // 3: qim.internal.v1.RoomLinkDown.items:type_name -> qim.internal.v1.RoomLinkItem
-	6,  // 4: qim.internal.v1.RoomLinkItem.joined:type_name -> qim.internal.v1.RoomJoinAnswer
-	7,  // 5: qim.internal.v1.RoomLinkItem.events:type_name -> qim.internal.v1.RoomBroadcast
-	10, // 6: qim.internal.v1.RoomJoinAnswer.joined:type_name -> qim.v1.RoomJoined
-	11, // 7: qim.internal.v1.RoomJoinAnswer.replay:type_name -> qim.v1.RoomEvent
-	11, // 8: qim.internal.v1.RoomBroadcast.events:type_name -> qim.v1.RoomEvent
-	12, // 9: qim.internal.v1.RoomPublishOutcome.ack:type_name -> qim.v1.SendAck
-	0,  // 10: qim.internal.v1.RoomWriter.Link:input_type -> qim.internal.v1.RoomLinkUp
-	8,  // 11: qim.internal.v1.RoomWriter.Publish:input_type -> qim.internal.v1.RoomPublish
-	4,  // 12: qim.internal.v1.RoomWriter.Link:output_type -> qim.internal.v1.RoomLinkDown
-	9,  // 13: qim.internal.v1.RoomWriter.Publish:output_type -> qim.internal.v1.RoomPublishOutcome
-	12, // [12:14] is the sub-list for method output_type
-	10, // [10:12] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	7,  // 4: qim.internal.v1.RoomLinkItem.joined:type_name -> qim.internal.v1.RoomJoinAnswer
+	8,  // 5: qim.internal.v1.RoomLinkItem.events:type_name -> qim.internal.v1.RoomBroadcast
+	6,  // 6: qim.internal.v1.RoomLinkItem.removed:type_name -> qim.internal.v1.RoomRemoval
+	17, // 7: qim.internal.v1.RoomJoinAnswer.joined:type_name -> qim.v1.RoomJoined
+	18, // 8: qim.internal.v1.RoomJoinAnswer.replay:type_name -> qim.v1.RoomEvent
+	18, // 9: qim.internal.v1.RoomBroadcast.events:type_name -> qim.v1.RoomEvent
+	19, // 10: qim.internal.v1.RoomPublishOutcome.ack:type_name -> qim.v1.SendAck
+	12, // 11: qim.internal.v1.RoomModeration.ban:type_name -> qim.internal.v1.RoomUserAction
+	12, // 12: qim.internal.v1.RoomModeration.unban:type_name -> qim.internal.v1.RoomUserAction
+	12, // 13: qim.internal.v1.RoomModeration.kick:type_name -> qim.internal.v1.RoomUserAction
+	12, // 14: qim.internal.v1.RoomModeration.mute:type_name -> qim.internal.v1.RoomUserAction
+	12, // 15: qim.internal.v1.RoomModeration.unmute:type_name -> qim.internal.v1.RoomUserAction
+	13, // 16: qim.internal.v1.RoomModeration.slow_mode:type_name -> qim.internal.v1.RoomSlowMode
+	14, // 17: qim.internal.v1.RoomModeration.rate_limit:type_name -> qim.internal.v1.RoomRateLimit
+	16, // 18: qim.internal.v1.RoomModerationOutcome.info:type_name -> qim.internal.v1.RoomInfo
+	0,  // 19: qim.internal.v1.RoomWriter.Link:input_type -> qim.internal.v1.RoomLinkUp
+	9,  // 20: qim.internal.v1.RoomWriter.Publish:input_type -> qim.internal.v1.RoomPublish
+	11, // 21: qim.internal.v1.RoomWriter.Moderate:input_type -> qim.internal.v1.RoomModeration
+	4,  // 22: qim.internal.v1.RoomWriter.Link:output_type -> qim.internal.v1.RoomLinkDown
+	10, // 23: qim.internal.v1.RoomWriter.Publish:output_type -> qim.internal.v1.RoomPublishOutcome
+	15, // 24: qim.internal.v1.RoomWriter.Moderate:output_type -> qim.internal.v1.RoomModerationOutcome
+	22, // [22:25] is the sub-list for method output_type
+	19, // [19:22] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_room_proto_init() }
@@ -817,6 +1487,17 @@ func file_qiminternal_v1_room_proto_init() {
 	file_qiminternal_v1_room_proto_msgTypes[5].OneofWrappers = []any{
 		(*RoomLinkItem_Joined)(nil),
 		(*RoomLinkItem_Events)(nil),
+		(*RoomLinkItem_Removed)(nil),
+	}
+	file_qiminternal_v1_room_proto_msgTypes[11].OneofWrappers = []any{
+		(*RoomModeration_Ban)(nil),
+		(*RoomModeration_Unban)(nil),
+		(*RoomModeration_Kick)(nil),
+		(*RoomModeration_Mute)(nil),
+		(*RoomModeration_Unmute)(nil),
+		(*RoomModeration_SlowMode)(nil),
+		(*RoomModeration_RateLimit)(nil),
+		(*RoomModeration_Info)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -824,7 +1505,7 @@ func file_qiminternal_v1_room_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_room_proto_rawDesc), len(file_qiminternal_v1_room_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

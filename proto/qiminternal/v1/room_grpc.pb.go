@@ -21,8 +21,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RoomWriter_Link_FullMethodName    = "/qim.internal.v1.RoomWriter/Link"
-	RoomWriter_Publish_FullMethodName = "/qim.internal.v1.RoomWriter/Publish"
+	RoomWriter_Link_FullMethodName     = "/qim.internal.v1.RoomWriter/Link"
+	RoomWriter_Publish_FullMethodName  = "/qim.internal.v1.RoomWriter/Publish"
+	RoomWriter_Moderate_FullMethodName = "/qim.internal.v1.RoomWriter/Moderate"
 )
 
 // RoomWriterClient is the client API for RoomWriter service.
@@ -39,6 +40,9 @@ type RoomWriterClient interface {
 	Link(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RoomLinkUp, RoomLinkDown], error)
 	// Publish puts one client SEND with a room target into its room.
 	Publish(ctx context.Context, in *RoomPublish, opts ...grpc.CallOption) (*RoomPublishOutcome, error)
+	// Moderate applies an operator's decision to a room and answers the room's counts (admin
+	// role; the admin API's /v1/rooms routes and `qimctl room`).
+	Moderate(ctx context.Context, in *RoomModeration, opts ...grpc.CallOption) (*RoomModerationOutcome, error)
 }
 
 type roomWriterClient struct {
@@ -72,6 +76,16 @@ func (c *roomWriterClient) Publish(ctx context.Context, in *RoomPublish, opts ..
 	return out, nil
 }
 
+func (c *roomWriterClient) Moderate(ctx context.Context, in *RoomModeration, opts ...grpc.CallOption) (*RoomModerationOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RoomModerationOutcome)
+	err := c.cc.Invoke(ctx, RoomWriter_Moderate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RoomWriterServer is the server API for RoomWriter service.
 // All implementations must embed UnimplementedRoomWriterServer
 // for forward compatibility.
@@ -86,6 +100,9 @@ type RoomWriterServer interface {
 	Link(grpc.BidiStreamingServer[RoomLinkUp, RoomLinkDown]) error
 	// Publish puts one client SEND with a room target into its room.
 	Publish(context.Context, *RoomPublish) (*RoomPublishOutcome, error)
+	// Moderate applies an operator's decision to a room and answers the room's counts (admin
+	// role; the admin API's /v1/rooms routes and `qimctl room`).
+	Moderate(context.Context, *RoomModeration) (*RoomModerationOutcome, error)
 	mustEmbedUnimplementedRoomWriterServer()
 }
 
@@ -101,6 +118,9 @@ func (UnimplementedRoomWriterServer) Link(grpc.BidiStreamingServer[RoomLinkUp, R
 }
 func (UnimplementedRoomWriterServer) Publish(context.Context, *RoomPublish) (*RoomPublishOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method Publish not implemented")
+}
+func (UnimplementedRoomWriterServer) Moderate(context.Context, *RoomModeration) (*RoomModerationOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method Moderate not implemented")
 }
 func (UnimplementedRoomWriterServer) mustEmbedUnimplementedRoomWriterServer() {}
 func (UnimplementedRoomWriterServer) testEmbeddedByValue()                    {}
@@ -148,6 +168,24 @@ func _RoomWriter_Publish_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RoomWriter_Moderate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RoomModeration)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoomWriterServer).Moderate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoomWriter_Moderate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoomWriterServer).Moderate(ctx, req.(*RoomModeration))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RoomWriter_ServiceDesc is the grpc.ServiceDesc for RoomWriter service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -158,6 +196,10 @@ var RoomWriter_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Publish",
 			Handler:    _RoomWriter_Publish_Handler,
+		},
+		{
+			MethodName: "Moderate",
+			Handler:    _RoomWriter_Moderate_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
