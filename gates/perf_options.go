@@ -19,6 +19,9 @@ type PerfOptions struct {
 	// Connections, and SDKClients 0.
 	Mode      loadgen.Mode
 	GroupSize int
+	// RoomSize is loadgen.ModeRoom's joined connections per room (Connections is rounded down to
+	// whole rooms; Rate is room events published per second): 1..Connections, SDKClients 0.
+	RoomSize int
 	// Profile captures a CPU profile of every service in the middle of the measured window
 	// (single-rate runs only; a find-max climb changes rate under the profile).
 	Profile bool

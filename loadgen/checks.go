@@ -146,7 +146,7 @@ func CPUSummary(cpu *CPUReport) string {
 	s := fmt.Sprintf("%.3f ms CPU per ACKed message: %.1f CPU-s over %.0f s across %d processes (%s); machine %.2f cores busy",
 		cpu.MsPerMessage, cpu.TotalS, cpu.WindowS, len(cpu.Procs), procShares(cpu), cpu.MachineBusyCores)
 	if cpu.MsPerEntry > 0 {
-		s += fmt.Sprintf("; %.4f ms CPU per delivered mailbox entry", cpu.MsPerEntry)
+		s += fmt.Sprintf("; %.4f ms CPU per delivered %s", cpu.MsPerEntry, cmp.Or(cpu.EntryUnit, "mailbox entry"))
 	}
 	if !cpu.Complete {
 		s += "; incomplete readings (a lower bound): " + procErrors(cpu)

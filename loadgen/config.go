@@ -45,6 +45,12 @@ type Config struct {
 	// groups.
 	GroupSize int
 
+	// RoomSize is the joined connections per room in ModeRoom (Connections is rounded down to
+	// whole rooms); RoomSenders of each room's members publish, default min(4, RoomSize). Both
+	// must be 0 in the other modes.
+	RoomSize    int
+	RoomSenders int
+
 	// Connections is the number of message connections: in ModeDirect all of them in 1:1 pairs
 	// (both sides of a pair send to each other), default 400, rounded up to even; in ModeGroup
 	// the members of Connections/GroupSize groups, rounded down to whole groups. More
@@ -133,17 +139,18 @@ type Mode string
 const (
 	ModeDirect Mode = "direct" // 1:1 pairs
 	ModeGroup  Mode = "group"  // groups of Config.GroupSize members, created at setup
+	ModeRoom   Mode = "room"   // rooms of Config.RoomSize joined connections (room.go)
 )
 
 // ParseMode reads a --mode value.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeDirect, ModeGroup:
+	case ModeDirect, ModeGroup, ModeRoom:
 		return m, nil
 	case "":
 		return ModeDirect, nil
 	}
-	return "", fmt.Errorf("%w: mode %q: want %s or %s", ErrConfig, s, ModeDirect, ModeGroup)
+	return "", fmt.Errorf("%w: mode %q: want %s, %s or %s", ErrConfig, s, ModeDirect, ModeGroup, ModeRoom)
 }
 
 // gatewayOf is the gateway a raw connection of user dials.
@@ -219,9 +226,29 @@ func (c *Config) validateMode() error {
 			return fmt.Errorf("%w: sdk clients %d%% in group mode: the SDK lane drives 1:1 pairs (pass 0)", ErrConfig, c.SDKClientsPercent)
 		}
 		c.Connections -= c.Connections % c.GroupSize
+	case ModeRoom:
+		return c.validateRoom()
 	default:
-		return fmt.Errorf("%w: mode %q: want %s or %s", ErrConfig, c.Mode, ModeDirect, ModeGroup)
+		return fmt.Errorf("%w: mode %q: want %s, %s or %s", ErrConfig, c.Mode, ModeDirect, ModeGroup, ModeRoom)
 	}
+	if c.RoomSize != 0 || c.RoomSenders != 0 {
+		return fmt.Errorf("%w: room size %d, room senders %d in %s mode (rooms need mode %s)", ErrConfig, c.RoomSize, c.RoomSenders, c.Mode, ModeRoom)
+	}
+	return nil
+}
+
+// validateRoom shapes a room run: whole rooms, at least one publisher per room, no SDK lane.
+func (c *Config) validateRoom() error {
+	defInt(&c.RoomSenders, min(4, max(c.RoomSize, 1)))
+	switch {
+	case c.GroupSize != 0 || c.SDKClientsPercent != 0:
+		return fmt.Errorf("%w: group size %d, sdk clients %d%% in room mode (pass 0)", ErrConfig, c.GroupSize, c.SDKClientsPercent)
+	case c.RoomSize < 1 || c.RoomSize > c.Connections:
+		return fmt.Errorf("%w: room size %d not in [1, connections %d]: every member is a connection (pass --connections)", ErrConfig, c.RoomSize, c.Connections)
+	case c.RoomSenders < 1 || c.RoomSenders > c.RoomSize:
+		return fmt.Errorf("%w: room senders %d not in [1, room size %d]", ErrConfig, c.RoomSenders, c.RoomSize)
+	}
+	c.Connections -= c.Connections % c.RoomSize
 	return nil
 }
 

@@ -177,7 +177,10 @@ type CPUReport struct {
 	// MsPerEntry (group mode) is TotalS in ms divided by the mailbox entries delivered inside
 	// the window: a group message costs the system once per member, which per message hides.
 	MsPerEntry float64 `json:"ms_per_entry,omitempty"`
-	LoadgenS   float64 `json:"loadgen_s"`
+	// EntryUnit names what MsPerEntry divides by: "mailbox entry" (group mode) or "room
+	// event" (room mode: one event read by one member).
+	EntryUnit string  `json:"entry_unit,omitempty"`
+	LoadgenS  float64 `json:"loadgen_s"`
 	// MachineBusyCores is the whole machine's busy time per second of window (all processes,
 	// neighbours included): how loaded the box was while the numbers were taken.
 	MachineBusyCores float64 `json:"machine_busy_cores"`

@@ -13,6 +13,13 @@
 // member other than the sender), and a lost entry fails the run. The SDK lane is disabled in
 // group mode: it drives 1:1 pairs.
 //
+// Room mode (room.go, roomrun.go, roomreport.go) joins the connections to rooms of
+// Config.RoomSize (the measured window starts with every room full), lets RoomSenders members of
+// each room publish Rate events per second in all, and has every member read every event:
+// broadcast latency from the publish time in the body, delivered events against expected ones
+// (ACKed × members), room_seq gaps, members dropped by ROOM_LEFT, CPU per delivered event. Rooms
+// are lossy by design, so a loss fails the run's capacity verdict, not a durability one.
+//
 // It owns: the arrival schedule (scheduler.go — arrivals never wait for answers, lag is
 // measured, unsendable arrivals are counted), the frame-level connections (conn.go, sender.go,
 // puller.go: SEND with the send time in the body, SEND_ACK, PUSH_EVENTS, coalesced
@@ -51,7 +58,8 @@
 //
 //	schema_version       1
 //	label, started_at    run name, UTC start of the measured window
-//	config               gateway, mode ("direct" | "group"), group_size (group mode), rate
+//	config               gateway, mode ("direct" | "group" | "room"), group_size (group mode),
+//	                     room_size and room_senders (room mode), rate
 //	                     (frame-lane target: messages, to groups in group mode), duration_s,
 //	                     connections (frame lane: 1:1 pairs, or whole groups), ping_connections,
 //	                     body_bytes, inflight_per_conn, queue_per_conn, ack_timeout_s,
@@ -110,6 +118,7 @@
 //	                                      (the recipient's pull; only messages pushed first)
 //	                       ping_rtt       PING → PONG on the control group
 //	                       generator_lag  intended arrival → SEND written
+//	                       broadcast      room mode: SEND written → the event read by a member
 //	timeline[]           one per window: end_s, dur_s, phase ("run" | "drain"), sent, acked,
 //	                     delivered, send_rate, ack_rate, deliver_rate, queued (arrivals waiting
 //	                     in the generator), inflight (SENDs awaiting answers), segments.<name>
@@ -124,9 +133,14 @@
 //	group                group mode only: group_size, groups, expected_entries (ACKed × group
 //	                     size), delivered_entries, lost_entries, lost_own_copies,
 //	                     entries_in_window, entry_rate (entries_in_window / duration_s)
+//	room                 room mode only: room_size, rooms, room_senders, expected_events (ACKed
+//	                     × room size), delivered_events, delivered_events_per_s (of publishes in
+//	                     the window), delivered_fraction, gaps, slow_consumer_drops,
+//	                     cpu_ms_per_delivered_event (cpu.ms_per_entry is the same figure)
 //	verdicts[]           {name, passed, detail}: arrival rate, send→ACK p99, end-to-end p99,
 //	                     missing (group mode: lost entries), duplicates after dedup, failures,
 //	                     sdk lane, and cpu per message only when Thresholds.CPUMsPerMessage sets
-//	                     a budget
+//	                     a budget; room mode: arrival rate, send→ACK p99, broadcast p99, room
+//	                     events lost, room failures (and cpu per message when budgeted)
 //	errors, error_count  first problems seen (no bodies, no tokens) and how many in total
 package loadgen

@@ -39,11 +39,14 @@ type fakeGateway struct {
 	mailbox map[contract.UserID][]*qimv1.MailboxEvent
 	convs   map[contract.ConversationID][]*qimv1.HistoryMessage
 	groups  map[contract.ConversationID][]contract.UserID // fakegroup_test.go
-	mangle  mangleFunc                                    // fakegroup_test.go; nil delivers every entry
-	entries int64                                         // group mailbox entries so far
-	nextMsg uint64
-	auths   int
-	wg      sync.WaitGroup
+	rooms   map[string]*fakeRoom                          // fakeroom_test.go
+	// roomSkip, set before a run, loses the n-th room delivery when it answers true.
+	roomSkip func(n int64) bool
+	mangle   mangleFunc // fakegroup_test.go; nil delivers every entry
+	entries  int64      // group mailbox entries so far
+	nextMsg  uint64
+	auths    int
+	wg       sync.WaitGroup
 }
 
 func newFakeGateway(t *testing.T) *fakeGateway {
@@ -55,7 +58,7 @@ func newFakeGateway(t *testing.T) *fakeGateway {
 	g := &fakeGateway{t: t, secret: []byte("fake-gateway-secret-of-32-bytes!"), addr: ln.Addr().String(), ln: ln,
 		live: map[contract.UserID]*wire.Writer{}, socks: map[net.Conn]bool{},
 		mailbox: map[contract.UserID][]*qimv1.MailboxEvent{}, convs: map[contract.ConversationID][]*qimv1.HistoryMessage{},
-		groups: map[contract.ConversationID][]contract.UserID{}}
+		groups: map[contract.ConversationID][]contract.UserID{}, rooms: map[string]*fakeRoom{}}
 	g.wg.Add(1)
 	go g.accept(ln)
 	t.Cleanup(func() { g.drop(); g.wg.Wait() })
@@ -158,9 +161,15 @@ func (g *fakeGateway) handle(w *wire.Writer, user contract.UserID, m wire.Messag
 	switch m.Opcode {
 	case contract.OpCreateGroup:
 		g.createGroup(w, user, m)
+	case contract.OpJoinRoom:
+		g.joinRoom(w, m)
 	case contract.OpSend:
 		var req qimv1.SendRequest
 		_ = proto.Unmarshal(m.Payload, &req)
+		if req.GetRoomId() != nil {
+			g.roomSend(w, user, m.RequestID, &req)
+			return
+		}
 		if req.GetGroupId() != nil {
 			g.groupSend(w, user, m.RequestID, &req)
 			return

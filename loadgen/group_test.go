@@ -172,7 +172,12 @@ func TestGroupConfig(t *testing.T) {
 		{"group size missing", func(c *Config) { c.Mode = ModeGroup }, "group size 0 not in", 0},
 		{"group size in direct mode", func(c *Config) { c.GroupSize = 10 }, "group size 10 in direct mode", 0},
 		{"sdk lane in group mode", func(c *Config) { c.Mode, c.GroupSize, c.SDKClientsPercent = ModeGroup, 10, 5 }, "SDK lane drives 1:1 pairs", 0},
-		{"unknown mode", func(c *Config) { c.Mode = "room" }, `mode "room"`, 0},
+		{"unknown mode", func(c *Config) { c.Mode = "chat" }, `mode "chat"`, 0},
+		{"room rounds down to whole rooms", func(c *Config) { c.Mode, c.RoomSize = ModeRoom, 30 }, "", 390},
+		{"room size missing", func(c *Config) { c.Mode = ModeRoom }, "room size 0 not in", 0},
+		{"room larger than the connections", func(c *Config) { c.Mode, c.RoomSize = ModeRoom, 401 }, "room size 401 not in [1, connections 400]", 0},
+		{"more senders than members", func(c *Config) { c.Mode, c.RoomSize, c.RoomSenders = ModeRoom, 3, 4 }, "room senders 4 not in [1, room size 3]", 0},
+		{"room size in direct mode", func(c *Config) { c.RoomSize = 10 }, "room size 10, room senders 0 in direct mode", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base

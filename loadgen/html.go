@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -37,6 +38,9 @@ func RenderHTML(rep *Report) []byte {
 	ratePlot(rep).render(&b)
 	fmt.Fprintf(&b, "<h2>Latency over time (per %s window, log scale)</h2>", windowLength(rep))
 	for s := range numSegments {
+		if rep.Room != nil && rep.Segments[s.String()].Count == 0 {
+			continue // room mode has no mailbox segments: empty plots would only mislead
+		}
 		timePlot(rep, s).render(&b)
 	}
 	b.WriteString("<h2>Latency by percentile (HDR)</h2>")
@@ -72,6 +76,9 @@ func requestedRate(rep *Report) (rate float64, scaled bool) {
 // requested and where the rest went. The run's label stays out of the title: the perf gate's
 // states the rate requested, not this one.
 func targetStatement(rep *Report) (rate, scaled string) {
+	if rep.Room != nil {
+		return oneDecimal(rep.TargetRate) + " events/s", fmt.Sprintf(" into rooms of %d", rep.Room.RoomSize)
+	}
 	req, ok := requestedRate(rep)
 	if !ok {
 		return oneDecimal(rep.TargetRate) + " msg/s", ""
@@ -106,14 +113,19 @@ func writeSummary(b *strings.Builder, rep *Report) {
 		conns = fmt.Sprintf("%d in %d groups of %d + %d PING control, SDK lane off (group mode)", c.Connections, g.Groups,
 			g.GroupSize, c.PingConnections)
 	}
+	unit := "msg/s"
+	if r := rep.Room; r != nil {
+		unit = "events/s"
+		conns = fmt.Sprintf("%d joined in %d rooms of %d, %d publishing per room (room mode)", c.Connections, r.Rooms, r.RoomSize, r.RoomSenders)
+	}
 	rate, scaled := targetStatement(rep)
 	rows := [][2]string{
 		{"started", rep.StartedAt.Format("2006-01-02 15:04:05 UTC")},
 		{"label", rep.Label},
 		{"gateway", c.Gateway},
 		{"target rate", fmt.Sprintf("%s for %.0f s%s", rate, c.DurationS, scaled)},
-		{"achieved send rate", fmt.Sprintf("%s msg/s (%.2f %%)", oneDecimal(rep.AchievedSendRate), 100*rep.ArrivalRatio)},
-		{"commit (ACK) rate", oneDecimal(rep.AckRate) + " msg/s"},
+		{"achieved send rate", fmt.Sprintf("%s %s (%.2f %%)", oneDecimal(rep.AchievedSendRate), unit, 100*rep.ArrivalRatio)},
+		{"commit (ACK) rate", oneDecimal(rep.AckRate) + " " + unit},
 		{"connections", conns},
 		{"settle", fmt.Sprintf("%.1f s, complete %v", rep.Settle.WaitedS, rep.Settle.Complete)},
 	}
@@ -122,6 +134,13 @@ func writeSummary(b *strings.Builder, rep *Report) {
 			[2]string{"delivered entries", fmt.Sprintf("%.1f entries/s in the window; %d delivered, %d expected (ACKed × %d members)",
 				g.EntryRate, g.DeliveredEntries, g.ExpectedEntries, g.GroupSize)},
 			[2]string{"lost entries", fmt.Sprintf("%d (%d own copies)", g.LostEntries, g.LostOwnCopies)})
+	}
+	if g := rep.Room; g != nil {
+		rows = append(rows,
+			[2]string{"delivered events", fmt.Sprintf("%.0f events/s read by members in the window; %d read, %d expected (ACKed × %d members, %.4f)",
+				g.DeliveredRate, g.DeliveredEvents, g.ExpectedEvents, g.RoomSize, g.DeliveredFraction)},
+			[2]string{"losses", fmt.Sprintf("%d room_seq gaps, %d members dropped (ROOM_LEFT)", g.Gaps, g.SlowConsumerDrops)},
+			[2]string{"CPU per delivered event", fmt.Sprintf("%.4f ms (system under test)", g.CPUMsPerEvent)})
 	}
 	b.WriteString(`<table>`)
 	for _, r := range rows {
@@ -197,7 +216,7 @@ func writeCPU(b *strings.Builder, cpu *CPUReport) {
 	}
 	perEntry := ""
 	if cpu.MsPerEntry > 0 {
-		perEntry = fmt.Sprintf(", %.4f ms per delivered entry", cpu.MsPerEntry)
+		perEntry = fmt.Sprintf(", %.4f ms per delivered %s", cpu.MsPerEntry, cmp.Or(cpu.EntryUnit, "entry"))
 	}
 	fmt.Fprintf(b, `<tr><th>system under test</th><td></td><td class="num">%.2f</td><td></td><td></td><td></td><td>%.3f ms per ACKed message%s</td></tr>`,
 		cpu.TotalS, cpu.MsPerMessage, perEntry)

@@ -9,13 +9,14 @@ import (
 // segmentColors is one colour per segment, indexed by Segment, for the percentile plot that
 // draws them all at once, so no two may be alike (TestHTMLSegmentColorsAreDistinct).
 var segmentColors = [...]string{
-	SegSendAck:  "#1f77b4", // blue
-	SegSendPush: "#ff7f0e", // orange
-	SegEndToEnd: "#2ca02c", // green
-	SegAckPush:  "#9467bd", // purple
-	SegPushPull: "#8c564b", // brown
-	SegPing:     "#e377c2", // pink
-	SegGenLag:   "#17becf", // cyan
+	SegSendAck:   "#1f77b4", // blue
+	SegSendPush:  "#ff7f0e", // orange
+	SegEndToEnd:  "#2ca02c", // green
+	SegAckPush:   "#9467bd", // purple
+	SegPushPull:  "#8c564b", // brown
+	SegPing:      "#e377c2", // pink
+	SegGenLag:    "#17becf", // cyan
+	SegBroadcast: "#d62728", // red
 }
 
 // A segment added without a colour here (or a colour without a segment) makes one of these
@@ -54,12 +55,19 @@ func TimelineSVG(rep *Report, marks ...Mark) string {
 func ratePlot(rep *Report) *plot {
 	var send, ack, deliver, xs []float64
 	hi := rep.TargetRate
+	// Room mode: each event is read by every member, so the read rate is shown per member; with
+	// nothing lost the three lines coincide, as the direct-mode ones do.
+	perDelivery, title, unit := 1.0, "send, commit (ACK) and delivery rate per window", "msg/s"
+	if r := rep.Room; r != nil && r.RoomSize > 0 {
+		perDelivery, title, unit = float64(r.RoomSize), fmt.Sprintf("published, ACKed, and read by members ÷ %d (room size), per window", r.RoomSize), "events/s"
+	}
 	for _, w := range rep.Timeline {
 		xs = append(xs, w.EndS)
-		send, ack, deliver = append(send, w.SendRate), append(ack, w.AckRate), append(deliver, w.DeliverRate)
-		hi = max(hi, w.SendRate, w.AckRate, w.DeliverRate)
+		d := w.DeliverRate / perDelivery
+		send, ack, deliver = append(send, w.SendRate), append(ack, w.AckRate), append(deliver, d)
+		hi = max(hi, w.SendRate, w.AckRate, d)
 	}
-	p := &plot{title: "send, commit (ACK) and delivery rate per window", x: timeAxis(rep), y: linearAxis("msg/s", hi*1.05, "", true)}
+	p := &plot{title: title, x: timeAxis(rep), y: linearAxis(unit, hi*1.05, "", true)}
 	target, sent, acked, delivered := targetStroke, sentStroke, ackedStroke, deliveredStroke
 	target.xs, target.ys = []float64{p.x.min, p.x.max}, []float64{rep.TargetRate, rep.TargetRate}
 	sent.xs, sent.ys = xs, send

@@ -13,17 +13,18 @@ type Segment int
 
 // The segments, in report order.
 const (
-	SegSendAck  Segment = iota // SEND handed to the socket → SEND_ACK read (the sender)
-	SegSendPush                // SEND → first PUSH_EVENTS carrying it at the recipient
-	SegEndToEnd                // SEND → the MAILBOX_BATCH that delivered it to the recipient
-	SegAckPush                 // SEND_ACK at the sender → first PUSH_EVENTS at the recipient (fanout, materialize, push)
-	SegPushPull                // first PUSH_EVENTS → the MAILBOX_BATCH that delivered it (the recipient's pull)
-	SegPing                    // PING → PONG on the control group (no pipeline involved)
-	SegGenLag                  // intended arrival time → SEND handed to the socket (generator)
+	SegSendAck   Segment = iota // SEND handed to the socket → SEND_ACK read (the sender)
+	SegSendPush                 // SEND → first PUSH_EVENTS carrying it at the recipient
+	SegEndToEnd                 // SEND → the MAILBOX_BATCH that delivered it to the recipient
+	SegAckPush                  // SEND_ACK at the sender → first PUSH_EVENTS at the recipient (fanout, materialize, push)
+	SegPushPull                 // first PUSH_EVENTS → the MAILBOX_BATCH that delivered it (the recipient's pull)
+	SegPing                     // PING → PONG on the control group (no pipeline involved)
+	SegGenLag                   // intended arrival time → SEND handed to the socket (generator)
+	SegBroadcast                // room mode: SEND handed to the socket → the event read by a member
 	numSegments
 )
 
-var segmentNames = [numSegments]string{"send_ack", "send_push", "end_to_end", "ack_push", "push_pull", "ping_rtt", "generator_lag"}
+var segmentNames = [numSegments]string{"send_ack", "send_push", "end_to_end", "ack_push", "push_pull", "ping_rtt", "generator_lag", "broadcast"}
 
 // String is the segment's report key.
 func (s Segment) String() string { return segmentNames[s] }

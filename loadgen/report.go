@@ -30,6 +30,7 @@ type Report struct {
 	Settle           SettleReport              `json:"settle"`
 	SDKLane          LaneReport                `json:"sdk_lane"`
 	Group            *GroupReport              `json:"group,omitempty"` // group mode only
+	Room             *RoomReport               `json:"room,omitempty"`  // room mode only
 	Verdicts         []Verdict                 `json:"verdicts"`
 	Errors           []string                  `json:"errors,omitempty"`
 	ErrorCount       int64                     `json:"error_count"`
@@ -40,6 +41,8 @@ type ReportConfig struct {
 	Gateway           string  `json:"gateway"`
 	Mode              Mode    `json:"mode"`
 	GroupSize         int     `json:"group_size,omitempty"`
+	RoomSize          int     `json:"room_size,omitempty"`
+	RoomSenders       int     `json:"room_senders,omitempty"`
 	Rate              float64 `json:"rate"`
 	DurationS         float64 `json:"duration_s"`
 	Connections       int     `json:"connections"`

@@ -93,6 +93,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Mode == ModeRoom {
+		return runRoom(ctx, cfg)
+	}
 	r := newRunState(cfg)
 	frameConns, frameRate := cfg.Connections, cfg.Rate
 	sdk := cfg.sdkClients()

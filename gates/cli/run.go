@@ -58,6 +58,7 @@ Examples:
   qim-gate run perf --find-max --sdk-clients 0
   qim-gate run perf --mode group --group-size 10 --rate 50 --duration 20s
   qim-gate run perf --mode group --group-size 100 --connections 1000 --find-max
+  qim-gate run perf --mode room --room-size 1000 --connections 1000 --find-max
   qim-gate run --full                  # with a CQL node: the release run
   qim-gate run --full --rate 500 --skip 'chaos:run nightly, not on every change'`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
@@ -88,8 +89,9 @@ func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
 	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs (group mode: whole groups of --group-size)")
 	f.IntVar(&o.perf.SDKClients, "sdk-clients", 5, "perf: percent of connections driven by the SDK lane (0 disables; group mode: off)")
 	f.StringVar(&o.perfMode, "mode", string(loadgen.ModeDirect),
-		"perf: direct (1:1 pairs) or group (--rate group messages/s to groups of --group-size members, created at setup; the SDK lane is off)")
+		"perf: direct (1:1 pairs), group (--rate group messages/s to groups of --group-size members, created at setup) or room (--rate events/s into rooms of --room-size joined connections); the SDK lane is off in group and room mode")
 	f.IntVar(&o.perf.GroupSize, "group-size", 0, fmt.Sprintf("perf: group mode: members per group, 1..%d (at most --connections)", contract.GroupMaxMembers))
+	f.IntVar(&o.perf.RoomSize, "room-size", 0, "perf: room mode: joined connections per room (at most --connections; --rate is room events published per second)")
 	f.Float64Var(&o.perf.CPUBudget, "cpu-budget", 0,
 		"perf: fail when CPU per ACKed message (ms, all accounted processes) exceeds this; judged at the capacity rate with --find-max (0: report only)")
 	f.BoolVar(&o.perf.ConnectWebhook, "connect-webhook", false, "perf: log the frame lane in with opaque tokens through the deployment's connect webhook, and report the webhook's latency")
@@ -221,7 +223,7 @@ func (o *runOptions) perfModeOf(cmd *cobra.Command) error {
 		return fmt.Errorf("qim-gate: --mode: %w", err)
 	}
 	o.perf.Mode = mode
-	if mode == loadgen.ModeGroup && !cmd.Flags().Changed("sdk-clients") {
+	if mode != loadgen.ModeDirect && !cmd.Flags().Changed("sdk-clients") {
 		o.perf.SDKClients = 0
 	}
 	return nil

@@ -74,6 +74,11 @@ func (g perfGate) findMax(ctx context.Context, env *gates.Env, r *gates.Result, 
 		r.Metric("max_passing_entry_rate", capacity.Group.EntryRate)
 		capEntries = fmt.Sprintf(" (%.1f delivered entries/s, groups of %d)", capacity.Group.EntryRate, capacity.Group.GroupSize)
 	}
+	if capacity != nil && capacity.Room != nil {
+		r.Metric("max_passing_delivered_events_per_s", capacity.Room.DeliveredRate)
+		capEntries = fmt.Sprintf(" (%.0f delivered events/s, rooms of %d, broadcast p99 %.1f ms, %.4f CPU ms per delivered event)",
+			capacity.Room.DeliveredRate, capacity.Room.RoomSize, capacity.Segments["broadcast"].P99Ms, capacity.Room.CPUMsPerEvent)
+	}
 	r.Check("find-max", best > 0, "highest rate within SLO: %s msg/s%s; lowest failing step: %s", rateLabel(best), capEntries, orNone(stop))
 	if lane != nil {
 		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)

@@ -44,6 +44,9 @@ func (o options) what(rate float64) string {
 	if o.Mode == loadgen.ModeGroup {
 		return fmt.Sprintf("%s msg/s to groups of %d", rateLabel(rate), o.GroupSize)
 	}
+	if o.Mode == loadgen.ModeRoom {
+		return fmt.Sprintf("%s events/s into rooms of %d", rateLabel(rate), o.RoomSize)
+	}
 	return fmt.Sprintf("%s msg/s", rateLabel(rate))
 }
 
@@ -64,8 +67,29 @@ func groupMetrics(r *gates.Result, prefix string, rep *loadgen.Report) {
 	m("cpu_ms_per_entry", rep.CPU.MsPerEntry)
 }
 
+// roomMetrics copies a room run's delivery numbers into the gate result.
+func roomMetrics(r *gates.Result, prefix string, rep *loadgen.Report) {
+	g := rep.Room
+	if g == nil {
+		return
+	}
+	m := func(k string, v float64) { r.Metric(prefix+k, v) }
+	m("room_size", float64(g.RoomSize))
+	m("rooms", float64(g.Rooms))
+	m("room_expected_events", float64(g.ExpectedEvents))
+	m("room_delivered_events", float64(g.DeliveredEvents))
+	m("room_delivered_events_per_s", g.DeliveredRate)
+	m("room_gaps", float64(g.Gaps))
+	m("room_slow_consumer_drops", float64(g.SlowConsumerDrops))
+	m("cpu_ms_per_delivered_event", g.CPUMsPerEvent)
+}
+
 // entriesNote is the entries part of a find-max step's summary, "" in 1:1 mode.
 func entriesNote(rep *loadgen.Report) string {
+	if g := rep.Room; g != nil {
+		return fmt.Sprintf(", %.0f delivered events/s, broadcast p99 %.1f ms, %d of %d delivered, %d dropped members, %.4f CPU ms/event",
+			g.DeliveredRate, rep.Segments["broadcast"].P99Ms, g.DeliveredEvents, g.ExpectedEvents, g.SlowConsumerDrops, g.CPUMsPerEvent)
+	}
 	if g := rep.Group; g != nil {
 		return fmt.Sprintf(", %.1f entries/s, %d lost entries, %.4f CPU ms/entry", g.EntryRate, g.LostEntries, rep.CPU.MsPerEntry)
 	}

@@ -48,6 +48,7 @@ func perfMetrics(r *gates.Result, prefix string, rep *loadgen.Report) {
 	}
 	m("cpu_ms_per_msg", rep.CPU.MsPerMessage)
 	groupMetrics(r, prefix, rep)
+	roomMetrics(r, prefix, rep)
 	m("cpu_total_s", rep.CPU.TotalS)
 	m("loadgen_cpu_s", rep.CPU.LoadgenS)
 	m("machine_busy_cores", rep.CPU.MachineBusyCores)

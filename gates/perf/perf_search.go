@@ -76,6 +76,9 @@ func (s *rateSearch) record(rate float64, within bool) {
 // the same mailbox entries as findMaxStart 1:1 messages (a 1:1 message makes two entries, the
 // recipient's and the sender's own copy; a group message one per member).
 func (o options) findMaxStartRate() float64 {
+	if o.Mode == loadgen.ModeRoom { // one event is RoomSize deliveries: start near 10,000 of them a second
+		return max(sig3(1e4/float64(max(o.RoomSize, 1))), 0.5)
+	}
 	if o.Mode == loadgen.ModeGroup {
 		return sig3(findMaxStart * 2 / float64(max(o.GroupSize, 2)))
 	}

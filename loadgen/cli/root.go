@@ -31,6 +31,8 @@ type options struct {
 	secretFile  string
 	mode        string
 	groupSize   int
+	roomSize    int
+	roomSenders int
 	rate        float64
 	duration    time.Duration
 	connections int
@@ -77,11 +79,17 @@ per second, senders round-robin over the groups and their members. Delivery is j
 per second, lost entries and CPU per delivered entry. The SDK lane drives 1:1 pairs and is off
 in group mode (--sdk-clients defaults to 0 there; a non-zero value is refused).
 
+--mode room --room-size N joins the connections to rooms of N (whole rooms only) and has
+--room-senders of each room publish --rate events per second in all; every member reads every
+event. The report adds delivered events per second, broadcast latency (publish → member read),
+room_seq gaps, members dropped as slow consumers and CPU per delivered event. The SDK lane is off.
+
 Examples:
   QIM_TOKEN_SECRET=... qim-loadgen --gateway 127.0.0.1:7000 --rate 500 --duration 60s --html-out out.html
   qim-loadgen --gateway 10.0.0.5:7000 --secret-file /etc/qim/token-secret --rate 2000 \
       --connections 1200 --cpu-pid gateway=4242 --cpu-pid redis=4100 --json-out run.json --sdk-clients 0
-  qim-loadgen --gateway 127.0.0.1:7000 --mode group --group-size 50 --connections 500 --rate 40`,
+  qim-loadgen --gateway 127.0.0.1:7000 --mode group --group-size 50 --connections 500 --rate 40
+  qim-loadgen --gateway 127.0.0.1:7000 --mode room --room-size 1000 --connections 1000 --rate 20`,
 		SilenceUsage: true,
 		RunE:         func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -89,8 +97,10 @@ Examples:
 	f.StringVar(&o.gateway, "gateway", "", "gateway TCP address host:port (required)")
 	f.StringSliceVar(&o.more, "more-gateways", nil, "the other gateways of a deployment with several: connections are spread over all by user id, so a pair's two users may sit on different gateways")
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the dev-token signing secret (default: $QIM_TOKEN_SECRET)")
-	f.StringVar(&o.mode, "mode", string(loadgen.ModeDirect), "direct (1:1 pairs) or group (groups of --group-size members)")
+	f.StringVar(&o.mode, "mode", string(loadgen.ModeDirect), "direct (1:1 pairs), group (groups of --group-size members) or room (rooms of --room-size joined connections)")
 	f.IntVar(&o.groupSize, "group-size", 0, fmt.Sprintf("group mode: members per group, 1..%d", contract.GroupMaxMembers))
+	f.IntVar(&o.roomSize, "room-size", 0, "room mode: joined connections per room (at most --connections)")
+	f.IntVar(&o.roomSenders, "room-senders", 0, "room mode: members of each room that publish (default min(4, --room-size))")
 	f.Float64Var(&o.rate, "rate", 500, "target arrival rate, msg/s (group mode: messages to groups)")
 	f.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
 	f.IntVar(&o.connections, "connections", 400, "message connections, in 1:1 pairs (group mode: whole groups)")
@@ -124,7 +134,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	}
 	out := cmd.OutOrStdout()
 	cfg := loadgen.Config{
-		Gateway: o.gateway, MoreGateways: o.more, TokenSecret: secret, Mode: mode, GroupSize: o.groupSize, Rate: o.rate, Duration: o.duration,
+		Gateway: o.gateway, MoreGateways: o.more, TokenSecret: secret, Mode: mode, GroupSize: o.groupSize, RoomSize: o.roomSize, RoomSenders: o.roomSenders, Rate: o.rate, Duration: o.duration,
 		Connections: o.connections, PingConnections: o.pings, BodyBytes: o.bodyBytes, SDKClientsPercent: o.sdkClients,
 		CPU: procs, Thresholds: loadgen.Thresholds{CPUMsPerMessage: o.cpuBudget}, Progress: out, Label: o.label(mode),
 	}
@@ -159,7 +169,7 @@ func (o *options) modeOf(cmd *cobra.Command) (loadgen.Mode, error) {
 	if err != nil {
 		return "", fmt.Errorf("qim-loadgen: --mode: %w", err)
 	}
-	if mode == loadgen.ModeGroup && !cmd.Flags().Changed("sdk-clients") {
+	if mode != loadgen.ModeDirect && !cmd.Flags().Changed("sdk-clients") {
 		o.sdkClients = 0
 	}
 	return mode, nil
@@ -168,6 +178,9 @@ func (o *options) modeOf(cmd *cobra.Command) (loadgen.Mode, error) {
 func (o *options) label(mode loadgen.Mode) string {
 	if mode == loadgen.ModeGroup {
 		return fmt.Sprintf("%.0f msg/s to groups of %d for %s against %s", o.rate, o.groupSize, o.duration, o.gateway)
+	}
+	if mode == loadgen.ModeRoom {
+		return fmt.Sprintf("%g events/s into rooms of %d for %s against %s", o.rate, o.roomSize, o.duration, o.gateway)
 	}
 	return fmt.Sprintf("%.0f msg/s for %s against %s", o.rate, o.duration, o.gateway)
 }
@@ -223,8 +236,12 @@ func printSummary(w io.Writer, rep *loadgen.Report) {
 			g.Groups, g.GroupSize, g.EntryRate, g.ExpectedEntries-g.LostEntries, g.ExpectedEntries, g.LostEntries, g.LostOwnCopies,
 			rep.CPU.MsPerEntry)
 	}
+	if g := rep.Room; g != nil {
+		fmt.Fprintf(w, "%d rooms of %d: %.0f delivered events/s; %d of %d expected deliveries read, %d room_seq gaps, %d members dropped; %.4f ms CPU per delivered event\n",
+			g.Rooms, g.RoomSize, g.DeliveredRate, g.DeliveredEvents, g.ExpectedEvents, g.Gaps, g.SlowConsumerDrops, g.CPUMsPerEvent)
+	}
 	fmt.Fprintf(w, "%-14s %8s %9s %9s %9s %9s\n", "segment", "count", "p50 ms", "p99 ms", "p99.9 ms", "max ms")
-	for _, name := range []string{"send_ack", "send_push", "end_to_end", "ping_rtt", "generator_lag"} {
+	for _, name := range []string{"send_ack", "send_push", "end_to_end", "broadcast", "ping_rtt", "generator_lag"} {
 		s := rep.Segments[name]
 		fmt.Fprintf(w, "%-14s %8d %9.2f %9.2f %9.2f %9.2f\n", name, s.Count, s.P50Ms, s.P99Ms, s.P999Ms, s.MaxMs)
 	}
