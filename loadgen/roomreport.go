@@ -44,7 +44,8 @@ func (rr *roomRun) report(ph roomPhases, rec *Recorder) *Report {
 		AckRate:          float64(rr.acked.Load()) / win,
 		Segments:         map[string]SegmentSummary{},
 		Timeline:         rec.Windows(),
-		Settle:           SettleReport{WaitedS: ph.settled.Sub(ph.end).Seconds()},
+		Settle: SettleReport{WaitedS: ph.settled.Sub(ph.end).Seconds(),
+			Complete: rr.delivered.Load() >= rr.expected.Load() && rr.pending() == 0},
 	}
 	rep.ArrivalRatio = rep.AchievedSendRate / cfg.Rate
 	for s := range numSegments {
