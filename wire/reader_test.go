@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"testing"
 
@@ -123,16 +124,23 @@ func TestReaderDoesNotTrustLength(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewReader(bytes.NewReader(tt.in))
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			_, err := r.ReadMessage()
-			runtime.ReadMemStats(&after)
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
+			// TotalAlloc counts the whole process, so another goroutine's allocation (the
+			// runtime's, a parallel test's) can land inside the window on a busy machine. Such
+			// noise only ever adds: the least of a few readings is the reader's own cost.
+			got := uint64(math.MaxUint64)
+			for range 5 {
+				r := NewReader(bytes.NewReader(tt.in))
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				_, err := r.ReadMessage()
+				runtime.ReadMemStats(&after)
+				if !errors.Is(err, tt.want) {
+					t.Fatalf("err = %v, want %v", err, tt.want)
+				}
+				got = min(got, after.TotalAlloc-before.TotalAlloc)
 			}
-			if got := after.TotalAlloc - before.TotalAlloc; got > tt.budget {
-				t.Fatalf("allocated %d bytes, budget %d", got, tt.budget)
+			if got > tt.budget {
+				t.Fatalf("allocated %d bytes (least of 5 readings), budget %d", got, tt.budget)
 			}
 		})
 	}
