@@ -35,26 +35,25 @@ echo "verify: ${secs} s at 50 msg/s over both gateways"
 bin/qim-loadgen --gateway 127.0.0.1:7100 --more-gateways 127.0.0.1:7110 --rate 50 --duration "${secs}s" \
   --connections 40 --sdk-clients 0
 
-# metric NAME PORT: the sum of a counter family on the service whose /metrics is on PORT.
+# port SERVICE: the host address of SERVICE's /metrics, asked of compose rather than written
+# here, so that a service added to the deployment cannot move the checks onto another one.
+port() { scripts/compose.sh port "$1" 9100 | tail -n1; }
+# metric NAME SERVICE: the sum of a counter family on SERVICE's /metrics.
 metric() {
-  curl -fsS "http://127.0.0.1:$2/metrics" | awk -v m="$1" '$1 ~ "^"m"({|$)" {s += $2} END {print s+0}'
+  curl -fsS "http://$(port "$2")/metrics" | awk -v m="$1" '$1 ~ "^"m"({|$)" {s += $2} END {print s+0}'
 }
 fail=0
-check() { # NAME PORT WHAT
+check() { # NAME SERVICE
   local v; v=$(metric "$1" "$2")
-  if awk -v v="$v" 'BEGIN {exit !(v > 0)}'; then echo "verify: $3: $1 = $v"; else echo "verify: FAIL $3: $1 = $v" >&2; fail=1; fi
+  if awk -v v="$v" 'BEGIN {exit !(v > 0)}'; then echo "verify: $2: $1 = $v"; else echo "verify: FAIL $2: $1 = $v" >&2; fail=1; fi
 }
-check qim_writer_commits_total 9101 writer-1
-check qim_writer_commits_total 9102 writer-2
-check qim_mailbox_pulls_total 9103 mailbox-1
-check qim_mailbox_pulls_total 9104 mailbox-2
-check qim_session_records_applied_total 9105 session-1
-check qim_session_records_applied_total 9106 session-2
-check qim_gateway_push_targets_total 9107 gateway-1
-check qim_gateway_push_targets_total 9108 gateway-2
-for p in 9103 9104; do
-  v=$(metric qim_mailbox_unowned_requests_total $p)
-  [ "$v" = 0 ] || { echo "verify: FAIL :$p qim_mailbox_unowned_requests_total = $v" >&2; fail=1; }
+for i in 1 2; do
+  check qim_writer_commits_total "writer-$i"
+  check qim_mailbox_pulls_total "mailbox-$i"
+  check qim_session_records_applied_total "session-$i"
+  check qim_gateway_push_targets_total "gateway-$i"
+  v=$(metric qim_mailbox_unowned_requests_total "mailbox-$i")
+  [ "$v" = 0 ] || { echo "verify: FAIL mailbox-$i: qim_mailbox_unowned_requests_total = $v" >&2; fail=1; }
 done
 [ "$fail" = 0 ] || exit 1
 scripts/compose.sh down >/dev/null 2>&1

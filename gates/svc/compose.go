@@ -47,9 +47,10 @@ func ComposeServices(n int, shards contract.ShardCount, cql bool) string {
 }
 
 // composeOrder is the order of the host metrics ports: the scaled services by kind, the
-// gateways, then the singletons (the order compose.integration.yml has always published).
+// gateways, then the singletons (the order compose.integration.yml has always published), then
+// the services added since, last, so that no published port moves when one is added.
 func composeOrder(deployed []DeployedService) []DeployedService {
-	rank := map[string]int{Writer: 0, Mailbox: 1, Session: 2, Gateway: 3, Fanout: 4, Archiver: 5}
+	rank := map[string]int{Writer: 0, Mailbox: 1, Session: 2, Gateway: 3, Fanout: 4, Archiver: 5, Room: 6}
 	out := slices.Clone(deployed)
 	slices.SortStableFunc(out, func(a, b DeployedService) int { return rank[a.Service] - rank[b.Service] })
 	return out
@@ -100,7 +101,7 @@ func writeComposeDeps(b *strings.Builder, d DeployedService, all []DeployedServi
 	case Gateway:
 		b.WriteString("    depends_on:\n")
 		for _, o := range all {
-			if o.Service == Writer || o.Service == Mailbox || o.Service == Session {
+			if o.Service == Writer || o.Service == Mailbox || o.Service == Session || o.Service == Room {
 				fmt.Fprintf(b, "      %s: {condition: service_healthy}\n", o.Name)
 			}
 		}
