@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
@@ -133,6 +134,35 @@ func (c *Client) SkipToJoined(ctx context.Context, room []byte) error {
 			return fmt.Errorf("%w (%v)", ErrClosed, c.readErr)
 		case <-ctx.Done():
 			return fmt.Errorf("e2e: waiting for ROOM_JOINED: %w", ctx.Err())
+		}
+	}
+}
+
+// errNotLeft is ReadUntilLeft's answer when the member read up to its stopAt without a ROOM_LEFT.
+var errNotLeft = errors.New("e2e: read through the stop without a ROOM_LEFT")
+
+// ReadUntilLeft reads a room's frames until its ROOM_LEFT, which must give want, and returns the
+// last room_seq read before it (0: none), checking that they only increase. stopAt > 0 ends the
+// read with errNotLeft once an event at or past it arrived first.
+func (c *Client) ReadUntilLeft(ctx context.Context, room []byte, want contract.RoomLeftReason, stopAt uint64) (uint64, error) {
+	seen := uint64(0)
+	for {
+		evs, err := c.NextRoomEvents(ctx, room)
+		var left *roomLeftError
+		switch {
+		case errors.As(err, &left) && left.reason == want:
+			return seen, nil
+		case err != nil:
+			return seen, fmt.Errorf("waiting for ROOM_LEFT %s: %w", want, err)
+		}
+		for _, ev := range evs {
+			if ev.GetRoomSeq() <= seen {
+				return seen, fmt.Errorf("room_seq %d after %d", ev.GetRoomSeq(), seen)
+			}
+			seen = ev.GetRoomSeq()
+		}
+		if stopAt > 0 && seen >= stopAt {
+			return seen, errNotLeft
 		}
 	}
 }

@@ -79,19 +79,11 @@ func roomOwner(e *Env, room []byte) (string, error) {
 // leftUnavailable reads the member's frames of the room (the events up to last) until its
 // ROOM_LEFT, which must say UNAVAILABLE.
 func leftUnavailable(ctx context.Context, c *Client, room []byte, last uint64) error {
-	for {
-		evs, err := c.NextRoomEvents(ctx, room)
-		var left *roomLeftError
-		switch {
-		case errors.As(err, &left) && left.reason == contract.RoomLeftUnavailable:
-			return nil
-		case err != nil:
-			return fmt.Errorf("waiting for ROOM_LEFT UNAVAILABLE: %w", err)
-		}
-		if seqs := roomSeqs(evs); seqs[len(seqs)-1] > last {
-			return fmt.Errorf("room_seq %v after the last published %d", seqs, last)
-		}
+	seen, err := c.ReadUntilLeft(ctx, room, contract.RoomLeftUnavailable, 0)
+	if err == nil && seen > last {
+		err = fmt.Errorf("room_seq %d before the ROOM_LEFT, after the last published %d", seen, last)
 	}
+	return err
 }
 
 // resumeAfterRestart rejoins every member from last+1 (retrying while the gateways' links

@@ -92,16 +92,10 @@ func muteAndSlowMode(ctx context.Context, mod func(string, contract.UserID, uint
 
 // leftRemoved reads the member's room frames until its ROOM_LEFT, which must say REMOVED.
 func leftRemoved(ctx context.Context, c *Client, room []byte) error {
-	for {
-		_, err := c.NextRoomEvents(ctx, room)
-		var left *roomLeftError
-		switch {
-		case errors.As(err, &left) && left.reason == contract.RoomLeftRemoved:
-			return nil
-		case err != nil:
-			return fmt.Errorf("the banned member: %w, want ROOM_LEFT REMOVED", err)
-		}
+	if _, err := c.ReadUntilLeft(ctx, room, contract.RoomLeftRemoved, 0); err != nil {
+		return fmt.Errorf("the banned member: %w", err)
 	}
+	return nil
 }
 
 // stillDelivered: a remaining member gets the next event.

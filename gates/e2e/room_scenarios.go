@@ -352,26 +352,14 @@ func publishParallel(ctx context.Context, pub *Client, room []byte) (uint64, uin
 // readUntilDropped reads the stalled member's backlog until its ROOM_LEFT SLOW_CONSUMER and
 // returns the last room_seq it saw (0: none).
 func readUntilDropped(ctx context.Context, c *Client, room []byte, last uint64) (uint64, error) {
-	seen := uint64(0)
-	for {
-		evs, err := c.NextRoomEvents(ctx, room)
-		var left *roomLeftError
-		switch {
-		case errors.As(err, &left) && left.reason == contract.RoomLeftSlowConsumer:
-			return seen, nil
-		case err != nil:
-			return 0, fmt.Errorf("stalled member: %w", err)
-		}
-		for _, ev := range evs {
-			if ev.GetRoomSeq() <= seen {
-				return 0, fmt.Errorf("stalled member: room_seq %d after %d", ev.GetRoomSeq(), seen)
-			}
-			seen = ev.GetRoomSeq()
-		}
-		if seen >= last {
-			return 0, errNoSlowDrop
-		}
+	seen, err := c.ReadUntilLeft(ctx, room, contract.RoomLeftSlowConsumer, last)
+	switch {
+	case errors.Is(err, errNotLeft):
+		return 0, errNoSlowDrop
+	case err != nil:
+		return 0, fmt.Errorf("stalled member: %w", err)
 	}
+	return seen, nil
 }
 
 // rejoinAfterDrop rejoins from the event after the last one seen: the replay starts exactly

@@ -32,26 +32,24 @@ func (c *conn) reply(op contract.Opcode, requestID uint32, msg proto.Message) bo
 // sendError answers a request with ERROR{code, message, request_opcode}; the connection stays
 // open. It is counted by request opcode and code.
 func (c *conn) sendError(requestID uint32, reqOp contract.Opcode, code contract.ErrorCode, msg string) bool {
-	c.s.m.requestErrors.WithLabelValues(opcodeLabel(reqOp), code.String()).Inc()
-	payload, err := proto.Marshal(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp)})
+	return c.sendErrorRetry(requestID, reqOp, code, msg, 0)
+}
+
+// sendErrorRetry is sendError with retry_after_ms (RATE_LIMITED by a room's slow mode or rate
+// limit says when a retry may be accepted; 0: not said).
+func (c *conn) sendErrorRetry(requestID uint32, reqOp contract.Opcode, code contract.ErrorCode, msg string, retryAfterMs uint32) bool {
+	payload, err := c.errorPayload(reqOp, code, msg, retryAfterMs)
 	if err != nil {
 		return false
 	}
 	return c.send(contract.OpError, requestID, payload)
 }
 
-// sendErrorRetry is sendError with retry_after_ms (RATE_LIMITED by a room's slow mode or rate
-// limit says when a retry may be accepted).
-func (c *conn) sendErrorRetry(requestID uint32, reqOp contract.Opcode, code contract.ErrorCode, msg string, retryAfterMs uint32) bool {
-	if retryAfterMs == 0 {
-		return c.sendError(requestID, reqOp, code, msg)
-	}
+// errorPayload encodes an ERROR frame's payload and counts it by request opcode and code: the
+// one place every ERROR answer is built, written at once or queued (queueError).
+func (c *conn) errorPayload(reqOp contract.Opcode, code contract.ErrorCode, msg string, retryAfterMs uint32) ([]byte, error) {
 	c.s.m.requestErrors.WithLabelValues(opcodeLabel(reqOp), code.String()).Inc()
-	payload, err := proto.Marshal(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp), RetryAfterMs: retryAfterMs})
-	if err != nil {
-		return false
-	}
-	return c.send(contract.OpError, requestID, payload)
+	return proto.Marshal(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp), RetryAfterMs: retryAfterMs})
 }
 
 // backendFailed answers a request whose backend call returned a Go error: a transport failure or

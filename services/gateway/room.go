@@ -24,17 +24,31 @@ func (r *rooms) owner(key roomKey) *roomLink {
 	return r.links[contract.RoomOwner(key.tenant, key.room, r.addrs)]
 }
 
-// roomKeyOf validates a client's 16-byte room id.
+// roomKeyOf validates a client's 16-byte room id; the tenant is the session's.
 func (c *conn) roomKeyOf(roomID []byte) (roomKey, bool) {
+	conv, ok := roomConvOf(roomID)
+	return roomKey{tenant: c.sess.key.tenant, room: conv}, ok
+}
+
+// wireRoomKey is the room a RoomWriter's (tenant, room id) pair names.
+func wireRoomKey(tenantID, roomID []byte) (roomKey, bool) {
+	tenant, err := contract.U128FromBytes(tenantID)
+	if err != nil {
+		return roomKey{}, false
+	}
+	conv, ok := roomConvOf(roomID)
+	return roomKey{tenant: tenant, room: conv}, ok
+}
+
+// roomConvOf is the conversation of a 16-byte room id, whatever its kind bits say (the
+// conversation id sets them): clients and RoomWriters may spell one room two ways.
+func roomConvOf(roomID []byte) (contract.ConversationID, bool) {
 	id, err := contract.U128FromBytes(roomID)
 	if err != nil {
-		return roomKey{}, false
+		return contract.ConversationID{}, false
 	}
 	conv, err := contract.RoomConversationID(id)
-	if err != nil {
-		return roomKey{}, false
-	}
-	return roomKey{tenant: c.sess.key.tenant, room: conv}, true
+	return conv, err == nil
 }
 
 // onJoinRoom registers the join and sends it on the owner's link; the answer comes back through
@@ -172,9 +186,7 @@ func (c *conn) offerCtrl(f outFrame) {
 
 // queueError answers a request with ERROR through the control queue.
 func (c *conn) queueError(requestID uint32, reqOp contract.Opcode, code contract.ErrorCode, msg string) {
-	c.s.m.requestErrors.WithLabelValues(opcodeLabel(reqOp), code.String()).Inc()
-	payload, err := proto.Marshal(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp)})
-	if err == nil {
+	if payload, err := c.errorPayload(reqOp, code, msg, 0); err == nil {
 		c.offerCtrl(outFrame{op: contract.OpError, requestID: requestID, payload: payload})
 	}
 }

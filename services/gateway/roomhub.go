@@ -182,16 +182,8 @@ func (h *roomHub) answered(l *roomLink, gen uint64, a *internalv1.RoomJoinAnswer
 // broadcast delivers a RoomWriter's events to every live member of the room. The frames are
 // encoded once and shared by every member's queue.
 func (h *roomHub) broadcast(l *roomLink, b *internalv1.RoomBroadcast) {
-	tenant, err := contract.U128FromBytes(b.GetTenantId())
-	if err != nil {
-		return
-	}
-	roomID, err := contract.U128FromBytes(b.GetRoomId())
-	if err != nil {
-		return
-	}
-	conv, err := contract.RoomConversationID(roomID)
-	if err != nil {
+	key, ok := wireRoomKey(b.GetTenantId(), b.GetRoomId())
+	if !ok {
 		return
 	}
 	// Each member gets the room id as it spelled it (the kind bits are the server's): encoded
@@ -199,7 +191,7 @@ func (h *roomHub) broadcast(l *roomLink, b *internalv1.RoomBroadcast) {
 	bySpelling := map[string][][]byte{}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, sub := range h.rooms[roomKey{tenant, conv}] {
+	for _, sub := range h.rooms[key] {
 		if !sub.live || sub.link != l {
 			continue
 		}
@@ -221,21 +213,13 @@ func (h *roomHub) broadcast(l *roomLink, b *internalv1.RoomBroadcast) {
 // removed ends the memberships a RoomWriter removed (a kick or a ban) of one user on this link:
 // ROOM_LEFT with the reason, and no leave (the RoomWriter already dropped them).
 func (h *roomHub) removed(l *roomLink, gen uint64, rm *internalv1.RoomRemoval) {
-	tenant, err := contract.U128FromBytes(rm.GetTenantId())
-	if err != nil {
-		return
-	}
-	roomID, err := contract.U128FromBytes(rm.GetRoomId())
-	if err != nil {
-		return
-	}
-	conv, err := contract.RoomConversationID(roomID)
-	if err != nil {
+	key, ok := wireRoomKey(rm.GetTenantId(), rm.GetRoomId())
+	if !ok {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, sub := range h.rooms[roomKey{tenant, conv}] {
+	for _, sub := range h.rooms[key] {
 		if sub.live && sub.link == l && sub.gen == gen && uint64(sub.user) == rm.GetUserId() && h.removeLocked(sub) {
 			h.m.roomLeft.WithLabelValues("removed").Inc()
 			sub.c.queueRoomLeft(sub.roomID, contract.RoomLeftReason(rm.GetReason()))

@@ -111,11 +111,11 @@ func (c *conn) onSend(m wire.Message, received time.Time) bool {
 		if c.s.rooms == nil {
 			return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeUnimplemented, "rooms are not served by this deployment")
 		}
-		key, ok := c.roomKeyOf(target.room.AppendBytes(nil))
-		if !ok {
+		conv, err := contract.RoomConversationID(target.room) // non-zero: checkSendRequest saw to it
+		if err != nil {
 			return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeInvalidArgument, "room_id must be 16 non-zero bytes")
 		}
-		return c.onRoomSend(m, key)
+		return c.onRoomSend(m, roomKey{tenant: c.sess.key.tenant, room: conv})
 	}
 	if !c.acquirePermit() {
 		return false
