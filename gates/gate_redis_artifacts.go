@@ -41,6 +41,10 @@ const (
 // watermark (gate_trim.go): with the redis backend (no CQL node) nothing is ever trimmed, and the
 // gate fails saying so. That is deliberately not allowlisted: an allowance would turn it green.
 //
+// Rooms leave no trace (gate_room_trace.go): every conversation the keys name, where each store
+// declares it (key names, session-list members, read-watermark fields, mailbox entries), must
+// not be a room's, and the run must have published room events for that to mean anything.
+//
 // Budgets: measured on the project's 2-core VM (Redis 7.0.15, jemalloc) with `qim-gate run
 // services e2e theavy redis-artifacts invariants`. Core, with the hot-tier trim candidates
 // (ADR-0022) and `--with-cql`, three runs: 2,337, 2,339 and 2,350 B per committed message (5,197
@@ -64,8 +68,10 @@ type redisArtifactsGate struct {
 	sample int // keys per family whose MEMORY USAGE is read; 0 = keyspace.DefaultSample
 }
 
-func (redisArtifactsGate) Name() string  { return "redis-artifacts" }
-func (redisArtifactsGate) Title() string { return "Redis memory per message and keys without TTL" }
+func (redisArtifactsGate) Name() string { return "redis-artifacts" }
+func (redisArtifactsGate) Title() string {
+	return "Redis memory per message, keys without TTL, no room in Redis"
+}
 
 func (g redisArtifactsGate) Run(ctx context.Context, env *Env, r *Result) {
 	st, err := env.Stack(ctx)
@@ -93,6 +99,7 @@ func (g redisArtifactsGate) Run(ctx context.Context, env *Env, r *Result) {
 	messages, err := outboxRecords(ctx, ep.KafkaBrokers)
 	judgeArtifacts(r, invs, messages, err)
 	judgeTrimLive(ctx, r, env, invs)
+	judgeRoomTrace(ctx, r, env, invs)
 }
 
 // outboxRecords counts the records in qim.outbox (end − start offset of every partition): the

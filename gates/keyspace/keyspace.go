@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/inspect"
 )
 
@@ -53,6 +54,13 @@ type Family struct {
 	// Breaking are up to three keys that break the family's rule: without a TTL in an expiring
 	// family, with one in a permanent or trimmed family, holding an untracked position.
 	Breaking []string
+	// Conversations are the conversation ids the family's keys name, in their names or members
+	// as the owner declares (inspect.RedisKeyFamily.NamesConversations); Rooms are those of a
+	// room, which no key may name (rooms live in a RoomWriter's memory only, ADR-0034);
+	// Unreadable are members the owner's format does not read. RoomKeys are up to three keys
+	// naming a room.
+	Conversations, Rooms, Unreadable int64
+	RoomKeys                         []string
 
 	reservoir []string
 }
@@ -157,6 +165,7 @@ func (s *scan) batch(ctx context.Context, keys []string) error {
 		ttl     *redis.DurationCmd
 		zcard   *redis.IntCmd
 		members *redis.StringSliceCmd
+		convs   *redis.StringSliceCmd // members naming conversations
 	}
 	items := make([]item, 0, len(keys))
 	for _, k := range keys {
@@ -186,6 +195,12 @@ func (s *scan) batch(ctx context.Context, keys []string) error {
 			if items[i].f.TrimMembers {
 				items[i].members = p.ZRange(ctx, items[i].key, 0, -1)
 			}
+			switch items[i].f.ConversationMembers() {
+			case inspect.ZSetMember:
+				items[i].convs = p.ZRange(ctx, items[i].key, 0, -1)
+			case inspect.HashField:
+				items[i].convs = p.HKeys(ctx, items[i].key)
+			}
 		}
 		return nil
 	})
@@ -212,6 +227,7 @@ func (s *scan) batch(ctx context.Context, keys []string) error {
 		f := it.f
 		f.Keys++
 		f.reservoir = reservoirAdd(f.reservoir, it.key, f.Keys, s.sample)
+		f.countConversations(it.key, it.convs)
 		if it.zcard != nil {
 			f.Members += it.zcard.Val()
 		}
@@ -323,4 +339,30 @@ func keep(list []string, key string) []string {
 		return append(list, key)
 	}
 	return list
+}
+
+// countConversations counts the conversations key names (in its name, and in members when
+// convs holds them) and those of them that are rooms.
+func (f *Family) countConversations(key string, convs *redis.StringSliceCmd) {
+	count := func(c contract.ConversationID) {
+		f.Conversations++
+		if c.Kind() == contract.KindRoom {
+			f.Rooms++
+			f.RoomKeys = keep(f.RoomKeys, key)
+		}
+	}
+	if c, ok := f.ConversationInKey(key); ok {
+		count(c)
+	}
+	if convs == nil {
+		return
+	}
+	for _, m := range convs.Val() {
+		c, err := f.MemberConversation(m)
+		if err != nil {
+			f.Unreadable++
+			continue
+		}
+		count(c)
+	}
 }

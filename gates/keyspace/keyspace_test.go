@@ -32,12 +32,18 @@ func client(t *testing.T, addr string, db int) *redis.Client {
 	return rdb
 }
 
-// write stores key as its family needs it: a zset for mailbox entries (members entries), a
+// write stores key as its family needs it: a zset for mailbox entries (members entries) and
+// trimmed positions, a zset or hash of 16-byte members where members name conversations, a
 // string otherwise; with a TTL when ttl > 0.
 func write(t *testing.T, ctx context.Context, rdb *redis.Client, f inspect.RedisKeyFamily, key string, entries int, ttl time.Duration) {
 	t.Helper()
 	var err error
-	if f.MailboxEntries || f.TrimMembers {
+	switch {
+	case f.ConversationMembers() == inspect.HashField:
+		err = rdb.HSet(ctx, key, strings.Repeat("c", 16), "1").Err()
+	case f.ConversationMembers() == inspect.ZSetMember && !f.MailboxEntries:
+		err = rdb.ZAdd(ctx, key, redis.Z{Member: strings.Repeat("c", 16)}).Err()
+	case f.MailboxEntries || f.TrimMembers:
 		for i := range entries {
 			m := strings.Repeat("e", 40) + string(rune('a'+i))
 			if f.TrimMembers {
@@ -45,11 +51,12 @@ func write(t *testing.T, ctx context.Context, rdb *redis.Client, f inspect.Redis
 			}
 			err = rdb.ZAdd(ctx, key, redis.Z{Member: m}).Err()
 		}
-		if ttl > 0 && err == nil {
-			err = rdb.PExpire(ctx, key, ttl).Err()
-		}
-	} else {
+	default:
 		err = rdb.Set(ctx, key, strings.Repeat("v", 100), ttl).Err()
+		ttl = 0
+	}
+	if ttl > 0 && err == nil {
+		err = rdb.PExpire(ctx, key, ttl).Err()
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -40,8 +40,10 @@ func KeyFamilies() []keyfamily.Family {
 	core, k := keyfamily.Core, userKey{contract.TenantID{Lo: 1}, 2}
 	return []keyfamily.Family{
 		keyfamily.New("session.list", core, "qim:sess:list:<tenant>:<user>", listPrefix, user).WithExample(listKey(k)).
+			WithConversations(keyfamily.Conversations{In: keyfamily.ZSetMember, OfMember: keyfamily.RawConversation}).
 			Permanent("a user's session list: each row is projected once, an expired list would lose conversations"),
 		keyfamily.New("session.read", core, "qim:read:<tenant>:<user>", readPrefix, user).WithExample(readKey(k)).
+			WithConversations(keyfamily.Conversations{In: keyfamily.HashField, OfMember: keyfamily.RawConversation}).
 			Permanent("a user's read watermarks: expired, every conversation would count as unread again (invariant 10)"),
 		keyfamily.New("session.checkpoint", core, "qim:sess:ckpt:<topic>", ckptPrefix, topic).
 			WithExample(ckptPrefix + contract.TopicDispatch).

@@ -57,6 +57,8 @@ type Family struct {
 	Trimmed     string
 	TrimMembers bool
 	Candidates  func(key string, members []string) []Candidate
+	// Conv, when set, says where the keys name conversations (conversations.go).
+	Conv *Conversations
 }
 
 // Candidate is one registration a trimmed position needs: Member in the sorted set Set.
@@ -119,7 +121,7 @@ func (f Family) Validate() error {
 	case f.MailboxEntries && f.Instance != Mailbox:
 		return fmt.Errorf("keyfamily: %s: mailbox entries live in the mailbox instance", f.Name)
 	}
-	return nil
+	return f.validateConversations()
 }
 
 // MatchingNames returns the names of the families key belongs to; a sound set of declarations

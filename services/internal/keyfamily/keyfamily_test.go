@@ -7,6 +7,8 @@ import (
 
 func TestValidate(t *testing.T) {
 	base := New("store.thing", Core, "qim:thing:<n>", "qim:thing:", `[0-9]+`).WithExample("qim:thing:7")
+	hexConv := New("store.conv", Core, "qim:conv:<cid>", "qim:conv:", `[0-9a-f]{32}`).
+		WithExample("qim:conv:" + strings.Repeat("0", 31) + "1")
 	tests := []struct {
 		name string
 		f    Family
@@ -26,6 +28,11 @@ func TestValidate(t *testing.T) {
 		{"unknown instance", New("s.x", "cache", "l", "p", "").WithExample("p").Expiring(), "unknown instance"},
 		{"entries in core", base.Expiring().Entries(), "mailbox instance"},
 		{"no prefix", New("s.x", Core, "l", "", "x").WithExample("x").Expiring(), "required"},
+		{"members naming conversations", base.Expiring().WithConversations(Conversations{In: HashField, OfMember: RawConversation}), ""},
+		{"conversations nowhere", base.Expiring().WithConversations(Conversations{}), "neither in the key nor in members"},
+		{"members without a reader", base.Expiring().WithConversations(Conversations{In: ZSetMember}), "need OfMember"},
+		{"example naming no conversation", base.Expiring().WithConversations(Conversations{InKey: HexFieldInKey("qim:thing:", 0)}), "names no conversation"},
+		{"conversation in the name", hexConv.Expiring().WithConversations(Conversations{InKey: HexFieldInKey("qim:conv:", 0)}), ""},
 	}
 	for _, tc := range tests {
 		err := tc.f.Validate()

@@ -77,8 +77,8 @@ func groupKeyFamilies() []keyfamily.Family {
 	gk := newGroupKeys(contract.TenantID{Lo: 1}, contract.ConversationID{Hi: 2 << 60, Lo: 4})
 	return []keyfamily.Family{
 		keyfamily.New("msgstore.group", keyfamily.Core, "qim:grp:{tag}:<tenant>:<cid>", groupPrefix, t+":"+h+":"+h).
-			WithExample(gk.meta).Permanent(groupBoundDoc),
+			WithExample(gk.meta).WithConversations(convInKey(groupPrefix)).Permanent(groupBoundDoc),
 		keyfamily.New("msgstore.group_members", keyfamily.Core, "qim:grpmem:{tag}:<tenant>:<cid>", memberPrefix, t+":"+h+":"+h).
-			WithExample(gk.members).Permanent(groupBoundDoc),
+			WithExample(gk.members).WithConversations(convInKey(memberPrefix)).Permanent(groupBoundDoc),
 	}
 }

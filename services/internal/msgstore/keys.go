@@ -221,18 +221,24 @@ func KeyFamilies() []keyfamily.Family {
 		keyfamily.New("msgstore.cmid_owner", core, "qim:cmidown:<tenant>:<sender>:<cmid>", ownerPrefix,
 			h+":"+n+":"+h).WithExample(ownerKey(ex)).Expiring(),
 		keyfamily.New("msgstore.conversation_seq", core, "qim:cseq:{tag}:<tenant>:<cid>", seqPrefix, t+":"+h+":"+h).
-			WithExample(ck.seq).
+			WithExample(ck.seq).WithConversations(convInKey(seqPrefix)).
 			Permanent("the conversation_seq counter: expired, it would restart and hand out used seqs again (invariant 3)"),
 		keyfamily.New("msgstore.history_index", core, "qim:hidx:{tag}:<tenant>:<cid>:<bucket>", hidxPrefix,
-			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).TrimmedBy(hotHistoryBound, true, indexCandidates),
+			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hidx, 0))).WithConversations(convInKey(hidxPrefix)).TrimmedBy(hotHistoryBound, true, indexCandidates),
 		keyfamily.New("msgstore.history_record", core, "qim:hrec:{tag}:<tenant>:<cid>:<seq>", hrecPrefix,
-			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).TrimmedBy(hotHistoryBound, false, recordCandidates),
+			t+":"+h+":"+h+":"+n).WithExample(string(appendNumKey(nil, ck.hrec, 1))).WithConversations(convInKey(hrecPrefix)).TrimmedBy(hotHistoryBound, false, recordCandidates),
 		keyfamily.New("msgstore.trim_candidates", core, "qim:htrim:{tag}", htrimPrefix, t).WithExample(ck.htrim()).
 			Permanent("one per commit bucket, the hot history's trim candidates by committed_at; it is as bounded as the hot history it trims"),
 		keyfamily.New("msgstore.hot_floor", core, "qim:hfloor:{tag}:<tenant>:<cid>", hfloorPrefix, t+":"+h+":"+h).
-			WithExample(ck.floor()).
+			WithExample(ck.floor()).WithConversations(convInKey(hfloorPrefix)).
 			Permanent("the conversation's hot floor F: expired, reads of trimmed seqs would go to Redis and find silent holes"),
 		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
 			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),
 	)
+}
+
+// convInKey reads the conversation of a "<prefix>{tag}:<tenant>:<cid>…" key, for the
+// redis-artifacts gate's check that no room conversation reaches Redis.
+func convInKey(prefix string) keyfamily.Conversations {
+	return keyfamily.Conversations{InKey: keyfamily.HexFieldInKey(prefix, 2)}
 }

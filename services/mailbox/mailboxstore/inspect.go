@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
 // Inspect is the read-only view an auditor (audit/) takes of materialized dispatches: for each
@@ -186,4 +188,22 @@ func inspectMember(m string, shard uint32) (StoredEntry, error) {
 	}
 	et := contract.EventType(binary.BigEndian.Uint32([]byte(m[8:memberHeader])))
 	return StoredEntry{Seq: seq, EventType: et, Value: []byte(m[memberHeader:])}, nil
+}
+
+// memberConversation is the conversation of a bucket member's MailboxEntry, for the
+// redis-artifacts gate's check that no room conversation reaches a mailbox (ADR-0034).
+func memberConversation(m string) (contract.ConversationID, error) {
+	se, err := inspectMember(m, 0)
+	if err != nil {
+		return contract.ConversationID{}, err
+	}
+	var e internalv1.MailboxEntry
+	if err := proto.Unmarshal(se.Value, &e); err != nil {
+		return contract.ConversationID{}, fmt.Errorf("%w: bucket member's MailboxEntry: %v", ErrCorrupt, err)
+	}
+	u, err := contract.U128FromBytes(e.GetConversationId())
+	if err != nil {
+		return contract.ConversationID{}, fmt.Errorf("%w: bucket member's conversation_id: %v", ErrCorrupt, err)
+	}
+	return contract.ConversationID(u), nil
 }

@@ -107,7 +107,8 @@ func KeyFamilies() []keyfamily.Family {
 		keyfamily.New("mailboxstore.dispatch_identity", mb, "qim:mbdp:{s}:<dispatch_id>", identPrefix, s+":"+h).
 			WithExample(identityKey(3, contract.DispatchID{Lo: 4})).Expiring(),
 		keyfamily.New("mailboxstore.day_bucket", mb, "qim:mb:{s}:<tenant>:<user>:<day>", bucketPrefix,
-			s+":"+h+":"+n+":"+n).WithExample(uk.bucketKey(20000)).Expiring().Entries(),
+			s+":"+h+":"+n+":"+n).WithExample(uk.bucketKey(20000)).Expiring().Entries().
+			WithConversations(keyfamily.Conversations{In: keyfamily.ZSetMember, OfMember: memberConversation}),
 		keyfamily.New("mailboxstore.day_index", mb, "qim:mbix:{s}:<tenant>:<user>", indexPrefix, s+":"+h+":"+n).
 			WithExample(uk.index).Expiring(),
 		keyfamily.New("mailboxstore.cursor", mb, "qim:mbcur:{s}:<tenant>:<user>:<device>", cursorPrefix,
