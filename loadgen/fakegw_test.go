@@ -42,6 +42,7 @@ type fakeGateway struct {
 	rooms   map[string]*fakeRoom                          // fakeroom_test.go
 	// roomSkip, set before a run, loses the n-th room delivery when it answers true.
 	roomSkip func(n int64) bool
+	loss     *roomLoss  // fakeroom_test.go; nil never loses the RoomWriter
 	mangle   mangleFunc // fakegroup_test.go; nil delivers every entry
 	entries  int64      // group mailbox entries so far
 	nextMsg  uint64

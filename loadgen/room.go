@@ -34,10 +34,18 @@ type roomRun struct {
 	members []*roomMember // by connection index; room i holds members [i*RoomSize, (i+1)*RoomSize)
 	senders []*roomMember // sink k of the scheduler: room k % rooms, its sender k / rooms
 	roomIDs [][]byte
+	start   time.Time // the measured window's start
 
 	delivered, inWindow, gaps, slow, foreign, lost, kicked atomic.Int64
 	expected, acked, failed, sent, sentInWindow            atomic.Int64
 	unsent                                                 atomic.Int64
+	// Rejoins (roomrejoin.go): members dropped UNAVAILABLE, rejoins answered, those truncated,
+	// events read at or below a member's largest room_seq, members left now, and when the last
+	// dropped member was joined again (Unix ns, 0 never).
+	unavailable, rejoined, truncated, backwards, leftNow, allJoinedNs atomic.Int64
+	// byPublishSecond counts, by the second of the run an event was published in, its
+	// expected and its read deliveries (judged after every member rejoined).
+	byPublishSecond *secondBuckets
 }
 
 // roomMember is one joined connection.
@@ -50,9 +58,15 @@ type roomMember struct {
 	nextID atomic.Uint32
 	ord    uint64
 
-	mu      sync.Mutex
-	pending map[uint32]int64 // request id → sent at, Unix µs
-	lastSeq uint64           // reader goroutine only
+	mu         sync.Mutex
+	pending    map[uint32]int64 // request id → sent at, Unix µs
+	rejoinID   uint32           // the JOIN_ROOM of a rejoin in flight (roomrejoin.go), 0 none
+	rejoinFrom uint64
+
+	// Reader goroutine only: the room_seq read last (0 after a truncated rejoin: no gap is
+	// counted across it) and the largest ever read (an event at or below it is read twice or
+	// out of order).
+	lastSeq, maxSeq uint64
 }
 
 // roomID is room i's id: the run id above the room index, so runs on one stack do not meet.
@@ -146,12 +160,14 @@ func (rr *roomRun) read(m *roomMember, rec *Recorder) {
 		switch msg.Opcode {
 		case contract.OpRoomEvents:
 			rr.onEvents(m, msg.Payload, rec)
+		case contract.OpRoomJoined:
+			rr.onRejoinAnswer(m, msg)
 		case contract.OpSendAck, contract.OpError:
-			rr.onAnswer(m, msg, rec)
-		case contract.OpRoomLeft:
-			if m.left.CompareAndSwap(false, true) {
-				rr.slow.Add(1)
+			if !rr.onRejoinAnswer(m, msg) {
+				rr.onAnswer(m, msg, rec)
 			}
+		case contract.OpRoomLeft:
+			rr.onLeft(m, msg.Payload)
 		case contract.OpKicked:
 			rr.kicked.Add(1)
 		}
@@ -174,16 +190,22 @@ func (rr *roomRun) onEvents(m *roomMember, payload []byte, rec *Recorder) {
 			rr.foreign.Add(1)
 			continue
 		}
+		s := ev.GetRoomSeq()
+		if s <= m.maxSeq {
+			rr.backwards.Add(1) // read twice or out of order: not a delivery
+			continue
+		}
 		rec.Record(SegBroadcast, now-h.sentUs)
 		rec.CountDelivered()
 		rr.delivered.Add(1)
+		rr.byPublishSecond.add(h.sentUs, 0, 1)
 		if h.sentUs <= end {
 			rr.inWindow.Add(1)
 		}
-		if s := ev.GetRoomSeq(); m.lastSeq != 0 && s > m.lastSeq+1 {
+		if m.lastSeq != 0 && s > m.lastSeq+1 {
 			rr.gaps.Add(int64(s - m.lastSeq - 1))
 		}
-		m.lastSeq = max(m.lastSeq, ev.GetRoomSeq())
+		m.lastSeq, m.maxSeq = s, s
 	}
 }
 
@@ -207,4 +229,5 @@ func (rr *roomRun) onAnswer(m *roomMember, msg wire.Message, rec *Recorder) {
 	rec.CountAcked()
 	rr.acked.Add(1)
 	rr.expected.Add(int64(rr.r.cfg.RoomSize))
+	rr.byPublishSecond.add(sentUs, int64(rr.r.cfg.RoomSize), 0)
 }

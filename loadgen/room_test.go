@@ -54,3 +54,55 @@ func TestRoomRunReportsLoss(t *testing.T) {
 		}
 	}
 }
+
+// With Reconnect, members dropped by a lost RoomWriter rejoin once it is back: every drop is
+// rejoined and reported truncated, no room_seq is read twice across the new epoch, and every
+// event published after the last rejoin reaches every member.
+func TestRoomRunRejoinsAfterALostRoomWriter(t *testing.T) {
+	gw := newFakeGateway(t)
+	gw.loss = &roomLoss{at: 10, down: 300 * time.Millisecond}
+	g := runRoomRejoin(t, gw)
+	if g.UnavailableDrops != 6 || g.Rejoins != 6 || g.RejoinsTruncated != 6 || g.LeftAtEnd != 0 || g.Backwards != 0 {
+		t.Fatalf("room %+v: want 6 drops, 6 truncated rejoins, none left, none backwards", g)
+	}
+	if g.AllJoinedAtS <= 0 || g.ExpectedAfterRejoin == 0 || g.DeliveredAfterRejoin != g.ExpectedAfterRejoin {
+		t.Fatalf("room %+v: every event after the last rejoin must reach every member", g)
+	}
+}
+
+// A rejoin answered without replay_truncated after the buffer died is reported as such: the
+// chaos cell's "gap visible" check reads RejoinsTruncated against Rejoins.
+func TestRoomRunReportsAnUntruncatedRejoin(t *testing.T) {
+	gw := newFakeGateway(t)
+	gw.loss = &roomLoss{at: 10, down: 300 * time.Millisecond, keepReplay: true}
+	g := runRoomRejoin(t, gw)
+	if g.Rejoins != 6 || g.RejoinsTruncated != 0 {
+		t.Fatalf("room %+v: want 6 rejoins, none truncated", g)
+	}
+}
+
+// An event read twice is counted backwards, once per member that read it, and not delivered.
+func TestRoomRunCountsAnEventReadTwice(t *testing.T) {
+	gw := newFakeGateway(t)
+	gw.loss = &roomLoss{at: 10, down: 300 * time.Millisecond, dupOnce: true}
+	g := runRoomRejoin(t, gw)
+	if g.Backwards == 0 || g.Backwards > 3 || g.DeliveredEvents > g.ExpectedEvents {
+		t.Fatalf("room %+v: want the duplicate counted backwards at its room's members, not delivered", g)
+	}
+}
+
+func runRoomRejoin(t *testing.T, gw *fakeGateway) *RoomReport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// 3 s at 40 events/s: the loss at the 10th send (~0.25 s) leaves seconds of events after
+	// the rejoins however slowly this machine runs them.
+	cfg := fakeConfig(gw, 40, 3*time.Second)
+	cfg.Mode, cfg.RoomSize, cfg.RoomSenders, cfg.Connections, cfg.SDKClientsPercent = ModeRoom, 3, 2, 6, 0
+	cfg.Reconnect = true
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Room
+}

@@ -22,6 +22,21 @@ type RoomReport struct {
 	Gaps              int64   `json:"gaps"`
 	SlowConsumerDrops int64   `json:"slow_consumer_drops"`
 	CPUMsPerEvent     float64 `json:"cpu_ms_per_delivered_event"`
+	// With Config.Reconnect (roomrejoin.go): members dropped ROOM_LEFT UNAVAILABLE, rejoins
+	// answered and those answered replay_truncated, dropped members not joined again by the
+	// end, and events read at or below a member's largest room_seq (twice or out of order; they
+	// are not deliveries).
+	UnavailableDrops int64 `json:"unavailable_drops"`
+	Rejoins          int64 `json:"rejoins"`
+	RejoinsTruncated int64 `json:"rejoins_truncated"`
+	LeftAtEnd        int64 `json:"left_at_end"`
+	Backwards        int64 `json:"backwards"`
+	// AllJoinedAtS is when the last dropped member was joined again (seconds into the run, 0
+	// when none was dropped); ExpectedAfterRejoin and DeliveredAfterRejoin are the deliveries
+	// of the events published from the next whole second on.
+	AllJoinedAtS         float64 `json:"all_joined_at_s"`
+	ExpectedAfterRejoin  int64   `json:"expected_after_rejoin"`
+	DeliveredAfterRejoin int64   `json:"delivered_after_rejoin"`
 }
 
 // Room-mode check names.
@@ -82,6 +97,7 @@ func (rr *roomRun) roomReport(win float64) *RoomReport {
 	if g.ExpectedEvents > 0 {
 		g.DeliveredFraction = float64(g.DeliveredEvents) / float64(g.ExpectedEvents)
 	}
+	rr.rejoinReport(g, rr.start)
 	return g
 }
 
@@ -102,9 +118,11 @@ func evaluateRoom(rep *Report, th Thresholds) []Verdict {
 			"p99 %.1f ms (limit %.0f), p50 %.1f, max %.1f, %d samples", ack.P99Ms, ackLimit, ack.P50Ms, ack.MaxMs, ack.Count)},
 		{CheckBroadcast, b.Count > 0 && b.P99Ms <= bLimit, fmt.Sprintf(
 			"publish → member read: p99 %.1f ms (limit %.0f), p50 %.1f, max %.1f, %d deliveries", b.P99Ms, bLimit, b.P50Ms, b.MaxMs, b.Count)},
-		{CheckRoomLoss, g.ExpectedEvents > 0 && g.DeliveredEvents == g.ExpectedEvents && g.Gaps == 0 && g.SlowConsumerDrops == 0,
-			fmt.Sprintf("%d of %d expected deliveries read (%.4f), %d room_seq gaps, %d members dropped (ROOM_LEFT)",
-				g.DeliveredEvents, g.ExpectedEvents, g.DeliveredFraction, g.Gaps, g.SlowConsumerDrops)},
+		{CheckRoomLoss, g.ExpectedEvents > 0 && g.DeliveredEvents == g.ExpectedEvents && g.Gaps == 0 && g.SlowConsumerDrops == 0 &&
+			g.UnavailableDrops == 0 && g.Backwards == 0,
+			fmt.Sprintf("%d of %d expected deliveries read (%.4f), %d room_seq gaps, %d members dropped (ROOM_LEFT), "+
+				"%d dropped UNAVAILABLE, %d read twice or out of order",
+				g.DeliveredEvents, g.ExpectedEvents, g.DeliveredFraction, g.Gaps, g.SlowConsumerDrops, g.UnavailableDrops, g.Backwards)},
 		{CheckRoomFailed, c.Errors == 0 && c.Timeouts == 0 && c.ConnectionsLost == 0 && c.Kicked == 0, fmt.Sprintf(
 			"%d errors%s, %d unanswered publishes, %d connections lost, %d kicked", c.Errors, ByCode(rep.FailuresByCode),
 			c.Timeouts, c.ConnectionsLost, c.Kicked)},

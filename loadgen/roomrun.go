@@ -28,6 +28,7 @@ func runRoom(ctx context.Context, cfg Config) (*Report, error) {
 		rr.closeAll()
 	}()
 	start := time.Now()
+	rr.start, rr.byPublishSecond = start, newSecondBuckets(start, cfg.Duration+cfg.SettleTimeout)
 	rec := NewRecorder(start)
 	rr.r.rec = rec
 	var wg sync.WaitGroup

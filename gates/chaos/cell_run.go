@@ -63,6 +63,11 @@ func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
 	if !m.judgeFault(res, c, rep, fr, window) {
 		return res
 	}
+	if c.RoomSize > 0 {
+		judgeRooms(res, rep, fr)
+		m.judgeInvariants(ctx, res, set)
+		return res
+	}
 	events := rec.Events()
 	m.saveHistory(res, events)
 	m.judgeHistory(res, events, fr)
@@ -116,6 +121,9 @@ func (m *matrix) load(ctx context.Context, c Cell, set *svc.Set, rec *history.Re
 		// fault meets the same pressure; the SDK lane drives 1:1 pairs only.
 		cfg.Mode, cfg.GroupSize, cfg.SDKClientsPercent, cfg.SDKLane = loadgen.ModeGroup, c.GroupSize, 0, nil
 		cfg.Rate = m.cellRate(c)
+	}
+	if c.RoomSize > 0 {
+		roomLoad(&cfg, c, m.cellRate(c))
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -188,10 +196,14 @@ func (m *matrix) judgeFault(res *CellResult, c Cell, rep *loadgen.Report, fr *fa
 }
 
 // cellRate is the offered message rate of cell c: the matrix's rate, or for a group cell the
-// rate that offers the same mailbox entries per second (a 1:1 message makes two entries).
+// rate that offers the same mailbox entries per second (a 1:1 message makes two entries), and
+// for a room cell the event rate that offers as many deliveries.
 func (m *matrix) cellRate(c Cell) float64 {
 	if c.GroupSize > 0 {
 		return m.opts.Rate * 2 / float64(c.GroupSize)
+	}
+	if c.RoomSize > 0 { // events whose deliveries match a 1:1 cell's mailbox entries
+		return m.opts.Rate * 2 / float64(c.RoomSize)
 	}
 	return m.opts.Rate
 }

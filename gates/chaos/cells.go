@@ -45,6 +45,10 @@ type Cell struct {
 	// GroupSize, when set, drives the cell's load to groups of that many members instead of
 	// 1:1 pairs (the checker then expects every recorded member of each group).
 	GroupSize int
+	// RoomSize, when set, drives the cell's load to rooms of that many joined members whose
+	// members rejoin when told UNAVAILABLE, and judges the rooms (cells_room.go) instead of the
+	// message history, the outbox audit and the archive, which rooms never touch.
+	RoomSize int
 	// NeedsCQL cells act on the archive tier: on a stack without a CQL node they are reported
 	// skipped, never passed.
 	NeedsCQL bool
@@ -92,6 +96,7 @@ func Cells() []Cell {
 		groupCell(failpointCell("group-mailbox-kill-mid-materialize", "groups of 10: SIGKILL the MailboxNode after a batch's entries are durable, before its pushes",
 			svc.Mailbox, fpMailboxAfterWrite, true)),
 		writerTakeoverCell(),
+		roomWriterKillCell(),
 		archiverKillCell(),
 		cqlKillCell(),
 		luaFaultCell(),

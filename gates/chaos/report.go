@@ -65,20 +65,21 @@ type CellResult struct {
 	NotRun string `json:"not_run,omitempty"`
 	// Skipped says why the cell could not run on this stack (a NeedsCQL cell without a CQL
 	// node). A skipped cell is not a pass: the gate reports it as skipped.
-	Skipped       string           `json:"skipped,omitempty"`
-	DurationS     float64          `json:"duration_s"`
-	Checks        []Check          `json:"checks"`
-	FaultS        float64          `json:"fault_s"` // since the load started
-	HealS         float64          `json:"heal_s"`
-	FaultUs       int64            `json:"fault_us"` // Unix µs, for qim-gate check-history --fault-us
-	HealUs        int64            `json:"heal_us"`
-	RecoveryAckMs float64          `json:"recovery_ack_ms"` // fault → first SEND_ACK of a send made after it
-	DrainMs       float64          `json:"drain_ms"`        // fault → last message accepted before the heal delivered
-	Checker       *check.Result    `json:"checker,omitempty"`
-	Load          LoadSummary      `json:"load"`
-	Timeline      []loadgen.Window `json:"timeline"`
-	WindowS       float64          `json:"window_s"` // the cell's load window
-	AuditRecords  int64            `json:"audit_outbox_records"`
+	Skipped       string              `json:"skipped,omitempty"`
+	DurationS     float64             `json:"duration_s"`
+	Checks        []Check             `json:"checks"`
+	FaultS        float64             `json:"fault_s"` // since the load started
+	HealS         float64             `json:"heal_s"`
+	FaultUs       int64               `json:"fault_us"` // Unix µs, for qim-gate check-history --fault-us
+	HealUs        int64               `json:"heal_us"`
+	RecoveryAckMs float64             `json:"recovery_ack_ms"` // fault → first SEND_ACK of a send made after it
+	DrainMs       float64             `json:"drain_ms"`        // fault → last message accepted before the heal delivered
+	Checker       *check.Result       `json:"checker,omitempty"`
+	Room          *loadgen.RoomReport `json:"room,omitempty"` // a room cell's delivery and rejoins
+	Load          LoadSummary         `json:"load"`
+	Timeline      []loadgen.Window    `json:"timeline"`
+	WindowS       float64             `json:"window_s"` // the cell's load window
+	AuditRecords  int64               `json:"audit_outbox_records"`
 	// Restarts are services that exited on their own during the cell and were restarted by the
 	// supervisor (supervise.go), with when and why.
 	Restarts []string `json:"supervisor_restarts,omitempty"`
@@ -113,7 +114,9 @@ func (r *CellResult) fail(step string, err error) { r.check(step, false, "%v", e
 // finish decides Passed: at least one check, all passed, and the checker ran.
 func (r *CellResult) finish(start time.Time) {
 	r.DurationS = time.Since(start).Seconds()
-	r.Passed = len(r.Checks) > 0 && r.Checker != nil
+	// A load cell passes only with its judge's verdict: the history checker's, or for a room
+	// cell the room rule's (cells_room.go).
+	r.Passed = len(r.Checks) > 0 && (r.Checker != nil || r.Room != nil)
 	for _, c := range r.Checks {
 		r.Passed = r.Passed && c.Passed
 	}
@@ -145,6 +148,9 @@ func (r *CellResult) Summary() string {
 	}
 	if len(failed) > 0 {
 		return strings.Join(failed, "; ")
+	}
+	if r.Room != nil {
+		return roomSummary(r)
 	}
 	if r.Checker == nil { // a go test cell: its one check says what ran
 		var ran []string

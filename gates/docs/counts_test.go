@@ -65,6 +65,8 @@ func registryCounts(t *testing.T) []count {
 		{"e2e scenarios of gate 4 (gates/gate_e2e.go)", phrase("functional scenarios"), len(scenarios)},
 		{"chaos cells under group load (chaos.Cells, GroupSize set)", phrase("cells under group load"),
 			cellsWhere(func(c chaos.Cell) bool { return c.GroupSize > 0 })},
+		{"chaos cells under room load (chaos.Cells, RoomSize set)", phrase("cells? under room load"),
+			cellsWhere(func(c chaos.Cell) bool { return c.RoomSize > 0 })},
 		{"chaos archive cells (chaos.Cells, NeedsCQL)", phrase("archive cells"), cellsWhere(func(c chaos.Cell) bool { return c.NeedsCQL })},
 		{"chaos cells (chaos.Cells)", phrase("(?:fault |chaos )?cells"), len(chaos.Cells())},
 		{"release gates (release.Registry)", phrase("(?:release )?gates"), len(gateNames())},
