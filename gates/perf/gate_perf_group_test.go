@@ -106,6 +106,19 @@ func TestFindMaxStartAndNames(t *testing.T) {
 			t.Errorf("findMaxStartRate(%+v) = %v, want %v", tc.o, got, tc.want)
 		}
 	}
+	// Step names carry the mode's unit: a room step of 62 is events, not messages.
+	for _, tc := range []struct {
+		o    gates.PerfOptions
+		want string
+	}{
+		{gates.PerfOptions{}, "500 msg/s"},
+		{gates.PerfOptions{Mode: loadgen.ModeGroup, GroupSize: 10}, "500 msg/s"},
+		{gates.PerfOptions{Mode: loadgen.ModeRoom, RoomSize: 1000}, "500 events/s"},
+	} {
+		if got := options(tc.o).rate(500); got != tc.want {
+			t.Errorf("rate(500) in %s mode = %q, want %q", tc.o.Mode, got, tc.want)
+		}
+	}
 	for rate, want := range map[float64]string{1250: "perf-step-01250", 2.5: "perf-step-00002_5", 15000: "perf-step-15000"} {
 		if got := stepArtifact(rate); got != want {
 			t.Errorf("stepArtifact(%v) = %q, want %q", rate, got, want)

@@ -41,12 +41,12 @@ func (g perfGate) findMax(ctx context.Context, env *gates.Env, r *gates.Result, 
 		calls := g.countCalls(ctx, env)
 		rep, err := g.run(ctx, cfg)
 		if err != nil {
-			r.Fail(fmt.Errorf("gates: find-max step %.0f msg/s: %w", rate, err))
+			r.Fail(fmt.Errorf("gates: find-max step %s: %w", o.rate(rate), err))
 			return
 		}
 		writeLoadArtifacts(env, r, stepArtifact(rate), rep)
 		perfMetrics(r, "step_"+rateKey(rate)+"_", rep)
-		g.reportCalls(ctx, env, r, "step_"+rateKey(rate)+"_", fmt.Sprintf("step %s msg/s", rateLabel(rate)), calls, rep)
+		g.reportCalls(ctx, env, r, "step_"+rateKey(rate)+"_", "step "+o.rate(rate), calls, rep)
 		ok, broken, safe := stepVerdict(rep.Verdicts)
 		if lane == nil {
 			lane = verdictNamed(rep.Verdicts, loadgen.CheckSDKLane)
@@ -66,10 +66,10 @@ func (g perfGate) findMax(ctx context.Context, env *gates.Env, r *gates.Result, 
 		} else {
 			summary = "SLO broken (" + broken + "): " + summary
 			if failAt == 0 || rate < failAt {
-				failAt, stop = rate, fmt.Sprintf("%s msg/s (%s)", rateLabel(rate), broken)
+				failAt, stop = rate, fmt.Sprintf("%s (%s)", o.rate(rate), broken)
 			}
 		}
-		r.Check(fmt.Sprintf("step %s msg/s", rateLabel(rate)), safe, "%s", summary)
+		r.Check("step "+o.rate(rate), safe, "%s", summary)
 		search.record(rate, ok)
 	}
 	r.Metric("max_passing_rate", best)
@@ -83,11 +83,11 @@ func (g perfGate) findMax(ctx context.Context, env *gates.Env, r *gates.Result, 
 		capEntries = fmt.Sprintf(" (%.0f delivered events/s, rooms of %d, broadcast p99 %.1f ms, %.4f CPU ms per delivered event)",
 			capacity.Room.DeliveredRate, capacity.Room.RoomSize, capacity.Segments["broadcast"].P99Ms, capacity.Room.CPUMsPerEvent)
 	}
-	r.Check("find-max", best > 0, "highest rate within SLO: %s msg/s%s; lowest failing step: %s", rateLabel(best), capEntries, orNone(stop))
+	r.Check("find-max", best > 0, "highest rate within SLO: %s%s; lowest failing step: %s", o.rate(best), capEntries, orNone(stop))
 	if lane != nil {
 		r.Check(lane.Name, lane.Passed, "%s", lane.Detail)
 	}
-	capacityCPU(env, r, capacity, o.CPUBudget)
+	capacityCPU(env, r, capacity, o)
 	if capacity != nil {
 		capacityCalls(r, "step_"+rateKey(best)+"_")
 	}
@@ -107,7 +107,8 @@ func capacityCalls(r *gates.Result, step string) {
 }
 
 // capacityCPU reports the CPU per message at the capacity step and judges it when asked.
-func capacityCPU(env *gates.Env, r *gates.Result, capacity *loadgen.Report, budget float64) {
+func capacityCPU(env *gates.Env, r *gates.Result, capacity *loadgen.Report, o options) {
+	budget := o.CPUBudget
 	if capacity == nil {
 		if budget > 0 {
 			r.Check(loadgen.CheckCPU+" at capacity", false, "no step within SLO: no capacity rate to judge CPU at")
@@ -118,10 +119,10 @@ func capacityCPU(env *gates.Env, r *gates.Result, capacity *loadgen.Report, budg
 	if capacity.Group != nil {
 		r.Metric("capacity_cpu_ms_per_entry", capacity.CPU.MsPerEntry)
 	}
-	reportCPU(env, fmt.Sprintf(" at capacity (%s msg/s)", rateLabel(capacity.TargetRate)), capacity, budget)
+	reportCPU(env, fmt.Sprintf(" at capacity (%s)", o.rate(capacity.TargetRate)), capacity, budget)
 	if budget > 0 {
 		v := loadgen.CPUVerdict(&capacity.CPU, budget)
-		r.Check(v.Name+" at capacity", v.Passed, "at %s msg/s: %s", rateLabel(capacity.TargetRate), v.Detail)
+		r.Check(v.Name+" at capacity", v.Passed, "at %s: %s", o.rate(capacity.TargetRate), v.Detail)
 	}
 }
 

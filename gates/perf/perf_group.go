@@ -50,6 +50,15 @@ func (o options) what(rate float64) string {
 	return fmt.Sprintf("%s msg/s", rateLabel(rate))
 }
 
+// rate names a rate in the mode's unit: room events published per second in room mode,
+// messages per second otherwise (a group message is one message).
+func (o options) rate(r float64) string {
+	if o.Mode == loadgen.ModeRoom {
+		return rateLabel(r) + " events/s"
+	}
+	return rateLabel(r) + " msg/s"
+}
+
 // groupMetrics copies a group run's delivery numbers into the gate result.
 func groupMetrics(r *gates.Result, prefix string, rep *loadgen.Report) {
 	g := rep.Group
