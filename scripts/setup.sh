@@ -48,6 +48,8 @@ JDK17=/usr/lib/jvm/java-17-openjdk-amd64
 need=()
 [[ -x $JDK17/bin/java ]] || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
+# The SDK's C ABI (sdk/capi) is built with cgo and its C program with gcc (gates/capiit).
+command -v gcc >/dev/null || need+=(gcc libc6-dev)
 if [[ ${#need[@]} -gt 0 ]]; then
   apt_install "${need[@]}"
 fi
