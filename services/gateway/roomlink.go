@@ -88,9 +88,14 @@ func tenantBytes(t contract.TenantID) []byte {
 	return b[:]
 }
 
-// run keeps a stream to the RoomWriter until ctx ends, redialling with backoff.
+// run keeps a stream to the RoomWriter until ctx ends, redialling with backoff capped at 1 s:
+// until the stream is back, the RoomWriter's rooms are dead to this gateway's members (joins
+// and rejoins refused UNAVAILABLE), so a cap of several seconds would add that much outage
+// after every restart (the chaos cell room-writer-kill saw 5.7 s with a 5 s cap), while a
+// redial costs one stream attempt per second per gateway (the channel's own reconnects are
+// capped at 2 s, dialBackend).
 func (l *roomLink) run(ctx context.Context) {
-	b := backoff.New(100*time.Millisecond, 5*time.Second)
+	b := backoff.New(100*time.Millisecond, time.Second)
 	for ctx.Err() == nil {
 		err := l.serve(ctx, b)
 		if ctx.Err() != nil {
