@@ -84,6 +84,7 @@ func TestUnknownHandle(t *testing.T) {
 		"connect": connect(999),
 		"event":   func() error { _, err := nextEvent(999, 0); return err }(),
 		"send":    func() error { _, err := send(999, "1", nil); return err }(),
+		"room":    func() error { _, err := joinRoom(999, strings.Repeat("1", 32), false, 0, 0); return err }(),
 	} {
 		if codeOf(err) != codeHandle {
 			t.Errorf("%s: %v, want QIM_E_HANDLE", name, err)
@@ -170,5 +171,20 @@ func churn(t *testing.T, cfg string) {
 	}
 	if err := <-polled; codeOf(err) != codeClosed && codeOf(err) != codeHandle {
 		t.Errorf("a poll across close ended with %v (code %d)", err, codeOf(err))
+	}
+}
+
+// A room id must be 32 hex digits of a non-zero u128; anything else is QIM_E_INVALID before the
+// server is asked.
+func TestRoomIDRefusals(t *testing.T) {
+	h, err := openClient(`{"data_dir":"` + t.TempDir() + `","gateway":"127.0.0.1:1","user":"5","device":"d","token":"t"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = closeClient(h) }()
+	for _, room := range []string{"", "xyz", strings.Repeat("0", 32), strings.Repeat("1", 31)} {
+		if _, err := sendRoom(h, room, []byte("x"), time.Millisecond); codeOf(err) != codeInvalid {
+			t.Errorf("room %q: %v, want QIM_E_INVALID", room, err)
+		}
 	}
 }

@@ -5,9 +5,9 @@
 // reconciliation, exact unread.
 //
 // Layout: export.go holds the exported functions, each a thin conversion of C arguments around
-// a Go function of api.go that knows nothing of C (so the tests drive the API without cgo);
-// handles.go maps handles to clients; json.go renders results and events; alloc.go hands
-// buffers to C and counts them.
+// a Go function of api.go or rooms.go that knows nothing of C (so the tests drive the API
+// without cgo); handles.go maps handles to clients; json.go renders results and events;
+// alloc.go hands buffers to C and counts them.
 //
 // Rejected: one exported function and C struct per event type and result. A struct layout is
 // an ABI promise in every field, and each new SDK event would add symbols; JSON objects with a

@@ -121,3 +121,30 @@ func firstErr(errs ...error) error {
 	}
 	return nil
 }
+
+//export qim_join_room
+func qim_join_room(h C.qim_client, room *C.char, replay C.int32_t, replayFrom C.uint64_t, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	if room == nil {
+		return finish("", errorf(codeInvalid, "room must not be NULL"), out, errOut)
+	}
+	res, err := joinRoom(uint64(h), C.GoString(room), replay != 0, uint64(replayFrom), time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}
+
+//export qim_leave_room
+func qim_leave_room(h C.qim_client, room *C.char, timeoutMs C.int32_t, errOut **C.char) C.int {
+	if room == nil {
+		return finish("", errorf(codeInvalid, "room must not be NULL"), nil, errOut)
+	}
+	return finish("", leaveRoom(uint64(h), C.GoString(room), time.Duration(timeoutMs)*time.Millisecond), nil, errOut)
+}
+
+//export qim_send_room
+func qim_send_room(h C.qim_client, room *C.char, body *C.uint8_t, n C.size_t, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	b, err := bodyOf(body, n)
+	if err != nil || room == nil {
+		return finish("", firstErr(err, errorf(codeInvalid, "room must not be NULL")), out, errOut)
+	}
+	res, err := sendRoom(uint64(h), C.GoString(room), b, time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}

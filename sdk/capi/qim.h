@@ -84,6 +84,23 @@ int qim_history(qim_client c, char* conversation, uint64_t anchor_seq, int32_t d
 /* Raises the read watermark of a conversation to seq; *result_json is the conversation after. */
 int qim_mark_read(qim_client c, char* conversation, uint64_t seq, char** result_json, char** err);
 
+/* Rooms: live and lossy, never stored locally. Each call waits for the server's answer up to
+ * timeout_ms (0: 10 s); the room's events arrive as "room_joined", "room_events" and "room_left"
+ * events. A room id is 32 hex digits of any non-zero u128 the application chooses. */
+
+/* Joins a room; with replay non-zero, the buffered events from room_seq replay_from first.
+ * *result_json: {"room", "room_seq", "replay_truncated"}. Banned: QIM_E_SERVER "NOT_MEMBER". */
+int qim_join_room(qim_client c, char* room, int32_t replay, uint64_t replay_from, int32_t timeout_ms,
+	char** result_json, char** err);
+
+/* Leaves a room; the library stops rejoining it. */
+int qim_leave_room(qim_client c, char* room, int32_t timeout_ms, char** err);
+
+/* Publishes into a joined room. *result_json: {"room", "client_message_id", "room_seq",
+ * "sent_at_ms"}. Slow mode or the room's rate: QIM_E_SERVER "RATE_LIMITED". */
+int qim_send_room(qim_client c, char* room, uint8_t* body, size_t body_len, int32_t timeout_ms,
+	char** result_json, char** err);
+
 /* Frees a buffer the library returned. NULL is ignored. */
 void qim_free(void* p);
 

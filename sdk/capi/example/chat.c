@@ -1,9 +1,9 @@
 /*
  * chat.c: a C program on libqim (qim.h). Two users on one gateway: A sends to B, B reads the
  * message, lists its conversations (one unread), reads the history page, marks it read
- * (none unread); then CYCLES more messages A to B, each one committed at A and received at B,
- * every buffer freed, and qim_outstanding() must be 0 at the end. Exits 0 only when all of
- * it held; prints what failed otherwise.
+ * (none unread); both join a room, A publishes, B reads it live; then CYCLES more messages A
+ * to B, each one committed at A and received at B, every buffer freed, and qim_outstanding()
+ * must be 0 at the end. Exits 0 only when all of it held; prints what failed otherwise.
  *
  *   CHAT_TOKEN_A=... CHAT_TOKEN_B=... chat GATEWAY DATA_DIR USER_A USER_B CYCLES
  *
@@ -132,6 +132,48 @@ static int first_message(qim_client a, qim_client b, const char *user_a, const c
 	return 0;
 }
 
+/* wait_event reads c's events until one contains needle. */
+static int wait_event(qim_client c, const char *needle, int timeout_ms) {
+	double deadline = now_s() + timeout_ms / 1000.0;
+	for (;;) {
+		char *ev = NULL, *err = NULL;
+		int rc = qim_next_event(c, 200, &ev, &err);
+		if (rc == QIM_E_TIMEOUT) {
+			qim_free(err);
+			CHECK(now_s() < deadline, "timed out waiting for an event with %s", needle);
+			continue;
+		}
+		CHECK(rc == QIM_OK, "next_event: %d %s", rc, err ? err : "");
+		int found = strstr(ev, needle) != NULL;
+		qim_free(ev);
+		if (found) {
+			return 0;
+		}
+	}
+}
+
+/* room: A and B join a room, A publishes, B reads the event live, both leave. */
+static int room(qim_client a, qim_client b, const char *user_a, const char *user_b) {
+	char id[40], *res = NULL, *err = NULL;
+	snprintf(id, sizeof id, "%016llx%016llx", strtoull(user_a, NULL, 10), strtoull(user_b, NULL, 10));
+	int rc = qim_join_room(b, id, 0, 0, 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, "\"replay_truncated\":false"), "B joins: %d %s %s", rc, err ? err : "", res ? res : "");
+	qim_free(res);
+	rc = qim_join_room(a, id, 0, 0, 10000, &res, &err);
+	CHECK(rc == QIM_OK, "A joins: %d %s", rc, err ? err : "");
+	qim_free(res);
+	const char *body = "hello room";
+	rc = qim_send_room(a, id, (uint8_t *)body, strlen(body), 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, "\"room_seq\":\""), "A publishes: %d %s", rc, err ? err : "");
+	qim_free(res);
+	if (wait_event(b, "\"body_b64\":\"aGVsbG8gcm9vbQ==\"", 10000)) {
+		return -1;
+	}
+	CHECK(qim_leave_room(a, id, 10000, &err) == QIM_OK && qim_leave_room(b, id, 10000, &err) == QIM_OK, "leave: %s", err ? err : "");
+	printf("chat: room %s joined, published, read live, left\n", id);
+	return 0;
+}
+
 /* refusals: bad input is an error code and a message to free, never a crash. */
 static int refusals(qim_client a) {
 	char *cmid = NULL, *err = NULL, *ev = NULL;
@@ -184,7 +226,7 @@ int main(int argc, char **argv) {
 	qim_client a = 0, b = 0;
 	if (open_client(gateway, dir_a, user_a, getenv("CHAT_TOKEN_A"), &a) == 0 &&
 		open_client(gateway, dir_b, user_b, getenv("CHAT_TOKEN_B"), &b) == 0 &&
-		first_message(a, b, user_a, user_b) == 0 && refusals(a) == 0) {
+		first_message(a, b, user_a, user_b) == 0 && room(a, b, user_a, user_b) == 0 && refusals(a) == 0) {
 		cycles(a, b, user_b, atoi(argv[5]));
 	}
 	if (a && qim_client_close(a) != QIM_OK) {
