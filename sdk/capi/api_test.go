@@ -174,6 +174,28 @@ func churn(t *testing.T, cfg string) {
 	}
 }
 
+// Group calls refuse a conversation that is not a group's and members that are not a JSON array
+// of decimal user ids, before the server is asked.
+func TestGroupRefusals(t *testing.T) {
+	h, err := openClient(`{"data_dir":"` + t.TempDir() + `","gateway":"127.0.0.1:1","user":"5","device":"d","token":"t"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = closeClient(h) }()
+	direct := contract.DirectConversationID(contract.TenantID{}, 5, 6)
+	if _, err := groupMembers(h, direct.String(), time.Millisecond); codeOf(err) != codeInvalid {
+		t.Errorf("members of a direct conversation: %v, want QIM_E_INVALID", err)
+	}
+	for _, members := range []string{`[43]`, `["0"]`, `"43"`, `["x"]`} {
+		if _, err := createGroup(h, "g", members); codeOf(err) != codeInvalid {
+			t.Errorf("members %s: %v, want QIM_E_INVALID", members, err)
+		}
+	}
+	if _, err := createGroup(h, "g", `["43","44"]`); err != nil {
+		t.Errorf("a group created offline: %v", err)
+	}
+}
+
 // A room id must be 32 hex digits of a non-zero u128; anything else is QIM_E_INVALID before the
 // server is asked.
 func TestRoomIDRefusals(t *testing.T) {

@@ -5,7 +5,7 @@
 // reconciliation, exact unread.
 //
 // Layout: export.go holds the exported functions, each a thin conversion of C arguments around
-// a Go function of api.go or rooms.go that knows nothing of C (so the tests drive the API
+// a Go function of api.go, groups.go or rooms.go that knows nothing of C (so the tests drive the API
 // without cgo); handles.go maps handles to clients; json.go renders results and events;
 // alloc.go hands buffers to C and counts them.
 //

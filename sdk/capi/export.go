@@ -148,3 +148,30 @@ func qim_send_room(h C.qim_client, room *C.char, body *C.uint8_t, n C.size_t, ti
 	res, err := sendRoom(uint64(h), C.GoString(room), b, time.Duration(timeoutMs)*time.Millisecond)
 	return finish(res, err, out, errOut)
 }
+
+//export qim_create_group
+func qim_create_group(h C.qim_client, name, membersJSON *C.char, out, errOut **C.char) C.int {
+	if name == nil || membersJSON == nil {
+		return finish("", errorf(codeInvalid, "name and members_json must not be NULL"), out, errOut)
+	}
+	res, err := createGroup(uint64(h), C.GoString(name), C.GoString(membersJSON))
+	return finish(res, err, out, errOut)
+}
+
+//export qim_group_members
+func qim_group_members(h C.qim_client, group *C.char, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	if group == nil {
+		return finish("", errorf(codeInvalid, "group must not be NULL"), out, errOut)
+	}
+	res, err := groupMembers(uint64(h), C.GoString(group), time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}
+
+//export qim_leave_group
+func qim_leave_group(h C.qim_client, group *C.char, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	if group == nil {
+		return finish("", errorf(codeInvalid, "group must not be NULL"), out, errOut)
+	}
+	res, err := leaveGroup(uint64(h), C.GoString(group), time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}

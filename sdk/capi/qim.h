@@ -84,6 +84,20 @@ int qim_history(qim_client c, char* conversation, uint64_t anchor_seq, int32_t d
 /* Raises the read watermark of a conversation to seq; *result_json is the conversation after. */
 int qim_mark_read(qim_client c, char* conversation, uint64_t seq, char** result_json, char** err);
 
+/* Groups. qim_create_group records the group locally and returns at once, online or not, with
+ * its id; "group_created" or "group_create_failed" reports the outcome. members_json is a JSON
+ * array of decimal user ids besides the caller, e.g. ["43","44"].
+ * *result_json: {"group", "client_request_id", "name"}. */
+int qim_create_group(qim_client c, char* name, char* members_json, char** result_json, char** err);
+
+/* The group's current members from the server: {"group", "version", "members": [{"user",
+ * "joined_at_seq"}]}. Not a member: QIM_E_SERVER "NOT_MEMBER". timeout_ms 0: 10 s. */
+int qim_group_members(qim_client c, char* group, int32_t timeout_ms, char** result_json, char** err);
+
+/* Leaves the group once the server has recorded it: {"group", "left_at_seq",
+ * "membership_version"}. */
+int qim_leave_group(qim_client c, char* group, int32_t timeout_ms, char** result_json, char** err);
+
 /* Rooms: live and lossy, never stored locally. Each call waits for the server's answer up to
  * timeout_ms (0: 10 s); the room's events arrive as "room_joined", "room_events" and "room_left"
  * events. A room id is 32 hex digits of any non-zero u128 the application chooses. */

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -12,15 +11,13 @@ import (
 // waits for the server's answer, bounded by timeout (default 10 s); the room's events arrive
 // through qim_next_event.
 
-const defaultRoomTimeout = 10 * time.Second
-
 // joinRoom joins room (32 hex digits) with replay from replayFrom when replay is set.
 func joinRoom(h uint64, room string, replay bool, replayFrom uint64, timeout time.Duration) (string, error) {
 	cl, id, err := roomTarget(h, room)
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := roomCtx(cl, timeout)
+	ctx, cancel := callCtx(cl, timeout)
 	defer cancel()
 	j, err := cl.c.JoinRoom(ctx, id, sdk.RoomJoinOptions{Replay: replay, ReplayFrom: replayFrom})
 	if err != nil {
@@ -34,7 +31,7 @@ func leaveRoom(h uint64, room string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := roomCtx(cl, timeout)
+	ctx, cancel := callCtx(cl, timeout)
 	defer cancel()
 	return classify(cl.c.LeaveRoom(ctx, id))
 }
@@ -45,7 +42,7 @@ func sendRoom(h uint64, room string, body []byte, timeout time.Duration) (string
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := roomCtx(cl, timeout)
+	ctx, cancel := callCtx(cl, timeout)
 	defer cancel()
 	a, err := cl.c.SendRoom(ctx, id, body, sdk.SendOptions{})
 	if err != nil {
@@ -65,11 +62,4 @@ func roomTarget(h uint64, room string) (*client, contract.U128, error) {
 		return nil, contract.U128{}, errorf(codeInvalid, "room %q is not 32 hex digits of a non-zero id", room)
 	}
 	return cl, id, nil
-}
-
-func roomCtx(cl *client, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout <= 0 {
-		timeout = defaultRoomTimeout
-	}
-	return context.WithTimeout(cl.ctx, timeout)
 }

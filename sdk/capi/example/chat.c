@@ -1,9 +1,10 @@
 /*
  * chat.c: a C program on libqim (qim.h). Two users on one gateway: A sends to B, B reads the
  * message, lists its conversations (one unread), reads the history page, marks it read
- * (none unread); both join a room, A publishes, B reads it live; then CYCLES more messages A
- * to B, each one committed at A and received at B, every buffer freed, and qim_outstanding()
- * must be 0 at the end. Exits 0 only when all of it held; prints what failed otherwise.
+ * (none unread); both join a room, A publishes, B reads it live; A creates a group with B
+ * and sends to it, B reads it, lists the members and leaves; then CYCLES more messages A to B,
+ * each one committed at A and received at B, every buffer freed, and qim_outstanding() must be
+ * 0 at the end. Exits 0 only when all of it held; prints what failed otherwise.
  *
  *   CHAT_TOKEN_A=... CHAT_TOKEN_B=... chat GATEWAY DATA_DIR USER_A USER_B CYCLES
  *
@@ -50,18 +51,23 @@ static int open_client(const char *gateway, const char *dir, const char *user, c
 	return 0;
 }
 
-/* count counts the occurrences of needle in s. */
+/* count counts the occurrences of needle in s (none of an empty needle). */
 static int count(const char *s, const char *needle) {
 	int n = 0;
+	if (!*needle) {
+		return 0;
+	}
 	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) {
 		n++;
 	}
 	return n;
 }
 
-/* drain reads c's events for up to timeout_ms in total, adding the messages it received and
- * the sends committed to *received and *committed; it returns when both reach their wants. */
-static int drain(qim_client c, int want_received, int *received, int want_committed, int *committed, int timeout_ms) {
+/* drain reads c's events for up to timeout_ms in total, adding the received messages matching
+ * mark (a "body_b64" prefix) and the sends committed to *received and *committed; it returns
+ * when both reach their wants. */
+static int drain(qim_client c, const char *mark, int want_received, int *received, int want_committed, int *committed,
+	int timeout_ms) {
 	double deadline = now_s() + timeout_ms / 1000.0;
 	while (*received < want_received || *committed < want_committed) {
 		char *ev = NULL, *err = NULL;
@@ -74,7 +80,7 @@ static int drain(qim_client c, int want_received, int *received, int want_commit
 		}
 		CHECK(rc == QIM_OK, "next_event: %d %s", rc, err ? err : "");
 		if (strstr(ev, "\"type\":\"messages_added\"")) {
-			*received += count(ev, "\"seq\":");
+			*received += count(ev, mark);
 		} else if (strstr(ev, "\"type\":\"committed\"")) {
 			(*committed)++;
 		} else if (strstr(ev, "\"type\":\"failed\"")) {
@@ -112,7 +118,7 @@ static int first_message(qim_client a, qim_client b, const char *user_a, const c
 	CHECK(rc == QIM_OK && cmid && strlen(cmid) == 32, "send: %d %s", rc, err ? err : "");
 	qim_free(cmid);
 	int got = 0, committed = 0, none = 0;
-	if (drain(a, 0, &none, 1, &committed, 30000) || drain(b, 1, &got, 0, &none, 30000)) {
+	if (drain(a, "", 0, &none, 1, &committed, 30000) || drain(b, "\"body_b64\":\"aGVsbG8gZnJvbSBD\"", 1, &got, 0, &none, 30000)) {
 		return -1;
 	}
 	rc = qim_conversations(b, &res, &err);
@@ -174,6 +180,38 @@ static int room(qim_client a, qim_client b, const char *user_a, const char *user
 	return 0;
 }
 
+/* group: A creates a group with B and sends to it; B reads the message, lists the two
+ * members and leaves. */
+static int group(qim_client a, qim_client b, const char *user_a, const char *user_b) {
+	char members[64], gid[40], *res = NULL, *err = NULL, *cmid = NULL;
+	snprintf(members, sizeof members, "[\"%s\"]", user_b);
+	int rc = qim_create_group(a, "c-group", members, &res, &err);
+	CHECK(rc == QIM_OK && copy_field(res, "group", gid, sizeof gid) == 0, "create_group: %d %s", rc, err ? err : "");
+	qim_free(res);
+	if (wait_event(a, "\"type\":\"group_created\"", 15000)) {
+		return -1;
+	}
+	const char *body = "hello group";
+	rc = qim_send_group(a, gid, (uint8_t *)body, strlen(body), &cmid, &err);
+	CHECK(rc == QIM_OK, "send_group: %d %s", rc, err ? err : "");
+	qim_free(cmid);
+	if (wait_event(b, "\"body_b64\":\"aGVsbG8gZ3JvdXA=\"", 15000)) {
+		return -1;
+	}
+	rc = qim_group_members(b, gid, 10000, &res, &err);
+	char ua[64], ub[64];
+	snprintf(ua, sizeof ua, "\"user\":\"%s\"", user_a);
+	snprintf(ub, sizeof ub, "\"user\":\"%s\"", user_b);
+	CHECK(rc == QIM_OK && strstr(res, ua) && strstr(res, ub) && count(res, "\"user\":") == 2, "members: %d %s %s", rc,
+		err ? err : "", res ? res : "");
+	qim_free(res);
+	rc = qim_leave_group(b, gid, 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, "\"left_at_seq\":\""), "leave_group: %d %s", rc, err ? err : "");
+	qim_free(res);
+	printf("chat: group %s created, message read, 2 members listed, left\n", gid);
+	return 0;
+}
+
 /* refusals: bad input is an error code and a message to free, never a crash. */
 static int refusals(qim_client a) {
 	char *cmid = NULL, *err = NULL, *ev = NULL;
@@ -202,7 +240,9 @@ static int cycles(qim_client a, qim_client b, const char *user_b, int n) {
 			qim_free(cmid);
 		}
 		sent += batch;
-		if (drain(a, 0, &(int){0}, sent, &committed, 60000) || drain(b, sent, &received, 0, &(int){0}, 60000)) {
+		/* "Y3ljbGUg" is base64 of "cycle ": only this loop's messages count. */
+		if (drain(a, "", 0, &(int){0}, sent, &committed, 60000) ||
+			drain(b, "\"body_b64\":\"Y3ljbGUg", sent, &received, 0, &(int){0}, 60000)) {
 			return -1;
 		}
 	}
@@ -226,7 +266,8 @@ int main(int argc, char **argv) {
 	qim_client a = 0, b = 0;
 	if (open_client(gateway, dir_a, user_a, getenv("CHAT_TOKEN_A"), &a) == 0 &&
 		open_client(gateway, dir_b, user_b, getenv("CHAT_TOKEN_B"), &b) == 0 &&
-		first_message(a, b, user_a, user_b) == 0 && room(a, b, user_a, user_b) == 0 && refusals(a) == 0) {
+		first_message(a, b, user_a, user_b) == 0 && room(a, b, user_a, user_b) == 0 &&
+		group(a, b, user_a, user_b) == 0 && refusals(a) == 0) {
 		cycles(a, b, user_b, atoi(argv[5]));
 	}
 	if (a && qim_client_close(a) != QIM_OK) {
