@@ -3,14 +3,11 @@ package capiit
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,13 +136,4 @@ func token(t *testing.T, set *svc.Set, user contract.UserID) string {
 	return tok
 }
 
-// userBase makes this run's user ids unlike any other run's on a shared stack.
-var userBase = func() uint64 {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return uint64(binary.BigEndian.Uint32(b[:]))<<20 | 1
-}()
-
-var userNext atomic.Uint64
-
-func newUser() contract.UserID { return contract.UserID(userBase + userNext.Add(1)) }
+func newUser() contract.UserID { return itest.NewUser() }

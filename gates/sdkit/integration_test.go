@@ -6,11 +6,8 @@ package sdkit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,14 +76,7 @@ func stopDeployment() {
 	}
 }
 
-var userBase = func() uint64 {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return uint64(binary.BigEndian.Uint32(b[:]))<<20 | 1
-}()
-var userNext atomic.Uint64
-
-func newUser() contract.UserID { return contract.UserID(userBase + userNext.Add(1)) }
+func newUser() contract.UserID { return itest.NewUser() }
 
 // itConfig is a client of user/device on the deployment, storing under dir.
 func itConfig(t *testing.T, set *svc.Set, user contract.UserID, device, dir string) sdk.Config {

@@ -106,11 +106,7 @@ func send(h uint64, peer string, body []byte) (string, error) {
 }
 
 func sendGroup(h uint64, group string, body []byte) (string, error) {
-	cl, err := lookup(h)
-	if err != nil {
-		return "", err
-	}
-	conv, err := parseConversation(group)
+	cl, conv, err := convTarget(h, group)
 	if err != nil {
 		return "", err
 	}
@@ -168,21 +164,14 @@ func conversations(h uint64) (string, error) {
 }
 
 func history(h uint64, conv string, anchor uint64, dir, limit int, timeout time.Duration) (string, error) {
-	cl, err := lookup(h)
-	if err != nil {
-		return "", err
-	}
-	id, err := parseConversation(conv)
+	cl, id, err := convTarget(h, conv)
 	if err != nil {
 		return "", err
 	}
 	if dir != int(sdk.Direction(1)) && dir != int(sdk.Direction(2)) {
 		return "", errorf(codeInvalid, "direction %d: want 1 (older) or 2 (newer)", dir)
 	}
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(cl.ctx, timeout)
+	ctx, cancel := callCtx(cl, timeout)
 	defer cancel()
 	p, err := cl.c.History(ctx, id, contract.ConversationSeq(anchor), sdk.Direction(dir), limit)
 	if err != nil {
@@ -192,11 +181,7 @@ func history(h uint64, conv string, anchor uint64, dir, limit int, timeout time.
 }
 
 func markRead(h uint64, conv string, seq uint64) (string, error) {
-	cl, err := lookup(h)
-	if err != nil {
-		return "", err
-	}
-	id, err := parseConversation(conv)
+	cl, id, err := convTarget(h, conv)
 	if err != nil {
 		return "", err
 	}
@@ -205,6 +190,19 @@ func markRead(h uint64, conv string, seq uint64) (string, error) {
 		return "", classify(err)
 	}
 	return marshal(conversationJSON(c))
+}
+
+// convTarget resolves a call's handle and conversation (32 hex digits).
+func convTarget(h uint64, conv string) (*client, contract.ConversationID, error) {
+	cl, err := lookup(h)
+	if err != nil {
+		return nil, contract.ConversationID{}, err
+	}
+	id, err := parseConversation(conv)
+	if err != nil {
+		return nil, contract.ConversationID{}, err
+	}
+	return cl, id, nil
 }
 
 func parseConversation(s string) (contract.ConversationID, error) {

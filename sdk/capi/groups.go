@@ -73,11 +73,7 @@ func leaveGroup(h uint64, group string, timeout time.Duration) (string, error) {
 }
 
 func groupTarget(h uint64, group string) (*client, contract.ConversationID, error) {
-	cl, err := lookup(h)
-	if err != nil {
-		return nil, contract.ConversationID{}, err
-	}
-	id, err := parseConversation(group)
+	cl, id, err := convTarget(h, group)
 	if err != nil {
 		return nil, contract.ConversationID{}, err
 	}
