@@ -14,7 +14,8 @@ import (
 // before anything is reserved: nothing appears in history, the connection stays usable, and a
 // body that fits commits. Before the writer counted the record, such a SEND was reserved and
 // recorded, then answered UNAVAILABLE on every retry because the producer refused the record.
-// A body that fits still reaches the recipient.
+// A body that fits still reaches the recipient, and a SEND of the wire's whole message limit is
+// refused the same way (it must reach the writer's check, not its transport's limit).
 func scenarioBodyOverOutboxRecord(ctx context.Context, e *Env) error {
 	alice, bob := e.User(), e.User()
 	c, _, err := e.Login(ctx, alice, "a1", 0)
@@ -26,6 +27,12 @@ func scenarioBodyOverOutboxRecord(ctx context.Context, e *Env) error {
 	var se *ServerError
 	if !errors.As(err, &se) || se.Code != contract.ErrCodePayloadTooLarge || !strings.Contains(se.Msg, "Outbox record") {
 		return fmt.Errorf("a 999,900-byte body: %v, want ERROR PAYLOAD_TOO_LARGE naming the Outbox record", err)
+	}
+	// A SEND as large as one client message may be: the gateway forwards it to the writer with
+	// the sender's identity around it, which must not trip the writer's gRPC receive limit.
+	_, err = c.Send(ctx, bob, NewCmid(), make([]byte, contract.MaxFramePayload-64))
+	if !errors.As(err, &se) || se.Code != contract.ErrCodePayloadTooLarge {
+		return fmt.Errorf("a body of the wire's message limit less 64 bytes: %v, want ERROR PAYLOAD_TOO_LARGE", err)
 	}
 	ack, err := c.Send(ctx, bob, NewCmid(), make([]byte, 900_000))
 	if err != nil {
