@@ -451,9 +451,10 @@ func (x *Kicked) GetRetryAfterMs() uint32 {
 // it, the request id and request_opcode are 0.
 type ErrorFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... UNIMPLEMENTED 11; the
-	// contract's error table says which are retryable). Raw uint32 so codes added later reach old
-	// SDKs unchanged; treat unknown codes as non-retryable.
+	// Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... GROUP_FULL 12; the
+	// contract's error table, docs/protocol.md section 5.2, says which are retryable). Raw
+	// uint32 so codes added later reach old SDKs unchanged; treat unknown codes as
+	// non-retryable.
 	Code uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	// Human-readable explanation for logs; not for parsing and not localised.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
