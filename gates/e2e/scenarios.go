@@ -77,8 +77,10 @@ func scenarioAuthHeartbeat(ctx context.Context, e *Env) error {
 		return err
 	}
 	defer bad.Close()
-	if _, err := bad.Auth(ctx, "qim1.forged.token", "x", 0); !isCode(err, contract.ErrCodeUnauthorized) && !errors.Is(err, ErrClosed) {
-		return fmt.Errorf("forged token was not refused: %v", err)
+	// The refusal is an ERROR UNAUTHORIZED before the close (docs/protocol.md 5.3): a bare close
+	// would leave a client unable to tell a bad credential from a network fault.
+	if _, err := bad.Auth(ctx, "qim1.forged.token", "x", 0); !isCode(err, contract.ErrCodeUnauthorized) {
+		return fmt.Errorf("forged token: %v, want ERROR UNAUTHORIZED", err)
 	}
 	return nil
 }
