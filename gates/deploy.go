@@ -64,7 +64,7 @@ func (l *lazyDeployment) get(ctx context.Context) (*svc.Set, error) {
 		return nil, err
 	}
 	if err := l.startServices(ctx, set); err != nil {
-		_ = set.StopAll()
+		_ = set.Close()
 		l.err = err
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (l *lazyDeployment) stop(progress io.Writer) {
 	if l.set == nil {
 		return
 	}
-	if err := l.set.StopAll(); err != nil {
+	if err := l.set.Close(); err != nil {
 		fmt.Fprintf(progress, "services stop: %v\n", err)
 	}
 }

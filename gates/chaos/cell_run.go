@@ -257,7 +257,7 @@ func (m *matrix) judgeInvariants(ctx context.Context, res *CellResult, set *svc.
 
 // teardown stops the cell's services and makes sure the stack is whole for the next cell.
 func (m *matrix) teardown(set *svc.Set, res *CellResult) {
-	if err := set.StopAll(); err != nil {
+	if err := set.Close(); err != nil {
 		m.logf("%s: stopping services: %v", res.Name, err)
 	}
 	res.Logs = m.keepLogs(set, res.stem(m.opts.Repeat > 1))

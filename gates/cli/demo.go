@@ -62,7 +62,7 @@ func (o *demoOptions) run(ctx context.Context, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = set.StopAll() }()
+	defer func() { _ = set.Close() }()
 	if err := o.converse(ctx, w, set); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func startServices(ctx context.Context, root string, ep stack.Endpoints) (*svc.S
 		return nil, err
 	}
 	if err := set.StartAll(ctx); err != nil {
-		_ = set.StopAll()
+		_ = set.Close()
 		return nil, err
 	}
 	return set, nil

@@ -21,8 +21,8 @@ const (
 
 // startIdentity starts the Set's identity provider — a JWKS and a connect webhook on a loopback
 // port, the stand-in for a product's IdP and backend — with one key of each algorithm, and writes
-// the issuers file the gateways read. The provider lives as long as the harness process: a stopped and restarted gateway
-// must still reach it.
+// the issuers file the gateways read. The provider lives until the Set's Close, not its
+// StopAll: a stopped and restarted gateway must still reach it.
 func (s *Set) startIdentity() error {
 	idp, err := authntest.New(GateIssuer)
 	if err != nil {

@@ -78,6 +78,18 @@ func (s *Set) StopAll() error {
 	return errors.Join(errs...)
 }
 
+// Close stops every service and releases what the Set holds beside them: the stand-in IdP's
+// loopback HTTP server (identity.go), which a Set that is only stopped keeps serving, one per
+// Set, for the life of the harness process. A closed Set starts nothing again.
+func (s *Set) Close() error {
+	err := s.StopAll()
+	if s.idp != nil {
+		err = errors.Join(err, s.idp.Close())
+		s.idp = nil
+	}
+	return err
+}
+
 // running returns the live process of name.
 func (s *Set) running(name string) (*child, error) {
 	p, err := s.last(name)
