@@ -38,6 +38,30 @@ func TestCProgram(t *testing.T) {
 	runChat(ctx, t, set, chat, dir, 10000)
 }
 
+// TestCArchiveLinks: the static build (-buildmode=c-archive) links the C program into one
+// executable, for platforms that ship no shared libraries (iOS). The shared build above runs it.
+func TestCArchiveLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the SDK as a C archive")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	run(ctx, t, sdkDir, nil, "go", "build", "-buildmode=c-archive", "-o", filepath.Join(out, "libqim.a"), "./capi")
+	capi, err := filepath.Abs(filepath.Join(sdkDir, "capi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := filepath.Join(out, "chat")
+	run(ctx, t, out, nil, "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", capi, "-o", chat,
+		filepath.Join(capi, "example", "chat.c"), filepath.Join(out, "libqim.a"), "-lpthread", "-lm")
+	// Without arguments it prints its usage and exits 2: the runtime started and main ran.
+	cmd := exec.CommandContext(ctx, chat)
+	if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != 2 {
+		t.Fatalf("the statically linked program: %v, want exit status 2 (usage)", err)
+	}
+}
+
 // TestAPIUnderTheRaceDetector runs the library's concurrency test (many threads opening,
 // polling, sending and closing at once) with -race. A C program cannot load a -race libqim:
 // ThreadSanitizer fails to map the shadow of a c-shared Go heap ("failed to allocate ...
