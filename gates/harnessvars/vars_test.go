@@ -60,6 +60,9 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 	renamed := services.RenamedVariables()
 	name := regexp.MustCompile(`QIM_[A-Z0-9_]*[A-Z0-9]`)
 	root := filepath.Join("..", "..")
+	for _, n := range cABINames(t, filepath.Join(root, "sdk", "capi", "qim.h")) {
+		known[n] = true // constants of the C ABI (QIM_OK, QIM_E_*), named in its Go side too
+	}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -97,4 +100,24 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cABINames lists the constants qim.h defines (#define QIM_… and the enum's QIM_… = n): C names
+// of the SDK's C ABI, not environment variables. A variable could not take one of these names
+// unnoticed: qim.h would then define it too, and a reader of the header would see the clash.
+func cABINames(t *testing.T, path string) []string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := regexp.MustCompile(`(?m)^(?:#define\s+|\s+)(QIM_[A-Z0-9_]+)(?:\s+\d+|\s*=\s*\d+,?)`)
+	var out []string
+	for _, m := range def.FindAllStringSubmatch(string(src), -1) {
+		out = append(out, m[1])
+	}
+	if len(out) < 9 {
+		t.Fatalf("%s defines %d QIM_ constants, want QIM_ABI_VERSION, QIM_OK and the 7 error codes: %v", path, len(out), out)
+	}
+	return out
 }
