@@ -42,7 +42,12 @@ const (
 
 // Wire and payload limits.
 const (
-	MaxFramePayload       = 4 << 20  // largest logical message on the client wire
+	MaxFramePayload = 4 << 20 // largest logical message on the client wire
+	// RPCClientMessageMax is the largest internal gRPC message a service that receives one client
+	// message whole (the writer's SEND, the RoomWriter's publish) accepts: the message plus the
+	// identity the gateway puts around it. gRPC's default of 4 MiB refuses a maximal SEND in the
+	// transport, which ends the gateway's whole stream instead of answering that SEND.
+	RPCClientMessageMax   = MaxFramePayload + 1<<10
 	StreamWriteChunkBytes = 64 << 10 // large frames are written in chunks so PONG is never blocked
 	CustomTypeMaxBytes    = 64       // longer custom_type → PAYLOAD_TOO_LARGE
 	DeviceIDMaxBytes      = 64       // a device id is 1..64 bytes (tokens, presence keys)

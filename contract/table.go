@@ -39,6 +39,7 @@ func Constants() []Constant {
 		{"archiver_batch_default", ArchiverBatchDefault, false, "outbox records per HistoryArchiver batch"},
 		{"archiver_batch_max", ArchiverBatchMax, false, ""},
 		{"max_frame_payload", MaxFramePayload, false, "largest logical client message"},
+		{"rpc_client_message_max", RPCClientMessageMax, false, "internal gRPC receive limit for one client message with its identity"},
 		{"stream_write_chunk_bytes", StreamWriteChunkBytes, false, "PONG never waits behind a large frame"},
 		{"custom_type_max_bytes", CustomTypeMaxBytes, false, "else PAYLOAD_TOO_LARGE"},
 		{"device_id_max_bytes", DeviceIDMaxBytes, false, "dev tokens and presence keys"},

@@ -36,10 +36,6 @@ const (
 	// never split, so a RoomLinkDown stays below downBytesMax + its largest item (a replay, or one
 	// event of at most QIM_ROOM_MAX_BODY ≤ contract.MaxFramePayload): under the gateway's 8 MiB.
 	downBytesMax = 1 << 20
-	// publishRecvMax is the largest RoomPublish accepted: a SendRequest of
-	// contract.MaxFramePayload plus the tenant, the sender and the field tags (gRPC's default
-	// 4 MiB would refuse a maximal SendRequest before it is even decoded).
-	publishRecvMax = contract.MaxFramePayload + 1<<10
 	// linkKeepalive and linkKeepaliveTimeout make the server ping a silent gateway: a link whose
 	// gateway host vanished would otherwise hold a blocked Send, and its memberships, until TCP
 	// gives up (many minutes).

@@ -90,7 +90,7 @@ func (s *Service) start(context.Context) error {
 	s.proc.OnStop(func() { close(s.stopping) })
 	s.proc.Go("idle-room sweep", s.sweepLoop)
 	opts := append(s.rpc.ServerOptions(s.reg, s.log),
-		grpc.MaxRecvMsgSize(publishRecvMax),
+		grpc.MaxRecvMsgSize(contract.RPCClientMessageMax),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: linkKeepalive, Timeout: linkKeepaliveTimeout}))
 	gs := grpc.NewServer(opts...)
 	internalv1.RegisterRoomWriterServer(gs, grpcServer{s: s})

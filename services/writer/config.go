@@ -15,13 +15,6 @@ import (
 	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
-// sendRecvMax is the largest gRPC message the writer accepts: one AuthenticatedSend carrying a
-// SendRequest of contract.MaxFramePayload, plus the identity the gateway puts around it. gRPC's
-// default of 4 MiB refused a SEND near the wire's limit in the transport, which ended the
-// gateway's whole send stream (every SEND in flight on it became an unknown outcome) instead
-// of answering that one PAYLOAD_TOO_LARGE.
-const sendRecvMax = contract.MaxFramePayload + 1<<10
-
 // Config is the ConversationWriter's configuration: one field per QIM_* variable (the tags give
 // its name, unit and help line; docs/config.md and `qim writer --help` are generated from them).
 // Defaults live in DefaultConfig; the comments here give each knob's trade-off.

@@ -155,7 +155,7 @@ func (s *Service) register() {
 			return nil
 		}
 	})
-	gs := grpc.NewServer(append(s.rpc.ServerOptions(s.reg, s.log), grpc.MaxRecvMsgSize(sendRecvMax))...)
+	gs := grpc.NewServer(append(s.rpc.ServerOptions(s.reg, s.log), grpc.MaxRecvMsgSize(contract.RPCClientMessageMax))...)
 	internalv1.RegisterWriterServer(gs, grpcServer{s: s})
 	internalv1.RegisterGroupAdminServer(gs, adminServer{s: s})
 	s.proc.Serve(lifecycle.GRPC{Server: gs, Addr: s.cfg.ListenAddr, AddrVar: "QIM_WRITER_LISTEN",
