@@ -23,25 +23,17 @@ import (
 // Another instance would create an empty copy of the room, apply the ban there, where no
 // gateway sends that room's joins or publishes, and answer 200 for a change that does nothing.
 type roomWriters struct {
-	addrs   []string // QIM_ROOM_ADDRS in the configured order: RoomOwner returns an index into it
-	conns   []*grpc.ClientConn
-	clients []internalv1.RoomWriterClient
+	addrs []string // QIM_ROOM_ADDRS in the configured order: RoomOwner returns an index into it
+	conns[internalv1.RoomWriterClient]
 }
 
-// dialRooms makes a client per RoomWriter. grpc.NewClient connects on the first call, so an
-// instance that is down now fails only the calls for its rooms, not the admin API's start.
+// dialRooms makes a client per RoomWriter; one that is down fails only the calls for its rooms.
 func dialRooms(addrs []string, creds grpc.DialOption) (*roomWriters, error) {
-	r := &roomWriters{addrs: slices.Clone(addrs)}
-	for _, a := range addrs {
-		cc, err := grpc.NewClient(a, creds)
-		if err != nil {
-			_ = r.Close()
-			return nil, fmt.Errorf("admin: RoomWriter %s: %w", a, err)
-		}
-		r.conns = append(r.conns, cc)
-		r.clients = append(r.clients, internalv1.NewRoomWriterClient(cc))
+	c, err := dialAll("RoomWriter", addrs, creds, internalv1.NewRoomWriterClient)
+	if err != nil {
+		return nil, err
 	}
-	return r, nil
+	return &roomWriters{addrs: slices.Clone(addrs), conns: c}, nil
 }
 
 // Moderate sends in to the owner of (tenant, room). room must be the canonical room
@@ -57,13 +49,4 @@ func (r *roomWriters) Moderate(ctx context.Context, tenant contract.TenantID, ro
 		return nil, fmt.Errorf("admin: RoomWriter %s (the room's owner): %w", r.addrs[i], err)
 	}
 	return out, nil
-}
-
-// Close closes every connection.
-func (r *roomWriters) Close() error {
-	var errs []error
-	for _, cc := range r.conns {
-		errs = append(errs, cc.Close())
-	}
-	return errors.Join(errs...)
 }

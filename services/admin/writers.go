@@ -17,22 +17,15 @@ import (
 // (GroupAdmin commits through the group's owner), so a writer that is down is skipped, not
 // waited for.
 type writers struct {
-	conns   []*grpc.ClientConn
-	clients []internalv1.GroupAdminClient
+	conns[internalv1.GroupAdminClient]
 }
 
 func dialWriters(addrs []string, creds grpc.DialOption) (*writers, error) {
-	w := &writers{}
-	for _, a := range addrs {
-		cc, err := grpc.NewClient(a, creds)
-		if err != nil {
-			_ = w.Close()
-			return nil, fmt.Errorf("admin: writer %s: %w", a, err)
-		}
-		w.conns = append(w.conns, cc)
-		w.clients = append(w.clients, internalv1.NewGroupAdminClient(cc))
+	c, err := dialAll("writer", addrs, creds, internalv1.NewGroupAdminClient)
+	if err != nil {
+		return nil, err
 	}
-	return w, nil
+	return &writers{conns: c}, nil
 }
 
 // AdminGroup tries each writer while the previous one is unreachable. An answer, a refusal
@@ -63,24 +56,15 @@ func firstAnswer[T outcome](ctx context.Context, w *writers, call func(internalv
 		out, err := call(c)
 		if err == nil {
 			if contract.ErrorCode(out.GetErrorCode()) == contract.ErrCodeUnavailable && i+1 < len(w.clients) {
-				errs = append(errs, fmt.Errorf("%s: %s", w.conns[i].Target(), out.GetErrorMessage()))
+				errs = append(errs, fmt.Errorf("%s: %s", w.cc[i].Target(), out.GetErrorMessage()))
 				continue
 			}
 			return out, nil
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", w.conns[i].Target(), err))
+		errs = append(errs, fmt.Errorf("%s: %w", w.cc[i].Target(), err))
 		if c := status.Code(err); c != codes.Unavailable && c != codes.DeadlineExceeded || ctx.Err() != nil {
 			break
 		}
 	}
 	return zero, errors.Join(errs...)
-}
-
-// Close closes every connection.
-func (w *writers) Close() error {
-	var errs []error
-	for _, cc := range w.conns {
-		errs = append(errs, cc.Close())
-	}
-	return errors.Join(errs...)
 }
