@@ -11,9 +11,11 @@ import (
 // metricRoomPublishes counts the room events a RoomWriter accepted (services/room).
 const metricRoomPublishes = "qim_room_publishes_total"
 
-// judgeRoomTrace is gate 7's proof that rooms never reach Redis (ADR-0034: a room's events live
-// in its RoomWriter's memory only; rooms write no mailbox entry, session row, read watermark or
-// seq counter). Every conversation the stores' keys name (in key names, session-list members,
+// judgeRoomTrace is gate 7's proof that room events never reach Redis (ADR-0034: a room's events
+// live in its RoomWriter's memory only; rooms write no mailbox entry, session row, read watermark
+// or seq counter). The one key a room may have is its stored moderation
+// (modstore.room_moderation), which holds operator decisions and no event, and names no
+// conversation to the readers below. Every conversation the stores' keys name (in key names, session-list members,
 // read-watermark fields and mailbox entries, as each owner declares) is read, and none may be a
 // room's. The check also requires that the run published room events (the e2e gate's room
 // scenarios do) and that the scan read conversations at all: a scan that saw no room traffic,

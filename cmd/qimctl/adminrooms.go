@@ -21,8 +21,8 @@ func newAdminRoomCmd() *cobra.Command {
 		Long: `Bans, kicks and mutes users in a room, sets its slow mode and rate limit, and prints its counts.
 Each command calls the admin API (key scope rooms), which calls the RoomWriter owning the room;
 while that RoomWriter is down the command fails (503) rather than reaching another instance.
-Moderation lives in the RoomWriter's memory: restarting it lifts every ban, mute, slow mode and
-rate limit of its rooms. Each command prints the room's counts after the change.
+The RoomWriter stores bans, mutes, slow mode and rate limits before it answers, so they survive
+its restart; a kick ends the connections joined at the time. Each command prints the room's counts after the change.
 
 Examples:
   qimctl admin room ban --url http://10.0.0.9:7300 --key-file ops.key --room 0000000000000000000000000000beef --user 42 --duration 10m

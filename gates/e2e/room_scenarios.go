@@ -23,6 +23,7 @@ func RoomScenarios() []Scenario {
 		{"room-leaves-no-mailbox-or-session-trace", scenarioRoomNoTrace},
 		{"room-moderation-through-the-admin-api", scenarioRoomModeration},
 		{"room-writer-killed-members-rejoin-in-a-new-epoch", scenarioRoomWriterKilled},
+		{"room-moderation-survives-a-roomwriter-restart", scenarioRoomModerationSurvivesRestart},
 	}
 }
 

@@ -129,7 +129,7 @@ func Deployment(t Topology, at Addressing) []DeployedService {
 	for k := 1; k <= n; k++ {
 		name := at.Name(Room, k)
 		out = append(out, DeployedService{Name: name, Service: Room, Identity: identity(Room, name), Env: map[string]string{
-			"QIM_ROOM_LISTEN": at.Listen(name, PortRoom), "QIM_ROOM_METRICS": at.Listen(name, PortMetrics)}})
+			"QIM_REDIS_ADDR": at.RedisCore(), "QIM_ROOM_LISTEN": at.Listen(name, PortRoom), "QIM_ROOM_METRICS": at.Listen(name, PortMetrics)}})
 	}
 	out = append(out, DeployedService{Name: at.Name(Fanout, 1), Service: Fanout, Env: map[string]string{
 		"QIM_KAFKA_BROKERS": at.Kafka(), "QIM_MAILBOX_SHARD_COUNT": fmt.Sprint(int(shards)),

@@ -66,7 +66,7 @@ func routes() []route {
 			MessageRequest{}, MessageResponse{}, message},
 		{http.MethodPost, "/v1/rooms/moderation", ScopeRooms,
 			"Ban, unban, kick, mute or unmute a user in a room, or set its slow mode or rate limit, on the room's owning RoomWriter; " +
-				"answers the room's counts after the change (404 without QIM_ROOM_ADDRS). Moderation lives in the RoomWriter's memory: its restart lifts it",
+				"answers the room's counts after the change (404 without QIM_ROOM_ADDRS). Stored before the answer: survives a restart of the RoomWriter",
 			RoomModerationRequest{}, RoomInfo{}, roomModerate},
 		{http.MethodGet, "/v1/rooms", ScopeRooms,
 			"A room's counts on its owning RoomWriter: members, online connections, buffered events and its moderation settings (404 without QIM_ROOM_ADDRS)",

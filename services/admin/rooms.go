@@ -3,8 +3,9 @@ package admin
 // Room routes: an operator's moderation of a room (ban, kick, mute, slow mode, rate limit) and
 // its counts, over RoomWriter.Moderate on the room's owner (ADR-0034; roomwriters.go). The
 // admin API holds the admin certificate the RPC needs; an API key with scope "rooms" is what a
-// product backend holds instead. Moderation lives in the RoomWriter's memory, like the room's
-// buffer: a restart of the RoomWriter lifts every ban, mute, slow mode and rate limit it held.
+// product backend holds instead. The RoomWriter stores each decision in the core Redis before it
+// answers, so bans, mutes, slow mode and rate limits survive its restart (kicks end only the
+// connections joined at the time).
 
 import (
 	"context"

@@ -19,9 +19,11 @@ import (
 // unavailable (the handler answers 503), as it is to clients (ADR-0034).
 //
 // Rejected: the writers' fallback (firstAnswer). Any writer may commit for any group because
-// Redis holds the group; a room's members, bans and mutes live only in its owner's memory.
-// Another instance would create an empty copy of the room, apply the ban there, where no
-// gateway sends that room's joins or publishes, and answer 200 for a change that does nothing.
+// Redis holds the group; a room's members live only in its owner's memory, and its bans and
+// mutes are in force from there (the owner loads them once, when it instantiates the room).
+// Another instance would store the ban and apply it to an empty copy of the room where no
+// gateway sends that room's joins or publishes: the owner would not see it until its next
+// restart, and the banned user's connections would stay.
 type roomWriters struct {
 	addrs []string // QIM_ROOM_ADDRS in the configured order: RoomOwner returns an index into it
 	conns[internalv1.RoomWriterClient]

@@ -8,6 +8,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
+	"github.com/qim-dev/qim/services/room/modstore"
 	"github.com/qim-dev/qim/services/session"
 	"github.com/qim-dev/qim/services/writer/identity"
 )
@@ -67,7 +68,7 @@ func (r RedisKeyFamily) Match(key string) bool { return r.f.Match(key) }
 func RedisKeyFamilies() []RedisKeyFamily {
 	var all []keyfamily.Family
 	for _, fams := range [][]keyfamily.Family{msgstore.KeyFamilies(), identity.KeyFamilies(), gateway.KeyFamilies(),
-		session.KeyFamilies(), archiver.KeyFamilies(), mailboxstore.KeyFamilies()} {
+		session.KeyFamilies(), archiver.KeyFamilies(), modstore.KeyFamilies(), mailboxstore.KeyFamilies()} {
 		all = append(all, fams...)
 	}
 	out := make([]RedisKeyFamily, len(all))

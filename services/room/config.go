@@ -9,6 +9,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
 // Package tuning (not contract values).
@@ -51,6 +52,15 @@ type Config struct {
 	ListenAddr string `env:"QIM_ROOM_LISTEN" doc:"gRPC listen address (gateways open their Link and call Publish here)"`
 	// MetricsAddr serves /metrics, /healthz and /debug/pprof.
 	MetricsAddr string `env:"QIM_ROOM_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
+	// RedisAddr is the core Redis, where room moderation is stored (modstore): a ban
+	// acknowledged to an operator outlives this process. The RoomWriter refuses to start unless
+	// it runs AOF with appendfsync always, like every holder of the core Redis.
+	RedisAddr string `env:"QIM_REDIS_ADDR" required:"true" doc:"core Redis (host:port) storing room moderation (bans, mutes, slow mode, rate limits); must run AOF with appendfsync always"`
+	// RedisAuth is the core Redis's credentials and TLS (optional; services/internal/storeauth).
+	RedisAuth storeauth.Redis
+	// AllowRelaxedRedis accepts appendfsync everysec on a loopback Redis, for development only: a
+	// host crash would lose the moderation decisions of the last second.
+	AllowRelaxedRedis bool `env:"QIM_DEV_ALLOW_RELAXED_REDIS" doc:"development only: accept appendfsync everysec on a loopback Redis"`
 	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
 	// for development (ADR-0025).
 	RPC rpcauth.Config
@@ -100,8 +110,11 @@ func (c *Config) Validate() error {
 	if err := config.Prepare(c, DefaultConfig(), ErrConfig); err != nil {
 		return err
 	}
+	if err := c.RedisAuth.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	for _, a := range []struct{ name, addr string }{
-		{"QIM_ROOM_LISTEN", c.ListenAddr}, {"QIM_ROOM_METRICS", c.MetricsAddr},
+		{"QIM_ROOM_LISTEN", c.ListenAddr}, {"QIM_ROOM_METRICS", c.MetricsAddr}, {"QIM_REDIS_ADDR", c.RedisAddr},
 	} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return fmt.Errorf("%w: %s=%q: %v", ErrConfig, a.name, a.addr, err)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
-	c := Config{RPC: rpcauth.Config{PlaintextLoopback: true}}
+	c := Config{RedisAddr: "127.0.0.1:6379", RPC: rpcauth.Config{PlaintextLoopback: true}}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,9 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigBounds(t *testing.T) {
-	valid := func() Config { return Config{RPC: rpcauth.Config{PlaintextLoopback: true}} }
+	valid := func() Config {
+		return Config{RedisAddr: "127.0.0.1:6379", RPC: rpcauth.Config{PlaintextLoopback: true}}
+	}
 	for _, ok := range []struct {
 		name string
 		mut  func(*Config)
@@ -57,6 +59,8 @@ func TestConfigBounds(t *testing.T) {
 		{"queue above its bound", func(c *Config) { c.LinkQueue = maxLinkQueue + 1 }, "QIM_ROOM_LINK_QUEUE"},
 		{"negative body", func(c *Config) { c.MaxBody = -1 }, "QIM_ROOM_MAX_BODY"},
 		{"body above a frame", func(c *Config) { c.MaxBody = contract.MaxFramePayload + 1 }, "QIM_ROOM_MAX_BODY"},
+		{"no core Redis", func(c *Config) { c.RedisAddr = "" }, "QIM_REDIS_ADDR"},
+		{"bad core Redis", func(c *Config) { c.RedisAddr = "redis" }, "QIM_REDIS_ADDR"},
 		{"no RPC mode", func(c *Config) { c.RPC = rpcauth.Config{} }, "QIM_RPC_PLAINTEXT_LOOPBACK"},
 		{"plaintext beyond loopback", func(c *Config) { c.ListenAddr = "10.0.0.7:9181" }, "QIM_ROOM_LISTEN"},
 	} {
@@ -75,6 +79,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("QIM_ROOM_LINK_QUEUE", "128")
 	t.Setenv("QIM_ROOM_MAX_BODY", "1024")
 	t.Setenv("QIM_RPC_PLAINTEXT_LOOPBACK", "1")
+	t.Setenv("QIM_REDIS_ADDR", "127.0.0.1:6380")
 	c, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +88,7 @@ func TestFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.ListenAddr != "127.0.0.1:0" || c.BufferEvents != 50 || c.BufferAge != 30*time.Second || c.LinkQueue != 128 ||
-		c.MaxBody != 1024 || !c.RPC.PlaintextLoopback || c.MetricsAddr != "127.0.0.1:9108" {
+		c.MaxBody != 1024 || !c.RPC.PlaintextLoopback || c.MetricsAddr != "127.0.0.1:9108" || c.RedisAddr != "127.0.0.1:6380" {
 		t.Fatalf("FromEnv = %+v", c)
 	}
 	for v, raw := range map[string]string{"QIM_ROOM_BUFFER_EVENTS": "0", "QIM_ROOM_BUFFER_AGE": "soon", "QIM_ROOM_MAX_BODY": "1k"} {

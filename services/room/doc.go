@@ -21,9 +21,11 @@
 //   - idempotency lasts as long as the event stays in the buffer: a retried publish (same
 //     sender, client_message_id and content) answers the first ack and broadcasts nothing; the
 //     same key with other content is CONFLICT; once evicted, the key is forgotten;
-//   - nothing is durable: the process-local state is the whole truth and survives nothing. A
-//     restart shows clients a room_seq jump (the new epoch) and replay_truncated, never events
-//     invented or re-numbered;
+//   - nothing of a room's events is durable: the buffer, room_seq and memberships are
+//     process-local and survive nothing. A restart shows clients a room_seq jump (the new epoch)
+//     and replay_truncated, never events invented or re-numbered. Only moderation is stored
+//     (modstore, in the core Redis): a decision is stored before it applies, and a room's are
+//     loaded before it decides anything (modload.go);
 //   - every queue is bounded: a link whose queue (QIM_ROOM_LINK_QUEUE items) is full is ended
 //     with RESOURCE_EXHAUSTED and its memberships removed; the gateway tells its connections
 //     ROOM_LEFT UNAVAILABLE and they rejoin with replay.

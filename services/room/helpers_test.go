@@ -3,21 +3,38 @@ package room
 import (
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates/itest"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/room/modstore"
 )
 
 // t0 is a whole Unix second, so RoomSeqBase arithmetic in the tests is exact.
 var t0 = time.Unix(1_700_000_000, 0)
 
-var testTenant = contract.TenantID{Hi: 0x1111, Lo: 0x2222}
+// testTenant differs per run: moderation is stored in the stack's core Redis, which a reused
+// stack (QIM_IT_ENDPOINTS) keeps between runs, so a fixed tenant would find old bans.
+var testTenant = contract.TenantID{Hi: 0x1111, Lo: rand.Uint64()}
+
+func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
+
+// testRedis is a client of the stack's core Redis, closed with the test.
+func testRedis(t testing.TB) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: itest.Endpoints(t).RedisCore})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
 
 // clock is a test clock: the service reads it wherever it would read time.Now.
 type clock struct{ now time.Time }
@@ -25,7 +42,8 @@ type clock struct{ now time.Time }
 func (c *clock) Now() time.Time { return c.now }
 
 func testConfig(mut func(*Config)) Config {
-	cfg := Config{ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", RPC: rpcauth.Config{PlaintextLoopback: true}}
+	cfg := Config{ListenAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", RedisAddr: "127.0.0.1:6379",
+		RPC: rpcauth.Config{PlaintextLoopback: true}}
 	if mut != nil {
 		mut(&cfg)
 	}
@@ -33,7 +51,7 @@ func testConfig(mut func(*Config)) Config {
 }
 
 // newTestService is a service that is never Run: its rooms, links and publishes are driven
-// directly, on a test clock starting at t0.
+// directly, on a test clock starting at t0, its moderation stored in the stack's core Redis.
 func newTestService(t *testing.T, mut func(*Config)) (*Service, *clock) {
 	t.Helper()
 	s, err := New(testConfig(mut), slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -42,6 +60,7 @@ func newTestService(t *testing.T, mut func(*Config)) (*Service, *clock) {
 	}
 	clk := &clock{now: t0}
 	s.now = clk.Now
+	s.mods = modstore.New(testRedis(t))
 	return s, clk
 }
 
@@ -50,6 +69,9 @@ func roomBytes(n uint64) []byte {
 	b := contract.U128{Hi: 0x0abc, Lo: n}.Bytes()
 	return b[:]
 }
+
+// freshRoom is a room no other test (nor an earlier run on a reused stack) has moderated.
+func freshRoom() []byte { return roomBytes(rand.Uint64()) }
 
 func cmidBytes(n uint64) []byte {
 	b := contract.U128{Lo: n}.Bytes()

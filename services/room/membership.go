@@ -22,14 +22,12 @@ func (s *Service) join(l *link, c *internalv1.RoomJoinCall) {
 		err = rpc.Refuse(contract.ErrCodeUnauthorized, "no authenticated user")
 	}
 	if err != nil {
-		s.m.joins.WithLabelValues(joinRefused).Inc()
-		l.push(answerItem(&internalv1.RoomJoinAnswer{CallId: c.GetCallId(),
-			ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}))
+		s.refuseJoin(l, c, err)
 		return
 	}
 	var truncated, admitted, banned bool
 	now := s.now()
-	s.rooms.with(key, now, true, func(r *room) {
+	err = s.withRoom(key, now, func(r *room) {
 		// Checked under the room's lock: a ban applied concurrently either removed this
 		// connection already or refuses it here.
 		if banned = active(r.mod.bans, c.GetUserId(), now); banned {
@@ -40,6 +38,9 @@ func (s *Service) join(l *link, c *internalv1.RoomJoinCall) {
 		truncated, admitted = r.join(l, c, now)
 	})
 	switch {
+	case err != nil: // the room's moderation could not be loaded
+		s.refuseJoin(l, c, err)
+		return
 	case banned:
 		s.m.joins.WithLabelValues(joinRefused).Inc()
 		return
@@ -50,6 +51,13 @@ func (s *Service) join(l *link, c *internalv1.RoomJoinCall) {
 		s.m.truncated.Inc()
 	}
 	s.m.joins.WithLabelValues(joinOK).Inc()
+}
+
+// refuseJoin answers c with err's code; nothing is registered.
+func (s *Service) refuseJoin(l *link, c *internalv1.RoomJoinCall, err error) {
+	s.m.joins.WithLabelValues(joinRefused).Inc()
+	l.push(answerItem(&internalv1.RoomJoinAnswer{CallId: c.GetCallId(),
+		ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}))
 }
 
 // leave applies one RoomLeaveCall of l. A leave with no joined connection to end (a duplicate,

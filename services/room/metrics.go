@@ -23,6 +23,7 @@ type metrics struct {
 	itemsSent     prometheus.Counter
 	unknownCalls  prometheus.Counter
 	roomsDropped  prometheus.Counter
+	storeFailures *prometheus.CounterVec // op
 }
 
 func newMetrics(reg *obs.Registry) *metrics {
@@ -50,6 +51,11 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"RoomLinkUp messages with no operation this build knows, skipped."),
 		roomsDropped: reg.Counter("qim_room_rooms_dropped_total",
 			"Idle rooms dropped by the sweep (no joined connection, nothing left to replay)."),
+		storeFailures: reg.CounterVec("qim_room_moderation_store_failures_total",
+			"Failed reads and writes of stored room moderation in the core Redis, by op: load (the room answered UNAVAILABLE), store (the decision was refused).", "op"),
+	}
+	for _, o := range []string{"load", "store"} {
+		m.storeFailures.WithLabelValues(o)
 	}
 	for _, o := range []string{publishOK, publishDuplicate, publishRefused} {
 		m.publishes.WithLabelValues(o)

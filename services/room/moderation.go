@@ -9,14 +9,15 @@ import (
 )
 
 // moderation is a room's operator state: bans and mutes (zero time: until lifted), slow mode
-// and the room's publish rate limit. It lives under the room's lock, in memory like the buffer,
-// and survives no restart of the RoomWriter (ADR-0034 says so; a durable ban list is issue 38's
-// next step).
+// and the room's publish rate limit. It lives under the room's lock; the decisions are also
+// stored in the core Redis (modstore) before they take effect here, and loaded when the room is
+// instantiated, so they survive a restart of the RoomWriter. Slow mode's last posts and the
+// rate limit's tokens are not stored.
 //
 // Invariants: a banned user has no joined connection in the room (ban removes them, join
 // refuses); a publish refused here consumes no room_seq and no slow-mode or rate budget; a retry
 // of an event still buffered is answered before moderation is consulted, so a mute never turns
-// an already accepted event into a refusal.
+// an already accepted event into a refusal; a decision whose store failed changes nothing here.
 type moderation struct {
 	bans, mutes map[uint64]time.Time
 	slow        time.Duration
@@ -141,19 +142,52 @@ func (r *room) info(now time.Time) *internalv1.RoomInfo {
 		Bans: uint32(len(r.mod.bans)), Mutes: uint32(len(r.mod.mutes))}
 }
 
-// moderate is the Moderate RPC: the action applied under the room's lock (instantiating the
-// room, so a ban can precede the first join), then the room's counts.
+// moderate is the Moderate RPC: the action stored, then applied under the room's lock
+// (instantiating the room, so a ban can precede the first join), then the room's counts. A
+// decision that could not be stored is refused UNAVAILABLE and changes nothing.
 func (s *Service) moderate(in *internalv1.RoomModeration) (*internalv1.RoomInfo, error) {
 	key, err := roomKeyOf(in.GetTenantId(), in.GetRoomId())
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUser(in); err != nil {
+		return nil, err
+	}
 	var info *internalv1.RoomInfo
 	now := s.now()
-	s.rooms.with(key, now, true, func(r *room) {
+	lerr := s.withRoom(key, now, func(r *room) {
+		if err = s.store(r, in, now); err != nil {
+			return
+		}
 		if err = r.moderate(in, now); err == nil {
 			info = r.info(now)
 		}
 	})
+	if lerr != nil {
+		return nil, lerr
+	}
 	return info, err
+}
+
+// checkUser refuses a user action without a user.
+func checkUser(in *internalv1.RoomModeration) error {
+	var a *internalv1.RoomUserAction
+	switch x := in.GetAction().(type) {
+	case *internalv1.RoomModeration_Ban:
+		a = x.Ban
+	case *internalv1.RoomModeration_Unban:
+		a = x.Unban
+	case *internalv1.RoomModeration_Kick:
+		a = x.Kick
+	case *internalv1.RoomModeration_Mute:
+		a = x.Mute
+	case *internalv1.RoomModeration_Unmute:
+		a = x.Unmute
+	default:
+		return nil
+	}
+	if a.GetUserId() == 0 {
+		return rpc.Refuse(contract.ErrCodeInvalidArgument, "no user_id")
+	}
+	return nil
 }

@@ -86,7 +86,9 @@ func (s *Service) publish(in *internalv1.RoomPublish) (*qimv1.SendAck, time.Dura
 		wait time.Duration
 	)
 	now := s.now()
-	s.rooms.with(p.key, now, true, func(r *room) { ev, dup, wait, err = r.publish(p, now) })
+	if lerr := s.withRoom(p.key, now, func(r *room) { ev, dup, wait, err = r.publish(p, now) }); lerr != nil {
+		err = lerr
+	}
 	switch {
 	case err != nil:
 		s.m.publishes.WithLabelValues(publishRefused).Inc()

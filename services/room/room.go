@@ -62,6 +62,9 @@ type room struct {
 	links map[*link]*membership
 	users map[uint64]int
 	mod   moderation
+	// loaded: mod holds the stored moderation (Service.withRoom loads it before the room's
+	// first decision; until then the room decides nothing).
+	loaded bool
 }
 
 func newRoom(key roomKey, now time.Time, events int, age time.Duration, t *tally) *room {
@@ -183,7 +186,7 @@ func (r *room) dropUser(user uint64, n int) {
 // idle reports a room the sweep may drop: no joined connection, and its newest event (or its
 // instantiation, with none) older than the buffer age, so nothing is left to replay.
 func (r *room) idle(now time.Time, age time.Duration) bool {
-	m := &r.mod
-	moderated := len(m.bans) > 0 || len(m.mutes) > 0 || m.slow > 0 || m.rate > 0 // kept: dropping would lift it
-	return len(r.links) == 0 && now.Sub(r.last) > age && !moderated
+	// Moderation is stored (modstore) and reloaded with the room; only slow mode's last posts
+	// are not, so a room stays while a member's interval may still be running.
+	return len(r.links) == 0 && now.Sub(r.last) > max(age, r.mod.slow)
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates/itest"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
@@ -29,7 +30,8 @@ type running struct {
 
 func startService(t *testing.T) *running {
 	t.Helper()
-	svc, err := New(testConfig(nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := testConfig(func(c *Config) { c.RedisAddr = itest.Endpoints(t).RedisCore })
+	svc, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

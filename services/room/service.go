@@ -9,14 +9,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
+	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
+	"github.com/qim-dev/qim/services/internal/redisdur"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
+	"github.com/qim-dev/qim/services/room/modstore"
 )
 
 // Service is one RoomWriter process.
@@ -27,6 +31,7 @@ type Service struct {
 	reg   *obs.Registry
 	m     *metrics
 	rooms *registry
+	mods  modStore // the rooms' stored moderation (modload.go), set by start
 	tally tally
 	now   func() time.Time // the only clock read; rooms and rings are given its readings
 
@@ -71,20 +76,25 @@ func (s *Service) MetricsAddr() string { return s.proc.MetricsAddr() }
 // Registry is the service's metric registry.
 func (s *Service) Registry() *obs.Registry { return s.reg }
 
-// Run serves Link and Publish until ctx ends (nil) or the listener fails. There is nothing to
-// recover at start-up: a RoomWriter starts empty by design, and its rooms begin new epochs as
-// gateways rejoin them. /healthz is ready once the gRPC listener is open.
+// Run serves Link and Publish until ctx ends (nil) or the listener fails. A RoomWriter starts
+// with no room by design, and its rooms begin new epochs as gateways rejoin them; only their
+// moderation is stored, and it is loaded room by room as they are instantiated. /healthz is
+// ready once the core Redis passed its checks and the gRPC listener is open.
 func (s *Service) Run(ctx context.Context) error {
 	return s.proc.Run(ctx, s.start, s.ready)
 }
 
-// start loads the RPC boundary and registers the sweep and the gRPC server. At stop, links end
+// start loads the RPC boundary, opens the core Redis (refusing an unfit one), and registers the
+// sweep and the gRPC server. At stop, links end
 // first (their handlers return UNAVAILABLE, so a graceful stop does not wait out its grace for
 // streams that last a gateway's life), then the process waits for their receivers.
-func (s *Service) start(context.Context) error {
+func (s *Service) start(ctx context.Context) error {
 	var err error
 	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceRoom); err != nil {
 		return fmt.Errorf("room: refusing to start: %w", err)
+	}
+	if err := s.openStore(ctx); err != nil {
+		return err
 	}
 	s.proc.OnClose("link receivers", func() error { s.recvs.Wait(); return nil })
 	s.proc.OnStop(func() { close(s.stopping) })
@@ -102,6 +112,28 @@ func (s *Service) start(context.Context) error {
 			s.log.Info("room: serving", "grpc", addr, "rpc", s.rpc.Mode(), "metrics", s.proc.MetricsAddr(),
 				"buffer_events", s.cfg.BufferEvents, "buffer_age", s.cfg.BufferAge)
 		}})
+	return nil
+}
+
+// openStore opens the core Redis that stores room moderation, proves it durable enough (the
+// commit-facts profile: the same instance) and loads the script.
+func (s *Service) openStore(ctx context.Context) error {
+	opts := &redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 16, MinIdleConns: 1}
+	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
+		return fmt.Errorf("room: %w", err)
+	}
+	rdb := redis.NewClient(opts)
+	s.proc.OnClose("redis", rdb.Close)
+	if err := s.proc.Await(ctx, "core Redis", func(ctx context.Context) error {
+		return msgstore.CheckCommitFactsDurability(ctx, rdb, s.cfg.AllowRelaxedRedis)
+	}, redisdur.Refused); err != nil {
+		return fmt.Errorf("room: refusing to start: %w", err)
+	}
+	st := modstore.New(rdb)
+	if err := st.Preload(ctx); err != nil {
+		return fmt.Errorf("room: %w", err)
+	}
+	s.mods = st
 	return nil
 }
 

@@ -795,8 +795,8 @@ func (x *RoomPublishOutcome) GetRetryAfterMs() uint32 {
 	return 0
 }
 
-// RoomModeration is one operator decision about one room. Moderation state lives with the room
-// in its RoomWriter and, like the buffer, does not survive a restart of it (ADR-0034).
+// RoomModeration is one operator decision about one room. The RoomWriter owning the room stores
+// it in the core Redis before applying it, so unlike the buffer it survives a restart (ADR-0034).
 type RoomModeration struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	TenantId []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
