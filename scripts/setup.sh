@@ -50,11 +50,21 @@ need=()
 command -v mvn >/dev/null || need+=(maven)
 # The SDK's C ABI (sdk/capi) is built with cgo and its C program with gcc (gates/capiit).
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
+# The TypeScript SDK (clients/web) builds and tests with node ≥ 20 and npm, and its protobuf code
+# is checked against proto/ with protoc (gates/webit).
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
+command -v protoc >/dev/null || need+=(protobuf-compiler)
+# The browser chat app is tested in Debian's headless Chromium (playwright-core drives it).
+[[ -x /usr/bin/chromium ]] || need+=(chromium)
 if [[ ${#need[@]} -gt 0 ]]; then
   apt_install "${need[@]}"
 fi
 log "java 17: $($JDK17/bin/java -version 2>&1 | head -1)"
 log "maven: $(mvn -B -v 2>/dev/null | head -1)"
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+[[ $node_major -ge 20 ]] || { log "node $(node --version 2>/dev/null) is too old: clients/web needs node >= 20"; exit 1; }
+log "node: $(node --version), npm $(npm --version)"
 
 export JAVA_HOME="${JAVA_HOME:-$JDK17}"
 "$here/fetch-infra.sh"

@@ -1,7 +1,6 @@
 package capiit
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -12,9 +11,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/gates/itest"
-	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/gates/svc"
 )
 
@@ -33,7 +30,7 @@ func TestCProgram(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	set := deploy(ctx, t, ep, dir)
+	set := svc.StartForTest(ctx, t, "../..", ep)
 	chat := build(ctx, t, dir)
 	runChat(ctx, t, set, chat, dir, 10000)
 }
@@ -47,13 +44,13 @@ func TestCArchiveLinks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	run(ctx, t, sdkDir, nil, "go", "build", "-buildmode=c-archive", "-o", filepath.Join(out, "libqim.a"), "./capi")
+	itest.Command(ctx, t, sdkDir, nil, "go", "build", "-buildmode=c-archive", "-o", filepath.Join(out, "libqim.a"), "./capi")
 	capi, err := filepath.Abs(filepath.Join(sdkDir, "capi"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	chat := filepath.Join(out, "chat")
-	run(ctx, t, out, nil, "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", capi, "-o", chat,
+	itest.Command(ctx, t, out, nil, "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", capi, "-o", chat,
 		filepath.Join(capi, "example", "chat.c"), filepath.Join(out, "libqim.a"), "-lpthread", "-lm")
 	// Without arguments it prints its usage and exits 2: the runtime started and main ran.
 	cmd := exec.CommandContext(ctx, chat)
@@ -72,41 +69,17 @@ func TestAPIUnderTheRaceDetector(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out := run(ctx, t, sdkDir, nil, "go", "test", "-race", "-count=1", "-v", "-run", "^TestConcurrentHandles$", "./capi")
+	out := itest.Command(ctx, t, sdkDir, nil, "go", "test", "-race", "-count=1", "-v", "-run", "^TestConcurrentHandles$", "./capi")
 	if !strings.Contains(out, "--- PASS: TestConcurrentHandles") {
 		t.Fatalf("the concurrency test did not pass under -race:\n%s", out)
 	}
-}
-
-// deploy starts the services of this checkout on the stack.
-func deploy(ctx context.Context, t *testing.T, ep stack.Endpoints, dir string) *svc.Set {
-	t.Helper()
-	bin, err := svc.Build(ctx, "../..", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := svc.New(bin, ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := len(svc.Order) - 1; i >= 0; i-- {
-			if set.Running(svc.Order[i]) {
-				_ = set.Kill(svc.Order[i])
-			}
-		}
-	})
-	if err := set.StartAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return set
 }
 
 // build makes libqim.so and the C program in out, after checking qim.h against the header
 // cgo generates.
 func build(ctx context.Context, t *testing.T, out string) string {
 	t.Helper()
-	run(ctx, t, sdkDir, nil, "go", "build", "-buildmode=c-shared", "-o", filepath.Join(out, "libqim.so"), "./capi")
+	itest.Command(ctx, t, sdkDir, nil, "go", "build", "-buildmode=c-shared", "-o", filepath.Join(out, "libqim.so"), "./capi")
 	capi, err := filepath.Abs(filepath.Join(sdkDir, "capi"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,9 +88,9 @@ func build(ctx context.Context, t *testing.T, out string) string {
 	if err := os.WriteFile(check, []byte("#include \"libqim.h\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(ctx, t, out, nil, "gcc", "-fsyntax-only", "-I", capi, "-I", out, check)
+	itest.Command(ctx, t, out, nil, "gcc", "-fsyntax-only", "-I", capi, "-I", out, check)
 	chat := filepath.Join(out, "chat")
-	run(ctx, t, out, nil, "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", capi, "-o", chat,
+	itest.Command(ctx, t, out, nil, "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", capi, "-o", chat,
 		filepath.Join(capi, "example", "chat.c"), "-L", out, "-lqim")
 	return chat
 }
@@ -127,37 +100,14 @@ func runChat(ctx context.Context, t *testing.T, set *svc.Set, chat, out string, 
 	t.Helper()
 	a, b := newUser(), newUser()
 	env := []string{"LD_LIBRARY_PATH=" + out, "PATH=" + os.Getenv("PATH"),
-		"CHAT_TOKEN_A=" + token(t, set, a), "CHAT_TOKEN_B=" + token(t, set, b)}
-	stdout := run(ctx, t, out, env, chat, set.Addrs.GatewayTCP, filepath.Join(out, "data"),
+		"CHAT_TOKEN_A=" + set.DevToken(t, a, "c-"+strconv.FormatUint(uint64(a), 10)),
+		"CHAT_TOKEN_B=" + set.DevToken(t, b, "c-"+strconv.FormatUint(uint64(b), 10))}
+	stdout := itest.Command(ctx, t, out, env, chat, set.Addrs.GatewayTCP, filepath.Join(out, "data"),
 		strconv.FormatUint(uint64(a), 10), strconv.FormatUint(uint64(b), 10), strconv.Itoa(cycles))
 	t.Logf("%s", stdout)
 	if !strings.Contains(stdout, "chat: OK, 0 buffers outstanding") {
 		t.Fatalf("the C program did not report OK:\n%s", stdout)
 	}
-}
-
-// run runs name in dir (env nil: this process's environment) and returns its standard output,
-// failing t with both outputs when it fails.
-func run(ctx context.Context, t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
-}
-
-func token(t *testing.T, set *svc.Set, user contract.UserID) string {
-	t.Helper()
-	tok, err := devtoken.Issue([]byte(set.Addrs.TokenSecret), devtoken.Claims{User: user, Device: "c-" + strconv.FormatUint(uint64(user), 10),
-		ExpiresAtMs: time.Now().Add(time.Hour).UnixMilli()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 func newUser() contract.UserID { return itest.NewUser() }

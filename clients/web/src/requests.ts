@@ -1,0 +1,92 @@
+// The request/answer calls of a session: the session list (§7.3), read state and history
+// (§7.6) and groups (§7.11). Each pages through the server's continuation until it is done (or,
+// for history, returns one page with its anchor), and converts to the SDK's string-id types.
+
+import { create } from "@bufbuild/protobuf";
+import type { Connection } from "./connection.js";
+import { Opcode } from "./gen/contract.js";
+import { CreateGroupSchema, GroupCreatedSchema, LeaveGroupAckSchema, LeaveGroupSchema, MembersBatchSchema, PullMembersSchema } from "./gen/qim/v1/group_pb.js";
+import { HistoryBatchSchema, PullHistorySchema } from "./gen/qim/v1/history_pb.js";
+import { MarkReadAckSchema, MarkReadSchema, PullSessionListSchema, SessionListBatchSchema } from "./gen/qim/v1/session_pb.js";
+import { bytesToHex, fromU64, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
+import { fromHistory, fromSession, type ChatMessage, type Conversation } from "./types.js";
+
+export const Direction = { OLDER: 1, NEWER: 2 } as const;
+
+export interface HistoryPage {
+  records: ChatMessage[];
+  hasMore: boolean;
+  /** The anchor for the next page in the same direction. */
+  nextAnchor: Dec64;
+}
+
+export interface Group {
+  groupId: Hex128;
+  conversationId: Hex128;
+  membershipVersion: Dec64;
+}
+
+export interface Member {
+  userId: Dec64;
+  joinedAtSeq: Dec64;
+}
+
+export class Requests {
+  constructor(private readonly conn: () => Connection) {}
+
+  /** sessions reads the whole session list: one row per conversation, absolute unread counts. */
+  async sessions(): Promise<Conversation[]> {
+    const out: Conversation[] = [];
+    let token: Uint8Array = new Uint8Array(0);
+    for (;;) {
+      const b = await this.conn().call(Opcode.PULL_SESSION_LIST, PullSessionListSchema, create(PullSessionListSchema, { pageToken: token }),
+        Opcode.SESSION_LIST_BATCH, SessionListBatchSchema);
+      out.push(...b.sessions.map(fromSession));
+      if (!b.hasMore) return out;
+      token = b.nextPageToken;
+    }
+  }
+
+  /** markRead raises the read watermark; the answer is the stored absolute value and unread. */
+  async markRead(conversationId: Hex128, seq: Dec64): Promise<{ readSeq: Dec64; unread: number; unreadExact: boolean }> {
+    const a = await this.conn().call(Opcode.MARK_READ, MarkReadSchema,
+      create(MarkReadSchema, { conversationId: hexToBytes(conversationId), readConversationSeq: toU64(seq) }), Opcode.MARK_READ_ACK, MarkReadAckSchema);
+    return { readSeq: fromU64(a.readConversationSeq), unread: a.unreadCount, unreadExact: a.unreadExact };
+  }
+
+  /** history reads one page of a DIRECT or GROUP conversation; anchor is exclusive ("0": the newest). */
+  async history(conversationId: Hex128, opts: { anchor?: Dec64; direction?: number; limit?: number } = {}): Promise<HistoryPage> {
+    const b = await this.conn().call(Opcode.PULL_HISTORY, PullHistorySchema, create(PullHistorySchema, {
+      conversationId: hexToBytes(conversationId), anchorSeq: toU64(opts.anchor ?? "0"), direction: opts.direction ?? Direction.OLDER,
+      limit: opts.limit ?? 0,
+    }), Opcode.HISTORY_BATCH, HistoryBatchSchema);
+    return { records: b.records.map(fromHistory), hasMore: b.hasMore, nextAnchor: fromU64(b.nextAnchorSeq) };
+  }
+
+  /** createGroup creates a group with the caller and members (user ids); retried safely by its request id. */
+  async createGroup(name: string, members: Dec64[], clientRequestId: Uint8Array = randomId128()): Promise<Group> {
+    const g = await this.conn().call(Opcode.CREATE_GROUP, CreateGroupSchema,
+      create(CreateGroupSchema, { clientRequestId, name, memberUserIds: members.map(toU64) }), Opcode.GROUP_CREATED, GroupCreatedSchema);
+    return { groupId: bytesToHex(g.groupId), conversationId: bytesToHex(g.conversationId), membershipVersion: fromU64(g.membershipVersion) };
+  }
+
+  /** members reads the group's current members, every page. */
+  async members(groupId: Hex128): Promise<Member[]> {
+    const out: Member[] = [];
+    let token: Uint8Array = new Uint8Array(0);
+    for (;;) {
+      const b = await this.conn().call(Opcode.PULL_MEMBERS, PullMembersSchema, create(PullMembersSchema, { groupId: hexToBytes(groupId), pageToken: token }),
+        Opcode.MEMBERS_BATCH, MembersBatchSchema);
+      out.push(...b.members.map((m) => ({ userId: fromU64(m.userId), joinedAtSeq: fromU64(m.joinedAtSeq) })));
+      if (!b.hasMore) return out;
+      token = b.nextPageToken;
+    }
+  }
+
+  /** leaveGroup leaves; the answer carries the conversation_seq of the LEAVE message. */
+  async leaveGroup(groupId: Hex128): Promise<{ leftAtSeq: Dec64 }> {
+    const a = await this.conn().call(Opcode.LEAVE_GROUP, LeaveGroupSchema, create(LeaveGroupSchema, { groupId: hexToBytes(groupId) }),
+      Opcode.LEAVE_GROUP_ACK, LeaveGroupAckSchema);
+    return { leftAtSeq: fromU64(a.leftAtSeq) };
+  }
+}

@@ -1,0 +1,71 @@
+package webit
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/gates/itest"
+	"github.com/qim-dev/qim/gates/svc"
+)
+
+func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
+
+// npmReady installs the SDK's locked dependencies (npm ci) once per test binary and checks the
+// generated protobuf code is current.
+func npmReady(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm", "protoc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required for the TypeScript SDK (scripts/setup.sh installs it): %v", tool, err)
+		}
+	}
+	if _, err := os.Stat(webDir + "/node_modules/.package-lock.json"); err != nil {
+		npm(ctx, t, nil, "npm", "ci", "--no-audit", "--no-fund")
+	}
+	npm(ctx, t, nil, "npm", "run", "gen:check")
+}
+
+// TestTSUnit runs the SDK's unit tests (node's test runner): the codec against the Go vectors,
+// ids, messages, sends, rooms, the IndexedDB store.
+func TestTSUnit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs npm and node")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	npmReady(ctx, t)
+	out := npm(ctx, t, nil, "npm", "test")
+	t.Logf("%s", itest.Tail(out, 40))
+}
+
+// TestTSAgainstTheServices runs the SDK's integration tests on the services of this checkout.
+func TestTSAgainstTheServices(t *testing.T) {
+	ep := itest.Endpoints(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	npmReady(ctx, t)
+	set := svc.StartForTest(ctx, t, "../..", ep)
+	a, b, c := itest.NewUser(), itest.NewUser(), itest.NewUser()
+	env := append(os.Environ(), "WEBIT_URL=ws://"+set.Addrs.GatewayWS+"/ws",
+		"WEBIT_A_USER="+strconv.FormatUint(uint64(a), 10), "WEBIT_B_USER="+strconv.FormatUint(uint64(b), 10),
+		"WEBIT_C_USER="+strconv.FormatUint(uint64(c), 10),
+		"WEBIT_A_TOKEN="+tok(t, set, a), "WEBIT_B_TOKEN="+tok(t, set, b), "WEBIT_C_TOKEN="+tok(t, set, c),
+		"WEBIT_A2_TOKEN="+tok(t, set, a))
+	out := npm(ctx, t, env, "npm", "run", "test:it")
+	t.Logf("%s", itest.Tail(out, 60))
+}
+
+func tok(t *testing.T, set *svc.Set, user contract.UserID) string {
+	return set.DevToken(t, user, "web-"+strconv.FormatUint(uint64(user), 10))
+}
+
+// npm runs name in the SDK's directory.
+func npm(ctx context.Context, t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	return itest.Command(ctx, t, webDir, env, name, args...)
+}
