@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -58,6 +59,48 @@ func TestTSAgainstTheServices(t *testing.T) {
 		"WEBIT_A2_TOKEN="+tok(t, set, a))
 	out := npm(ctx, t, env, "npm", "run", "test:it")
 	t.Logf("%s", itest.Tail(out, 60))
+}
+
+// shotsDir is where the browser scenarios leave their screenshots (out/ is not versioned).
+const shotsDir = "../../out/webit"
+
+// TestBrowserApp runs the chat app in Debian's headless Chromium on the services of this
+// checkout: two browsers chatting 1:1 (a phone width among them), the unread badge rising and
+// clearing, an offline user catching up after a reload, a group, a room with replay, a duplicate
+// login kicking the older tab. Screenshots of the key steps go to out/webit/.
+func TestBrowserApp(t *testing.T) {
+	ep := itest.Endpoints(t)
+	chromium := os.Getenv("WEBIT_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium is required for the browser scenarios (scripts/setup.sh installs Debian's chromium): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	npmReady(ctx, t)
+	set := svc.StartForTest(ctx, t, "../..", ep)
+	// The app is served from another port of the loopback than the gateway's: allow its origin.
+	if err := set.Stop(svc.Gateway); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Start(ctx, svc.Gateway, "QIM_GATEWAY_WS_ORIGINS=127.0.0.1:*"); err != nil {
+		t.Fatal(err)
+	}
+	shots, err := filepath.Abs(shotsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, b := itest.NewUser(), itest.NewUser()
+	env := append(os.Environ(), "WEBIT_URL=ws://"+set.Addrs.GatewayWS+"/ws", "WEBIT_SHOTS="+shots, "WEBIT_CHROMIUM="+chromium,
+		"WEBIT_A_USER="+strconv.FormatUint(uint64(a), 10), "WEBIT_B_USER="+strconv.FormatUint(uint64(b), 10),
+		"WEBIT_A_TOKEN="+tok(t, set, a), "WEBIT_B_TOKEN="+tok(t, set, b))
+	out := npm(ctx, t, env, "npm", "run", "test:browser")
+	t.Logf("%s\nscreenshots: %s", itest.Tail(out, 40), shots)
 }
 
 func tok(t *testing.T, set *svc.Set, user contract.UserID) string {
