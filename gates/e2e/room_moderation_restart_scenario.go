@@ -51,22 +51,41 @@ func scenarioRoomModerationSurvivesRestart(ctx context.Context, e *Env) error {
 	if _, err := joinWhenBack(ctx, member, room, 1); err != nil {
 		return fmt.Errorf("a member's join after the restart: %w", err)
 	}
-	if _, err := banned.JoinRoom(ctx, room, nil); !isCode(err, contract.ErrCodeNotMember) {
+	// Each user may be on another gateway, whose link to the restarted RoomWriter comes back on
+	// its own schedule: UNAVAILABLE is retried, as a client would.
+	if err := whenBack(ctx, func() error { _, err := banned.JoinRoom(ctx, room, nil); return err }); !isCode(err, contract.ErrCodeNotMember) {
 		return fmt.Errorf("the banned user's JOIN_ROOM after the restart: %v, want NOT_MEMBER", err)
 	}
-	if _, err := muted.JoinRoom(ctx, room, nil); err != nil {
+	if err := whenBack(ctx, func() error { _, err := muted.JoinRoom(ctx, room, nil); return err }); err != nil {
 		return fmt.Errorf("the muted user's join after the restart: %w", err)
 	}
-	if _, err := muted.SendRoom(ctx, room, NewCmid(), []byte("muted")); !isCode(err, contract.ErrCodeNotMember) {
+	if err := whenBack(ctx, func() error { _, err := muted.SendRoom(ctx, room, NewCmid(), []byte("muted")); return err }); !isCode(err, contract.ErrCodeNotMember) {
 		return fmt.Errorf("the muted user's SEND after the restart: %v, want NOT_MEMBER", err)
 	}
-	if _, err := member.SendRoom(ctx, room, NewCmid(), []byte("first")); err != nil {
+	if err := whenBack(ctx, func() error { _, err := member.SendRoom(ctx, room, NewCmid(), []byte("first")); return err }); err != nil {
 		return fmt.Errorf("a member's first message after the restart: %w", err)
 	}
 	if _, err := member.SendRoom(ctx, room, NewCmid(), []byte("second")); !isCode(err, contract.ErrCodeRateLimited) {
 		return fmt.Errorf("a member's second message within the slow-mode interval after the restart: %v, want RATE_LIMITED", err)
 	}
 	return countsAfterRestart(ctx, e, a, room)
+}
+
+// whenBack runs fn until it answers something other than UNAVAILABLE, for at most 30 s (as
+// joinWhenBack does for joins).
+func whenBack(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := fn()
+		if !isCode(err, contract.ErrCodeUnavailable) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // moderateAll bans users[0], mutes users[1] and sets a one-minute slow mode.
