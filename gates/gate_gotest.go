@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +48,8 @@ func (testGate) Run(ctx context.Context, env *Env, r *Result) {
 	cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-timeout", "20m", ModulePackages)
 	cmd.Dir = env.Root
 	cmd.WaitDelay = 10 * time.Second
+	shots := webitReportDir(env)
+	cmd.Env = append(os.Environ(), "WEBIT_REPORT_DIR="+shots)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		r.Fail(fmt.Errorf("gates: go test pipe: %w", err))
@@ -60,11 +64,24 @@ func (testGate) Run(ctx context.Context, env *Env, r *Result) {
 	pkgs := tallyEvents(out, env)
 	waitErr := cmd.Wait()
 	recordTally(r, pkgs)
+	if _, err := os.Stat(filepath.Join(shots, "index.html")); err == nil {
+		r.Artifacts = append(r.Artifacts, filepath.Join(shots, "index.html"))
+	}
 	if waitErr != nil {
 		r.Check("go test exit status", false, "%v; stderr tail:\n%s", waitErr, tail(stderr.String(), 40))
 		return
 	}
 	r.Check("go test exit status", true, "exit 0")
+}
+
+// webitReportDir is where gates/webit's browser scenarios leave their screenshots and their page
+// (WEBIT_REPORT_DIR): beside this run's report, which links the page.
+func webitReportDir(env *Env) string {
+	dir, err := filepath.Abs(filepath.Join(env.ReportDir, "webit"))
+	if err != nil {
+		return filepath.Join(env.ReportDir, "webit")
+	}
+	return dir
 }
 
 func tallyEvents(out io.Reader, env *Env) map[string]*pkgTally {

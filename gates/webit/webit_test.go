@@ -61,8 +61,15 @@ func TestTSAgainstTheServices(t *testing.T) {
 	t.Logf("%s", itest.Tail(out, 60))
 }
 
-// shotsDir is where the browser scenarios leave their screenshots (out/ is not versioned).
-const shotsDir = "../../out/webit"
+// shotsDir is where the browser scenarios leave their screenshots and their page: the release
+// run's report directory (WEBIT_REPORT_DIR, set by qim-gate's tests gate, which links the page),
+// else out/webit (not versioned).
+func shotsDir() (string, error) {
+	if d := os.Getenv("WEBIT_REPORT_DIR"); d != "" {
+		return d, nil
+	}
+	return filepath.Abs("../../out/webit")
+}
 
 // TestBrowserApp runs the chat app in Debian's headless Chromium on the services of this
 // checkout: two browsers chatting 1:1 (a phone width among them), the unread badge rising and
@@ -88,7 +95,7 @@ func TestBrowserApp(t *testing.T) {
 	if err := set.Start(ctx, svc.Gateway, "QIM_GATEWAY_WS_ORIGINS=127.0.0.1:*"); err != nil {
 		t.Fatal(err)
 	}
-	shots, err := filepath.Abs(shotsDir)
+	shots, err := shotsDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +107,10 @@ func TestBrowserApp(t *testing.T) {
 		"WEBIT_A_USER="+strconv.FormatUint(uint64(a), 10), "WEBIT_B_USER="+strconv.FormatUint(uint64(b), 10),
 		"WEBIT_A_TOKEN="+tok(t, set, a), "WEBIT_B_TOKEN="+tok(t, set, b))
 	out := npm(ctx, t, env, "npm", "run", "test:browser")
-	t.Logf("%s\nscreenshots: %s", itest.Tail(out, 40), shots)
+	if err := writeShotsPage(shots, itest.Tail(out, 40)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\nscreenshots: %s", itest.Tail(out, 40), filepath.Join(shots, "index.html"))
 }
 
 func tok(t *testing.T, set *svc.Set, user contract.UserID) string {

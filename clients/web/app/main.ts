@@ -247,7 +247,8 @@ function onMessage(m: ChatMessage): void {
     v.id = m.conversationId;
     addRow(msgRow(m));
     renderMsgs();
-    if (document.visibilityState === "visible") void markRead();
+    // Read only what is on screen: at a phone width the list pane may be showing instead.
+    if (document.visibilityState === "visible" && $("view").offsetParent !== null) void markRead();
   }
 }
 

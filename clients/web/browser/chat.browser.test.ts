@@ -97,6 +97,25 @@ test("two browsers chat 1:1; the sender's row goes pending to committed once; th
   await shot(a, "04-sender-desktop");
 });
 
+test("rapid sends race their acks and their own mailbox copies: every row ends committed, once", async () => {
+  const texts = Array.from({ length: 12 }, (_, i) => `burst ${i}.`); // no text a prefix of another
+  for (const t of texts) {
+    await a.fill("#text", t);
+    await a.press("#text", "Enter");
+  }
+  for (const t of texts) await row(a, t).and(a.locator("[data-state=committed]")).waitFor();
+  await row(b, texts.at(-1)!).waitFor({ state: "attached" }); // delivered (B shows the list pane): the sender's own copies came through the same pipeline
+  await a.waitForTimeout(500);
+  for (const t of texts) assert.equal(await row(a, t).count(), 1, `rows of "${t}"`);
+  assert.equal(await a.locator("#msgs li:not([data-state=committed])").count(), 0, "a row stayed pending or failed");
+  const badge = conv(b, `User ${users.a}`).locator(".badge");
+  await badge.and(b.locator(`[aria-label="${texts.length} unread"]`)).waitFor(); // B's list pane read nothing
+  await conv(b, `User ${users.a}`).click();
+  for (const t of texts) await row(b, t).waitFor();
+  await home(b);
+  await badge.waitFor({ state: "detached" });
+});
+
 test("an offline user catches up after a reload", async () => {
   await b.close();
   await a.fill("#text", "while you were away");
