@@ -309,7 +309,7 @@ export type ErrorFrame = Message<"qim.v1.ErrorFrame"> & {
 
   /**
    * For retryable codes: minimum delay before retrying, ms. 0 = no hint (use backoff). This
-   * server version always sends 0.
+   * server version sends one only with RATE_LIMITED for a room SEND (slow mode, rate limit).
    *
    * @generated from field: uint32 retry_after_ms = 3;
    */
