@@ -13,6 +13,10 @@ type PerfOptions struct {
 	FindMax     bool          // climb a ladder of shorter steps and report the highest passing rate
 	Connections int           // message connections in 1:1 pairs (group mode: whole groups); default 400
 	SDKClients  int           // percent of connections in the SDK lane; 0 disables (the CLI defaults to 5, 0 in group mode)
+	// WebSDKShare is the fraction of the SDK lane's pairs driven by the TypeScript SDK under node
+	// (loadgen/weblane) instead of the Go SDK; 0 disables (the CLI defaults to 0.3). Needs node
+	// and npm; the gate builds clients/web first.
+	WebSDKShare float64
 	// Mode is loadgen.ModeDirect (default: 1:1 pairs) or loadgen.ModeGroup: every measured run
 	// (and the JIT warm-up) sends Rate group messages per second to groups of GroupSize members
 	// (gates/perf/perf_group.go); GroupSize must then be 1..contract.GroupMaxMembers and at most

@@ -88,6 +88,7 @@ func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
 	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: search in 30 s steps (from 100 msg/s, doubling until a step fails, then bisecting to within 10 %) and report the highest rate within the SLO")
 	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs (group mode: whole groups of --group-size)")
 	f.IntVar(&o.perf.SDKClients, "sdk-clients", 5, "perf: percent of connections driven by the SDK lane (0 disables; group mode: off)")
+	f.Float64Var(&o.perf.WebSDKShare, "web-sdk-share", 0.3, "perf: fraction of the SDK lane's pairs driven by the TypeScript SDK under node instead of the Go SDK (0: Go SDK only; needs node and npm)")
 	f.StringVar(&o.perfMode, "mode", string(loadgen.ModeDirect),
 		"perf: direct (1:1 pairs), group (--rate group messages/s to groups of --group-size members, created at setup) or room (--rate events/s into rooms of --room-size joined connections); the SDK lane is off in group and room mode")
 	f.IntVar(&o.perf.GroupSize, "group-size", 0, fmt.Sprintf("perf: group mode: members per group, 1..%d (at most --connections)", contract.GroupMaxMembers))

@@ -118,6 +118,10 @@ func (g perfGate) Run(ctx context.Context, env *gates.Env, r *gates.Result) {
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
 	base.Mode, base.GroupSize, base.RoomSize = o.Mode, o.GroupSize, o.RoomSize
 	if g.newLane != nil && o.Mode == loadgen.ModeDirect {
+		if g.newLane, err = withWebLane(ctx, env, g.newLane, o.WebSDKShare); err != nil {
+			r.Fail(err)
+			return
+		}
 		base.SDKLane = g.newLane()
 	}
 	if err := validateMeasured(base, o); err != nil {
