@@ -12,6 +12,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/gates/itest"
 	"github.com/qim-dev/qim/gates/svc"
+	"github.com/qim-dev/qim/loadgen/weblane"
 )
 
 func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
@@ -117,8 +118,14 @@ func tok(t *testing.T, set *svc.Set, user contract.UserID) string {
 	return set.DevToken(t, user, "web-"+strconv.FormatUint(uint64(user), 10))
 }
 
-// npm runs name in the SDK's directory.
+// npm runs name in the SDK's directory under its build lock: npm ci and the builds of npm test
+// rewrite node_modules/ and dist/, which loadgen/weblane's test reads from another process.
 func npm(ctx context.Context, t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
+	unlock, err := weblane.LockBuild(webDir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	return itest.Command(ctx, t, webDir, env, name, args...)
 }

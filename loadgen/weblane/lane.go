@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -108,6 +109,11 @@ func (l *Lane) Start(ctx context.Context, env loadgen.LaneEnv) error {
 	if _, err := os.Stat(script); err != nil {
 		return fmt.Errorf("weblane: %s is missing: run npm ci && npm run build in %s", script, l.cfg.Dir)
 	}
+	unlock, err := LockBuild(l.cfg.Dir, false) // until node has loaded the built files (ready)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	l.cmd = exec.CommandContext(ctx, "node", "--experimental-websocket", "--no-warnings", script)
 	l.cmd.Stdin = strings.NewReader(string(in))
 	l.errBuf = &strings.Builder{}
@@ -223,6 +229,11 @@ func tail(s string) string {
 // Build makes dir's dist/lane/lane.js current: npm ci when its dependencies are not installed,
 // then npm run build (tsc). It is what a run needs before Start on a fresh checkout.
 func Build(ctx context.Context, dir string) error {
+	unlock, err := LockBuild(dir, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
 		if err := npm(ctx, dir, "ci", "--no-audit", "--no-fund"); err != nil {
 			return err
@@ -238,4 +249,23 @@ func npm(ctx context.Context, dir string, args ...string) error {
 		return fmt.Errorf("weblane: npm %s in %s (Debian: apt-get install nodejs npm): %w\n%s", strings.Join(args, " "), dir, err, tail(string(out)))
 	}
 	return nil
+}
+
+// LockBuild takes dir's build lock: exclusive (a build: npm ci, tsc) or shared (node loading the
+// built files), so tests and gates in parallel processes never read dist/ or node_modules/
+// while another process rewrites them. The returned function releases it.
+func LockBuild(dir string, exclusive bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("weblane: build lock: %w", err)
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("weblane: build lock: %w", err)
+	}
+	return func() { _ = f.Close() }, nil // closing releases the lock
 }
