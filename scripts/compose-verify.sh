@@ -31,6 +31,12 @@ scripts/compose.sh ps --format '{{.Service}} {{.Status}}'
 
 go build -o bin/ ./cmd/qim-loadgen
 set -a; . .qim-compose/token.env; set +a
+# An unjudged 10 s first: right after "up" the broker's JVM compiles its hot paths under the
+# first load, and the judged window's ACK p99 then measured that (seen: 188 ms and 166 ms in 2 of
+# 9 runs here, 44 to 99 ms in the others, on this commit and on the one before it alike).
+echo "verify: 10 s warm-up at 50 msg/s (not judged)"
+bin/qim-loadgen --gateway 127.0.0.1:7100 --more-gateways 127.0.0.1:7110 --rate 50 --duration 10s \
+  --connections 40 --sdk-clients 0 >/dev/null 2>&1 || true
 echo "verify: ${secs} s at 50 msg/s over both gateways"
 bin/qim-loadgen --gateway 127.0.0.1:7100 --more-gateways 127.0.0.1:7110 --rate 50 --duration "${secs}s" \
   --connections 40 --sdk-clients 0
