@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -36,7 +37,18 @@ type pkgTally struct {
 	result                  string // pass, fail, skip ("" while running)
 	elapsed                 float64
 	failOut                 []string
+	// reasons are the first lines that say why a test failed: a log line with its file:line
+	// ("x_test.go:42: ..."), a "--- FAIL" or a panic. Kept apart from failOut, whose last lines a
+	// failing integration test fills with its stack's server logs.
+	reasons []string
+	pending map[string][]string // per running test, its reason lines until it passes or fails
 }
+
+// maxReasons bounds pkgTally.reasons.
+const maxReasons = 40
+
+// reasonLine matches the output lines that say why a test failed.
+var reasonLine = regexp.MustCompile(`^\s*(\S+\.go:\d+: |--- FAIL|panic: )`)
 
 // ModulePackages is the package pattern of the project: the root module and the client-library
 // modules it builds from its own subdirectories (ADR-0031).
@@ -106,14 +118,24 @@ func tallyEvents(out io.Reader, env *Env) map[string]*pkgTally {
 func applyEvent(p *pkgTally, ev testEvent, env *Env) {
 	switch {
 	case ev.Action == "output" && ev.Test != "":
+		if reasonLine.MatchString(ev.Output) && len(p.pending[ev.Test]) < maxReasons {
+			if p.pending == nil {
+				p.pending = map[string][]string{}
+			}
+			p.pending[ev.Test] = append(p.pending[ev.Test], ev.Output)
+		}
 		p.failOut = append(p.failOut, ev.Output) // trimmed to failing tests in recordTally
 		if len(p.failOut) > 400 {
 			p.failOut = p.failOut[len(p.failOut)-400:]
 		}
 	case ev.Test != "" && ev.Action == "pass":
 		p.passed++
+		delete(p.pending, ev.Test)
 	case ev.Test != "" && ev.Action == "fail":
 		p.failed++
+		p.reasons = append(p.reasons, p.pending[ev.Test]...)
+		p.reasons = p.reasons[:min(len(p.reasons), maxReasons)]
+		delete(p.pending, ev.Test)
 	case ev.Test != "" && ev.Action == "skip":
 		p.skipped++
 	case ev.Test == "" && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip"):
@@ -139,8 +161,8 @@ func recordTally(r *Result, pkgs map[string]*pkgTally) {
 		case "pass":
 			r.Check("package "+n, p.failed == 0, "%d passed, %d skipped in %.1fs", p.passed, p.skipped, p.elapsed)
 		default:
-			r.Check("package "+n, false, "result %q, %d failed; output tail:\n%s", p.result, p.failed,
-				tail(strings.Join(p.failOut, ""), 60))
+			r.Check("package "+n, false, "result %q, %d failed; why:\n%s\noutput tail:\n%s", p.result, p.failed,
+				strings.TrimRight(strings.Join(p.reasons, ""), "\n"), tail(strings.Join(p.failOut, ""), 60))
 		}
 	}
 	r.Metric("tests_passed", float64(passed))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,4 +133,31 @@ func TestSkippedGateIsReportedNotPassed(t *testing.T) {
 	if err != nil || only.Passed {
 		t.Fatalf("a run of only skipped gates passed: %+v, %v", only, err)
 	}
+}
+
+// The line saying why a test failed survives the server logs an integration test prints after
+// it (itest dumps the stack's logs on failure), and a passing test's log lines are not reasons.
+func TestRecordTallyKeepsTheReasonBeforeTheLogs(t *testing.T) {
+	ev := func(test, action, out string) string {
+		b, _ := json.Marshal(map[string]string{"Action": action, "Package": "p/a", "Test": test, "Output": out})
+		return string(b)
+	}
+	lines := []string{ev("TestOK", "output", "    ok_test.go:9: passed in 1s\n"), ev("TestOK", "pass", ""),
+		ev("TestX", "output", "    x_test.go:42: bob's 4 copies: not within 30s\n")}
+	for i := range 1000 {
+		lines = append(lines, ev("TestX", "output", fmt.Sprintf("            [kafka] INFO line %d\n", i)))
+	}
+	lines = append(lines, ev("TestX", "fail", ""), `{"Action":"fail","Package":"p/a","Elapsed":1}`)
+	r := &Result{}
+	recordTally(r, tallyEvents(strings.NewReader(strings.Join(lines, "\n")), &Env{}))
+	for _, c := range r.Checks {
+		if c.Name != "package p/a" {
+			continue
+		}
+		if !strings.Contains(c.Detail, "x_test.go:42: bob's 4 copies") || strings.Contains(c.Detail, "ok_test.go:9") {
+			t.Fatalf("detail: %.400q", c.Detail)
+		}
+		return
+	}
+	t.Fatal("no check for the failing package")
 }
