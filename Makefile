@@ -59,6 +59,7 @@ lint:
 test: setup
 	$(GO) run ./cmd/qim-gate run --full --with-cql --rate $(PERF_RATE) $(if $(RELEASE_SKIP),--skip '$(RELEASE_SKIP)') \
 		--report-dir $(RELEASE_DIR) --json-out $(RELEASE_DIR)/summary.json
+	WEBIT_RUN=1 WEBIT_REPORT_DIR=$(abspath $(RELEASE_DIR))/webit $(GO) test -count=1 -p 1 -timeout 30m ./gates/webit ./loadgen/weblane
 	$(GO) run ./cmd/qim-gate run services e2e theavy invariants --instances 2 \
 		--report-dir $(RELEASE_DIR)/instances-2 --json-out $(RELEASE_DIR)/instances-2/summary.json
 	$(GO) run ./cmd/qim-gate run services e2e orphan-audit --secure-stores --with-cql \

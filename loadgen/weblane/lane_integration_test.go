@@ -18,6 +18,9 @@ func TestMain(m *testing.M) { os.Exit(itest.Main(m)) }
 // TestLanePassesOnTheRealStack: 6 TS SDK clients (3 pairs) under node at 12 msg/s for 5 s
 // through the real services; every acked message is received once.
 func TestLanePassesOnTheRealStack(t *testing.T) {
+	if os.Getenv("WEBIT_RUN") != "1" { // as gates/webit: make test runs it after the gates
+		t.Skip("set WEBIT_RUN=1 (make test does, after the gates) to run the web lane on the real services")
+	}
 	ep := itest.Endpoints(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
