@@ -49,7 +49,7 @@ var errorTable = []ErrorInfo{
 		"a frame or message above 4 MiB (request id 0), a request other than SEND above 64 KiB, a SEND whose body or custom_type is too long"},
 	{ErrCodeRateLimited, "RATE_LIMITED", true,
 		"sender exceeded its rate, or a membership change lost three races in a row; retry after a delay",
-		"CREATE_GROUP, LEAVE_GROUP, GroupAdmin ADD and REMOVE (membership changing concurrently)"},
+		"SEND above a rate limit of its connection, sender or tenant, with retry_after_ms; CREATE_GROUP, LEAVE_GROUP, GroupAdmin ADD and REMOVE (membership changing concurrently)"},
 	{ErrCodeNotMember, "NOT_MEMBER", false,
 		"sender or reader is outside the conversation's membership interval", "SEND, PULL_HISTORY, MARK_READ, PULL_MEMBERS, LEAVE_GROUP"},
 	{ErrCodeCursorExpired, "CURSOR_EXPIRED", false,

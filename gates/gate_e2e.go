@@ -38,7 +38,7 @@ func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
 			// The instance scenarios first: they restart MailboxNodes, and judgeInstances reads
 			// counters a restart zeroes, so the traffic it judges comes after them.
 			return slices.Concat(e2e.InstancesScenarios(), e2e.Scenarios(), e2e.IdentityScenarios(), e2e.SessionScenarios(), e2e.GroupScenarios(), e2e.RoomScenarios(),
-				e2e.SDKScenarios(), e2e.SDKSessionScenarios(), e2e.TieredScenarios())
+				e2e.SDKScenarios(), e2e.SDKSessionScenarios(), e2e.ProductScenarios(), e2e.TieredScenarios())
 		}
 	}
 	passed, skipped := 0, 0

@@ -82,6 +82,19 @@ func TestPendingResolution(t *testing.T) {
 			h.e.onTick(h.now) // still inside the hinted second: nothing is sent
 			return 1, true
 		}, 0, 0, true},
+		{"RATE_LIMITED holds the send for its hint, then resends it", func(h *harness, p contractPending) (int, bool) {
+			h.answerPull(false)
+			h.frame(contract.OpError, h.lastSent(contract.OpSend).id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodeRateLimited), RetryAfterMs: 5000})
+			h.now = h.now.Add(4999 * time.Millisecond)
+			h.e.onTick(h.now) // a millisecond before the hint: nothing is sent
+			if n := len(h.sent(contract.OpSend)); n != 1 {
+				h.t.Fatalf("%d SEND frames inside the rate limit's hint, want 1", n)
+			}
+			h.now = h.now.Add(time.Millisecond)
+			h.e.onTick(h.now)
+			h.ack(h.lastSent(contract.OpSend), 5)
+			return 2, false
+		}, 1, 0, true},
 		{"definite error fails it and it is never resent", func(h *harness, p contractPending) (int, bool) {
 			h.answerPull(false)
 			h.frame(contract.OpError, h.lastSent(contract.OpSend).id, &qimv1.ErrorFrame{Code: uint32(contract.ErrCodePayloadTooLarge)})

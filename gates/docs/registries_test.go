@@ -26,6 +26,7 @@ var e2eLists = map[string]func() []e2e.Scenario{
 	"RoomScenarios":       e2e.RoomScenarios,
 	"SDKScenarios":        e2e.SDKScenarios,
 	"SDKSessionScenarios": e2e.SDKSessionScenarios,
+	"ProductScenarios":    e2e.ProductScenarios,
 	"TieredScenarios":     e2e.TieredScenarios,
 }
 

@@ -63,6 +63,8 @@ func (e *Env) Has(need string) bool {
 		return e.Set != nil && e.Set.Instances() >= 2
 	case NeedsIdP:
 		return e.idp() != nil && e.Set.TrustsIdP()
+	case NeedsRateLimits:
+		return e.Set != nil && e.Set.LimitsFloodTenant()
 	}
 	return false
 }

@@ -30,6 +30,9 @@ func (s *Set) Env(name string) []string {
 		vars["QIM_TOKEN_SECRET"] = s.Addrs.TokenSecret
 		s.identityEnv(vars)
 	}
+	if service == Gateway || name == OneProcessName {
+		s.rateLimitEnv(vars)
+	}
 	s.baselineEnv(vars)
 	s.storeEnv(service, vars)
 	env := make([]string, 0, len(vars))

@@ -86,6 +86,8 @@ type Set struct {
 	// idp signs the JWTs the gateways accept through issuersFile (identity.go).
 	idp         *authntest.IdP
 	issuersFile string
+	// rateLimitsFile is the gateways' QIM_GATEWAY_RATE_LIMITS (ratelimits.go).
+	rateLimitsFile string
 }
 
 // child is the last process started for one service name. It stays in Set.procs after it
@@ -183,6 +185,10 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 		return nil, err
 	}
 	if err := s.startIdentity(); err != nil {
+		return nil, err
+	}
+	if err := s.writeRateLimits(); err != nil {
+		_ = s.idp.Close()
 		return nil, err
 	}
 	return s, nil

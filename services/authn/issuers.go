@@ -133,7 +133,7 @@ func (is *Issuer) validate() error {
 		return errors.New("jwks intervals must not be negative")
 	}
 	if is.Tenant != "" {
-		if _, err := parseTenant(is.Tenant); err != nil {
+		if _, err := ParseTenant(is.Tenant); err != nil {
 			return err
 		}
 	}
@@ -183,8 +183,8 @@ func checkJWKSURL(raw string) error {
 	return fmt.Errorf("jwks_url %q: want https (http only on loopback)", raw)
 }
 
-// parseTenant reads a tenant as 32 hex digits or a decimal that fits 64 bits.
-func parseTenant(s string) (contract.TenantID, error) {
+// ParseTenant reads a tenant as 32 hex digits or a decimal that fits 64 bits.
+func ParseTenant(s string) (contract.TenantID, error) {
 	if len(s) == 32 {
 		return contract.ParseU128(s)
 	}

@@ -30,7 +30,7 @@ type jwtIssuer struct {
 func newJWTIssuer(ctx context.Context, is Issuer, log *slog.Logger, observe FetchObserver) (*jwtIssuer, error) {
 	v := &jwtIssuer{cfg: is, static: map[string]pinnedKey{}}
 	if is.Tenant != "" {
-		v.tenant, _ = parseTenant(is.Tenant) // validated by LoadIssuers
+		v.tenant, _ = ParseTenant(is.Tenant) // validated by LoadIssuers
 	}
 	methods := []string{}
 	for _, k := range is.Keys {
@@ -150,7 +150,7 @@ func (v *jwtIssuer) identity(c jwt.MapClaims) (Identity, error) {
 func claimTenant(raw any) (contract.TenantID, error) {
 	switch t := raw.(type) {
 	case string:
-		return parseTenant(t)
+		return ParseTenant(t)
 	case float64:
 		if t < 0 || t != math.Trunc(t) || t > 1<<53 {
 			return contract.TenantID{}, errors.New("a numeric tenant must be a whole number below 2^53")

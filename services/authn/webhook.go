@@ -182,7 +182,7 @@ func parseHookAnswer(b []byte) (Identity, error) {
 	}
 	id := Identity{User: contract.UserID(user), Device: a.Device}
 	if len(a.Tenant) != 0 {
-		if id.Tenant, err = parseTenant(scalar(a.Tenant)); err != nil {
+		if id.Tenant, err = ParseTenant(scalar(a.Tenant)); err != nil {
 			return Identity{}, fmt.Errorf("%w: connect webhook answer: %w", ErrUnavailable, err)
 		}
 	}

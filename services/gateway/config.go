@@ -9,6 +9,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/services/authn"
+	"github.com/qim-dev/qim/services/gateway/ratelimit"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/storeauth"
@@ -123,6 +124,17 @@ type Config struct {
 	// client addresses every client shares one bucket: raise Burst there.
 	AuthFailureBurst  int           `env:"QIM_GATEWAY_AUTH_FAILURE_BURST" unit:"failures" doc:"failed AUTHs one source IP may make in a row before it is refused RATE_LIMITED (1..1000000)"`
 	AuthFailureRefill time.Duration `env:"QIM_GATEWAY_AUTH_FAILURE_REFILL" doc:"time in which one failed AUTH of a source IP is forgiven"`
+	// RateLimits names a JSON file of the SEND rate limits per connection, per sender and per
+	// tenant, a default tier and the tenants that differ (docs/deployment.md#rate-limits). Unset: a
+	// connection and a sender may send 100 a second after a burst of 200, tenants unlimited.
+	// Read at start; a change needs a restart.
+	RateLimits string `env:"QIM_GATEWAY_RATE_LIMITS" doc:"JSON file of SEND rate limits per connection, sender and tenant (unset: 100/s, burst 200 per connection and per sender)"`
+	// rateRules is RateLimits as loaded by Validate.
+	rateRules ratelimit.Rules
+	// RateLimitSync is how often the gateway exchanges its sender and tenant buckets with the
+	// other gateways through the core Redis. Shorter shares limits more exactly across gateways
+	// at one script call per 256 active buckets per interval.
+	RateLimitSync time.Duration `env:"QIM_GATEWAY_RATE_LIMIT_SYNC" doc:"interval of the exchange of shared rate-limit buckets through the core Redis (10ms..10s)"`
 	// MaxConns caps live client connections; more are closed at accept (counted). Each costs a
 	// few goroutines and ~40 KiB of buffers.
 	MaxConns int `env:"QIM_GATEWAY_MAX_CONNS" unit:"connections" doc:"live client connections; more are closed at accept"`
@@ -148,6 +160,7 @@ func DefaultConfig() Config {
 		AuthFailureBurst:  30,
 		AuthFailureRefill: time.Second,
 		ShardCount:        contract.MailboxShardsDefault,
+		RateLimitSync:     250 * time.Millisecond,
 	}
 }
 
@@ -167,6 +180,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateIdentity(); err != nil {
+		return err
+	}
+	if err := c.loadRateLimits(); err != nil {
 		return err
 	}
 	if err := errors.Join(c.RedisAuth.Validate(), c.KafkaAuth.Validate()); err != nil {
@@ -201,6 +217,20 @@ func (c *Config) validateIdentity() error {
 		return fmt.Errorf("%w: QIM_AUTH_ISSUERS: %w", ErrConfig, err)
 	}
 	c.identity = f
+	return nil
+}
+
+// loadRateLimits reads the rate-limit file, so a mistake in it stops the start.
+func (c *Config) loadRateLimits() error {
+	if c.RateLimits == "" {
+		c.rateRules = ratelimit.DefaultRules()
+		return nil
+	}
+	r, err := ratelimit.Load(c.RateLimits)
+	if err != nil {
+		return fmt.Errorf("%w: QIM_GATEWAY_RATE_LIMITS: %w", ErrConfig, err)
+	}
+	c.rateRules = r
 	return nil
 }
 
@@ -339,6 +369,8 @@ func (c *Config) validateBounds() error {
 		return fmt.Errorf("%w: QIM_GATEWAY_MAX_CONNS=%d below 1", ErrConfig, c.MaxConns)
 	case c.AuthFailureBurst < 1 || c.AuthFailureBurst > 1_000_000:
 		return fmt.Errorf("%w: QIM_GATEWAY_AUTH_FAILURE_BURST=%d not in [1, 1000000]", ErrConfig, c.AuthFailureBurst)
+	case c.RateLimitSync < 10*time.Millisecond || c.RateLimitSync > 10*time.Second:
+		return fmt.Errorf("%w: QIM_GATEWAY_RATE_LIMIT_SYNC=%s not in [10ms, 10s]", ErrConfig, c.RateLimitSync)
 	case c.AuthFailureRefill < time.Millisecond || c.AuthFailureRefill > time.Hour:
 		return fmt.Errorf("%w: QIM_GATEWAY_AUTH_FAILURE_REFILL=%s not in [1ms, 1h]", ErrConfig, c.AuthFailureRefill)
 	}

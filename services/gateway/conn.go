@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -60,6 +61,7 @@ type conn struct {
 	sess        *session
 	expiresAt   time.Time // the credential's expiry; zero when it has none
 	tenantBytes []byte
+	sendBucket  *rate.Limiter // the connection's SEND rate limit (ratelimit); nil: none
 	pushQ       chan []byte
 	roomQ       chan outFrame // ROOM_JOINED, ROOM_EVENTS, ROOM_LEFT REQUESTED: FIFO; full = slow consumer
 	roomBytes   atomic.Int64  // payload bytes in roomQ (bounded by Config.RoomQueueBytes)

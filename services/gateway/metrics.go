@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/gateway/ratelimit"
 	"github.com/qim-dev/qim/services/internal/obs"
 )
 
@@ -36,6 +39,9 @@ type metrics struct {
 	roomSends          *prometheus.CounterVec // outcome
 	roomFrames         prometheus.Counter
 	roomLinkLost       prometheus.Counter
+	rateLimited        *prometheus.CounterVec // scope
+	rateSyncSeconds    prometheus.Histogram
+	rateSyncFailures   prometheus.Counter
 }
 
 // latencyBuckets span 200 µs to 5 s; the SLO line (150 ms SEND_ACK P99) falls mid-range.
@@ -91,6 +97,12 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"ROOM_EVENTS frames queued to joined connections (one per member per broadcast batch)."),
 		roomLinkLost: reg.Counter("qim_gateway_room_links_lost_total",
 			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
+		rateLimited: reg.CounterVec("qim_gateway_send_rate_limited_total",
+			"SENDs refused RATE_LIMITED by a rate limit, by the bucket that refused (connection, sender, tenant).", "scope"),
+		rateSyncSeconds: reg.Histogram("qim_gateway_rate_limit_sync_seconds",
+			"Duration of one exchange of shared rate-limit buckets with the core Redis (share.lua, up to 256 buckets).", latencyBuckets),
+		rateSyncFailures: reg.Counter("qim_gateway_rate_limit_sync_failures_total",
+			"Failed exchanges of shared rate-limit buckets; meanwhile each gateway limits alone (fail-open)."),
 	}
 	m.writerDepth = m.backendDepth.WithLabelValues("writer")
 	return m
@@ -103,4 +115,17 @@ func InvariantCounters() []string {
 	reg := obs.NewRegistry("gateway")
 	newMetrics(reg)
 	return reg.InvariantNames()
+}
+
+// limitObserver feeds the rate limiter's events to the metrics.
+type limitObserver struct{ m *metrics }
+
+func (o limitObserver) Refused(s ratelimit.Scope) { o.m.rateLimited.WithLabelValues(string(s)).Inc() }
+
+func (o limitObserver) Synced(_ int, took time.Duration, err error) {
+	if err != nil {
+		o.m.rateSyncFailures.Inc()
+		return
+	}
+	o.m.rateSyncSeconds.Observe(took.Seconds())
 }

@@ -107,6 +107,10 @@ func (c *conn) onSend(m wire.Message, received time.Time) bool {
 	if err != nil {
 		return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeInvalidArgument, err.Error())
 	}
+	if v := c.s.sendLimit.Allow(c.sendBucket, c.sess.key.tenant, c.sess.key.user, received); !v.Allowed() {
+		return c.sendErrorRetry(m.RequestID, contract.OpSend, contract.ErrCodeRateLimited,
+			"send rate limit of the "+string(v.Scope)+" reached; retry after retry_after_ms", retryAfterMs(v.RetryAfter))
+	}
 	if !target.room.IsZero() {
 		if c.s.rooms == nil {
 			return c.sendError(m.RequestID, contract.OpSend, contract.ErrCodeUnimplemented, "rooms are not served by this deployment")
@@ -142,6 +146,11 @@ func (c *conn) onSend(m wire.Message, received time.Time) bool {
 		}
 	}
 	return true
+}
+
+// retryAfterMs rounds a rate limit's wait up to whole milliseconds: retrying at the hint passes.
+func retryAfterMs(d time.Duration) uint32 {
+	return uint32(min((d+time.Millisecond-1)/time.Millisecond, 1<<31))
 }
 
 func (c *conn) acquirePermit() bool {

@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/authn"
+	"github.com/qim-dev/qim/services/gateway/ratelimit"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
@@ -65,6 +68,7 @@ type Service struct {
 	// replace it).
 	untilExpiry func(time.Time) time.Duration
 	authLimit   *authLimiter
+	sendLimit   *ratelimit.Limiter
 	rpc         *rpcauth.Transport
 	rdb         *redis.Client
 	writers     *writerPool
@@ -134,6 +138,9 @@ func (s *Service) start(ctx context.Context) error {
 	if err := s.openRedis(ctx); err != nil {
 		return err
 	}
+	if err := s.openRateLimits(ctx); err != nil {
+		return err
+	}
 	if err := s.dialBackends(); err != nil {
 		return err
 	}
@@ -186,6 +193,18 @@ func (s *Service) openRedis(ctx context.Context) error {
 	}, redisdur.Refused); err != nil {
 		return fmt.Errorf("gateway: refusing to start: session_epoch Redis %s: %w", s.cfg.RedisAddr, err)
 	}
+	return nil
+}
+
+// openRateLimits builds the SEND rate limiter on the core Redis (its shared buckets). Its
+// instance id is new on every start: a restarted gateway's old count ages out of the buckets.
+func (s *Service) openRateLimits(ctx context.Context) error {
+	s.sendLimit = ratelimit.New(s.cfg.rateRules, ratelimit.Options{Redis: s.rdb, Sync: s.cfg.RateLimitSync,
+		Gateway: strconv.FormatUint(rand.Uint64(), 16), Observer: limitObserver{s.m}})
+	if err := s.sendLimit.Preload(ctx); err != nil {
+		return fmt.Errorf("gateway: refusing to start: %w", err)
+	}
+	s.proc.Go("rate limit sync", s.sendLimit.Run)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/gateway"
+	"github.com/qim-dev/qim/services/gateway/ratelimit"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
@@ -68,7 +69,7 @@ func (r RedisKeyFamily) Match(key string) bool { return r.f.Match(key) }
 func RedisKeyFamilies() []RedisKeyFamily {
 	var all []keyfamily.Family
 	for _, fams := range [][]keyfamily.Family{msgstore.KeyFamilies(), identity.KeyFamilies(), gateway.KeyFamilies(),
-		session.KeyFamilies(), archiver.KeyFamilies(), modstore.KeyFamilies(), mailboxstore.KeyFamilies()} {
+		session.KeyFamilies(), archiver.KeyFamilies(), modstore.KeyFamilies(), ratelimit.KeyFamilies(), mailboxstore.KeyFamilies()} {
 		all = append(all, fams...)
 	}
 	out := make([]RedisKeyFamily, len(all))

@@ -459,7 +459,8 @@ type ErrorFrame struct {
 	// Human-readable explanation for logs; not for parsing and not localised.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// For retryable codes: minimum delay before retrying, ms. 0 = no hint (use backoff). This
-	// server version sends one only with RATE_LIMITED for a room SEND (slow mode, rate limit).
+	// server version sends one only with RATE_LIMITED for a SEND: above a rate limit of its
+	// connection, sender or tenant, or a room's slow mode or rate limit.
 	RetryAfterMs uint32 `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	// Opcode of the uplink frame that failed (contract.Opcode), for logs and for clients that do
 	// not track request ids. 0 = not tied to one request.
