@@ -20,6 +20,7 @@ const (
 	ErrCodeInternal        ErrorCode = 10
 	ErrCodeUnimplemented   ErrorCode = 11
 	ErrCodeGroupFull       ErrorCode = 12
+	ErrCodeRejected        ErrorCode = 13
 )
 
 // ErrorInfo is one row of the error-code table.
@@ -70,6 +71,9 @@ var errorTable = []ErrorInfo{
 	{ErrCodeGroupFull, "GROUP_FULL", false,
 		"the change would take a group past contract.GroupMaxMembers (1,000) current members",
 		"CREATE_GROUP, GroupAdmin ADD"},
+	{ErrCodeRejected, "REJECTED", false,
+		"the product's moderation hook refused the message; ErrorFrame.reason carries its reason code",
+		"SEND (a deployment with a moderation hook)"},
 }
 
 var errorIndex = func() map[ErrorCode]ErrorInfo {

@@ -65,6 +65,9 @@ type ServerError struct {
 	Code       contract.ErrorCode
 	Message    string
 	RetryAfter time.Duration // the server's hint; 0 = none
+	// Reason is the product's reason code of a REJECTED send (its moderation hook's, e.g.
+	// "spam"), for the app to show; "" otherwise.
+	Reason string
 }
 
 func (e *ServerError) Error() string {

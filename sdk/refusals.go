@@ -78,7 +78,7 @@ func (e *engine) onError(m wire.Message, now time.Time) {
 	}
 	r := e.reqs[m.RequestID]
 	se := &ServerError{Code: contract.ErrorCode(ef.GetCode()), Message: ef.GetMessage(),
-		RetryAfter: time.Duration(ef.GetRetryAfterMs()) * time.Millisecond}
+		RetryAfter: time.Duration(ef.GetRetryAfterMs()) * time.Millisecond, Reason: ef.GetReason()}
 	if r == nil {
 		se.Op = contract.Opcode(ef.GetRequestOpcode())
 		e.log.Warn("sdk: server error outside a request", "op", se.Op.String(), "code", se.Code.String())

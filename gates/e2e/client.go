@@ -27,6 +27,7 @@ type ServerError struct {
 	Code         contract.ErrorCode
 	Msg          string
 	RetryAfterMs uint32
+	Reason       string // ErrorFrame.reason (REJECTED)
 }
 
 func (e *ServerError) Error() string { return fmt.Sprintf("e2e: server error %s: %s", e.Code, e.Msg) }
@@ -167,7 +168,7 @@ func decodeAnswer(m wire.Message, wantOp contract.Opcode, out proto.Message) err
 	if m.Opcode == contract.OpError {
 		var e qimv1.ErrorFrame
 		_ = proto.Unmarshal(m.Payload, &e)
-		return &ServerError{Code: contract.ErrorCode(e.GetCode()), Msg: e.GetMessage(), RetryAfterMs: e.GetRetryAfterMs()}
+		return &ServerError{Code: contract.ErrorCode(e.GetCode()), Msg: e.GetMessage(), RetryAfterMs: e.GetRetryAfterMs(), Reason: e.GetReason()}
 	}
 	if m.Opcode != wantOp {
 		return fmt.Errorf("e2e: answer opcode %s, want %s", m.Opcode, wantOp)

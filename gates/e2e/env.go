@@ -65,6 +65,8 @@ func (e *Env) Has(need string) bool {
 		return e.idp() != nil && e.Set.TrustsIdP()
 	case NeedsRateLimits:
 		return e.Set != nil && e.Set.LimitsFloodTenant()
+	case NeedsModeration:
+		return e.Set != nil && e.Set.Moderates()
 	}
 	return false
 }

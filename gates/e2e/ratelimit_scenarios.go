@@ -21,6 +21,7 @@ const NeedsRateLimits = "gateways holding the harness's rate limits"
 func ProductScenarios() []Scenario {
 	return []Scenario{
 		{"send-flood-from-one-sender-is-limited", needs(NeedsRateLimits, scenarioSendFlood)},
+		{"moderation-hook-rejects-rewrites-and-fails-closed", needs(NeedsModeration, scenarioModeration)},
 	}
 }
 

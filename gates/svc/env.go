@@ -33,6 +33,9 @@ func (s *Set) Env(name string) []string {
 	if service == Gateway || name == OneProcessName {
 		s.rateLimitEnv(vars)
 	}
+	if service == Writer || name == OneProcessName {
+		s.moderationEnv(vars)
+	}
 	s.baselineEnv(vars)
 	s.storeEnv(service, vars)
 	env := make([]string, 0, len(vars))

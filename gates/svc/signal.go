@@ -79,13 +79,17 @@ func (s *Set) StopAll() error {
 }
 
 // Close stops every service and releases what the Set holds beside them: the stand-in IdP's
-// loopback HTTP server (identity.go), which a Set that is only stopped keeps serving, one per
+// and moderation stand-in's loopback HTTP servers (identity.go, moderation.go), which a Set that is only stopped keeps serving, one per
 // Set, for the life of the harness process. A closed Set starts nothing again.
 func (s *Set) Close() error {
 	err := s.StopAll()
 	if s.idp != nil {
 		err = errors.Join(err, s.idp.Close())
 		s.idp = nil
+	}
+	if s.moderation != nil {
+		s.moderation.Close()
+		s.moderation = nil
 	}
 	return err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/authn/authntest"
+	"github.com/qim-dev/qim/services/writer/moderation/moderationtest"
 )
 
 // Names of the services, in start order (a backend starts before its callers).
@@ -88,6 +89,8 @@ type Set struct {
 	issuersFile string
 	// rateLimitsFile is the gateways' QIM_GATEWAY_RATE_LIMITS (ratelimits.go).
 	rateLimitsFile string
+	// moderation is the stand-in for the product's moderation endpoint (moderation.go).
+	moderation *moderationtest.Server
 }
 
 // child is the last process started for one service name. It stays in Set.procs after it
@@ -191,6 +194,7 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 		_ = s.idp.Close()
 		return nil, err
 	}
+	s.startModeration()
 	return s, nil
 }
 

@@ -177,7 +177,7 @@ func checkJWKSURL(raw string) error {
 	switch {
 	case u.Scheme == "https" && u.Host != "":
 		return nil
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	case u.Scheme == "http" && IsLoopback(u.Hostname()):
 		return nil
 	}
 	return fmt.Errorf("jwks_url %q: want https (http only on loopback)", raw)

@@ -101,7 +101,8 @@ func parsePublicPEM(b []byte) (any, error) {
 	return nil, fmt.Errorf("PEM block %q, want PUBLIC KEY or CERTIFICATE (never a private key)", block.Type)
 }
 
-func isLoopback(host string) bool {
+// IsLoopback reports whether host names this machine: "localhost" or a loopback IP.
+func IsLoopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}

@@ -45,6 +45,17 @@ func (c *conn) sendErrorRetry(requestID uint32, reqOp contract.Opcode, code cont
 	return c.send(contract.OpError, requestID, payload)
 }
 
+// sendRejected answers a SEND the moderation hook refused: REJECTED with the hook's reason code.
+func (c *conn) sendRejected(requestID uint32, msg, reason string) bool {
+	c.s.m.requestErrors.WithLabelValues(opcodeLabel(contract.OpSend), contract.ErrCodeRejected.String()).Inc()
+	payload, err := proto.Marshal(&qimv1.ErrorFrame{Code: uint32(contract.ErrCodeRejected), Message: msg,
+		RequestOpcode: uint32(contract.OpSend), Reason: reason})
+	if err != nil {
+		return false
+	}
+	return c.send(contract.OpError, requestID, payload)
+}
+
 // errorPayload encodes an ERROR frame's payload and counts it by request opcode and code: the
 // one place every ERROR answer is built, written at once or queued (queueError).
 func (c *conn) errorPayload(reqOp contract.Opcode, code contract.ErrorCode, msg string, retryAfterMs uint32) ([]byte, error) {

@@ -79,6 +79,8 @@ func (c *conn) deliverOutcome(ps pendingSend, o *internalv1.SendOutcome) bool {
 	var ok bool
 	code := contract.ErrorCode(o.GetErrorCode())
 	switch {
+	case code == contract.ErrCodeRejected:
+		ok = c.sendRejected(ps.requestID, o.GetErrorMessage(), o.GetErrorReason())
 	case code != contract.ErrCodeUnspecified:
 		ok = c.sendError(ps.requestID, contract.OpSend, code, o.GetErrorMessage())
 	case o.GetAck() == nil:

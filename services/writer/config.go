@@ -13,6 +13,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/cqlstore"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/storeauth"
+	"github.com/qim-dev/qim/services/writer/moderation"
 )
 
 // Config is the ConversationWriter's configuration: one field per QIM_* variable (the tags give
@@ -73,10 +74,13 @@ type Config struct {
 	// commit: the watermark is stamped by the archiver's clock, and skew between the two hosts
 	// must not let the trim run ahead of what is archived (ADR-0022).
 	TrimMargin time.Duration `env:"QIM_HISTORY_TRIM_MARGIN" doc:"how far the trim stays behind the archive watermark and the oldest unfinished commit (covers clock skew)"`
-	// ArchiverGroup names the HistoryArchiver whose watermark bounds the trim.
 	// RPC is the internal RPC boundary: mTLS with the role whitelist, or plaintext on loopback
 	// for development (ADR-0025).
-	RPC           rpcauth.Config
+	RPC rpcauth.Config
+	// Moderation is the pre-send hook (moderation.Config): the product's endpoint asked about
+	// every client SEND before it is reserved.
+	Moderation moderation.Config
+	// ArchiverGroup names the HistoryArchiver whose watermark bounds the trim.
 	ArchiverGroup string `env:"QIM_ARCHIVER_GROUP" doc:"the HistoryArchiver group whose archive watermark bounds the trim (tiered backend)"`
 }
 
@@ -95,6 +99,7 @@ func DefaultConfig() Config {
 		TrimInterval:     5 * time.Second,
 		TrimMargin:       time.Minute,
 		ArchiverGroup:    contract.GroupArchiver,
+		Moderation:       moderation.DefaultConfig(),
 	}
 }
 
@@ -135,6 +140,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: negative QIM_WRITER_RECOVERY_INTERVAL or QIM_WRITER_RECOVERY_GRACE", ErrConfig)
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > contract.MaxFramePayload:
 		return fmt.Errorf("%w: QIM_WRITER_MAX_BODY=%d not in [1, %d]", ErrConfig, c.MaxBodyBytes, contract.MaxFramePayload)
+	}
+	if err := c.Moderation.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
 		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %w", ErrConfig, c.ShardCount, err)

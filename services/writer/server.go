@@ -52,7 +52,12 @@ func (g grpcServer) SendStream(stream internalv1.Writer_SendStreamServer) error 
 			}
 		}
 	}()
-	recvErr := g.readLoop(stream, permits, answers)
+	var order *sendOrder
+	if s.hook != nil {
+		order = newSendOrder(limit)
+	}
+	recvErr := g.readLoop(stream, permits, answers, order)
+	order.close()
 	if drainPermits(permits, limit, s.done) {
 		close(answers)
 	} else {
@@ -67,7 +72,7 @@ func (g grpcServer) SendStream(stream internalv1.Writer_SendStreamServer) error 
 	return sendErr
 }
 
-func (g grpcServer) readLoop(stream internalv1.Writer_SendStreamServer, permits chan struct{}, answers chan *internalv1.SendOutcome) error {
+func (g grpcServer) readLoop(stream internalv1.Writer_SendStreamServer, permits chan struct{}, answers chan *internalv1.SendOutcome, order *sendOrder) error {
 	s, ctx := g.s, stream.Context()
 	for {
 		waitStart := time.Now()
@@ -84,10 +89,20 @@ func (g grpcServer) readLoop(stream internalv1.Writer_SendStreamServer, permits 
 		}
 		s.m.inflight.Inc()
 		callID := in.GetCallId()
-		s.send(ctx, in, func(ack *qimv1.SendAck, err error) {
+		done := func(ack *qimv1.SendAck, err error) {
 			answers <- outcome(callID, ack, err)
 			s.m.inflight.Dec()
 			<-permits
+		}
+		if order == nil {
+			s.send(ctx, in, done)
+			continue
+		}
+		order.add(func() func() {
+			if !s.moderates(in) {
+				return func() { s.send(ctx, in, done) }
+			}
+			return s.prepare(ctx, in, done)
 		})
 	}
 }
@@ -134,7 +149,8 @@ func (g grpcServer) PullHistory(ctx context.Context, in *internalv1.Authenticate
 
 func outcome(callID uint64, ack *qimv1.SendAck, err error) *internalv1.SendOutcome {
 	if err != nil {
-		return &internalv1.SendOutcome{CallId: callID, ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err)}
+		return &internalv1.SendOutcome{CallId: callID, ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err),
+			ErrorReason: rpc.ReasonOf(err)}
 	}
 	return &internalv1.SendOutcome{CallId: callID, Ack: ack}
 }
@@ -146,17 +162,31 @@ func (s *Service) send(ctx context.Context, in *internalv1.AuthenticatedSend, do
 
 // submit is send for a client (system false) or for a SYSTEM message (parseSendOf).
 func (s *Service) submit(ctx context.Context, in *internalv1.AuthenticatedSend, system bool, done func(*qimv1.SendAck, error)) {
-	if s.stopped() {
-		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "writer is not committing (lease lost or shutting down)"))
+	if !system && s.moderates(in) {
+		s.prepare(ctx, in, done)()
 		return
 	}
 	cmd, err := parseSendOf(in, s.cfg.MaxBodyBytes, system)
 	if err != nil {
-		s.m.failures.WithLabelValues("validate", rpc.CodeOf(err).String()).Inc()
-		done(nil, err)
+		s.refused("validate", err, done)
 		return
 	}
-	cl := &call{cmd: cmd, ident: cmd.identity(), start: time.Now(), done: done}
+	s.commit(ctx, cmd, cmd.identity(), done)
+}
+
+// refused answers a send refused before it reached the committer, counted by stage.
+func (s *Service) refused(stage string, err error, done func(*qimv1.SendAck, error)) {
+	s.m.failures.WithLabelValues(stage, rpc.CodeOf(err).String()).Inc()
+	done(nil, err)
+}
+
+// commit hands a parsed send to the committer; ident is its idempotency identity.
+func (s *Service) commit(ctx context.Context, cmd *sendCmd, ident [36]byte, done func(*qimv1.SendAck, error)) {
+	if s.stopped() {
+		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "writer is not committing (lease lost or shutting down)"))
+		return
+	}
+	cl := &call{cmd: cmd, ident: ident, start: time.Now(), done: done}
 	if err := s.committer.submit(ctx, cl); err != nil {
 		done(nil, rpc.Refuse(contract.ErrCodeUnavailable, "send abandoned: %v", err))
 	}

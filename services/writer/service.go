@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/redisdur"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/writer/identity"
+	"github.com/qim-dev/qim/services/writer/moderation"
 )
 
 // ErrLeaseLost stops the writer: without its writer_id lease another writer may issue the same
@@ -39,12 +41,15 @@ type Service struct {
 	lease     *identity.Lease
 	ids       *identity.Issuer
 	committer *committer
-	trim      *hotTrim      // nil with the redis backend
-	done      chan struct{} // closed when the pipeline stops answering sends (see halt)
-	halted    sync.Once
-	stop      atomic.Bool // no new send is accepted (lease lost or stopping)
-	grpcAddr  atomic.Pointer[string]
-	rpc       *rpcauth.Transport
+	// hook is the pre-send moderation hook (nil without QIM_WRITER_MODERATION_URL); premoderate.go.
+	hook         *moderation.Hook
+	hookFailOpen prometheus.Counter
+	trim         *hotTrim      // nil with the redis backend
+	done         chan struct{} // closed when the pipeline stops answering sends (see halt)
+	halted       sync.Once
+	stop         atomic.Bool // no new send is accepted (lease lost or stopping)
+	grpcAddr     atomic.Pointer[string]
+	rpc          *rpcauth.Transport
 }
 
 // New validates the configuration. Nothing is contacted until Run.
@@ -95,6 +100,7 @@ func (s *Service) start(ctx context.Context) error {
 	if s.rpc, err = s.cfg.RPC.Load(contract.RPCServiceWriter); err != nil {
 		return fmt.Errorf("writer: refusing to start: %w", err)
 	}
+	s.openModeration()
 	opts := &redis.Options{Addr: s.cfg.RedisAddr, PoolSize: 32, MinIdleConns: 4}
 	if err := s.cfg.RedisAuth.Apply(opts); err != nil {
 		return fmt.Errorf("writer: %w", err)

@@ -166,7 +166,7 @@ export class Connection {
     this.pending.delete(m.requestId);
     if (m.opcode === Opcode.ERROR) {
       const e = fromBinary(ErrorFrameSchema, m.payload);
-      p.reject(new QimError(e.code, e.message, e.retryAfterMs));
+      p.reject(new QimError(e.code, e.message, e.retryAfterMs, e.reason));
     } else if (m.opcode === p.reply) {
       p.resolve(m);
     } else {

@@ -7,14 +7,17 @@ import { ErrorCode, errorName, errorRetryable } from "./gen/contract.js";
 export class QimError extends Error {
   readonly code: number;
   readonly retryable: boolean;
-  /** When set (RATE_LIMITED from a room's slow mode or rate limit), when a retry may pass. */
+  /** When set (RATE_LIMITED from a rate limit, a room's slow mode or rate limit), when a retry may pass. */
   readonly retryAfterMs: number;
-  constructor(code: number, message: string, retryAfterMs = 0) {
+  /** For REJECTED: the product's reason code from its moderation hook (e.g. "spam"). */
+  readonly reason: string;
+  constructor(code: number, message: string, retryAfterMs = 0, reason = "") {
     super(`${errorName(code)}: ${message}`);
     this.name = "QimError";
     this.code = code;
     this.retryable = errorRetryable(code);
     this.retryAfterMs = retryAfterMs;
+    this.reason = reason;
   }
   /** unknownOutcome: for a SEND, the message may or may not be committed; retry the same id. */
   get unknownOutcome(): boolean {

@@ -451,7 +451,7 @@ func (x *Kicked) GetRetryAfterMs() uint32 {
 // it, the request id and request_opcode are 0.
 type ErrorFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... GROUP_FULL 12; the
+	// Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... REJECTED 13; the
 	// contract's error table, docs/protocol.md section 5.2, says which are retryable). Raw
 	// uint32 so codes added later reach old SDKs unchanged; treat unknown codes as
 	// non-retryable.
@@ -465,6 +465,9 @@ type ErrorFrame struct {
 	// Opcode of the uplink frame that failed (contract.Opcode), for logs and for clients that do
 	// not track request ids. 0 = not tied to one request.
 	RequestOpcode uint32 `protobuf:"varint,4,opt,name=request_opcode,json=requestOpcode,proto3" json:"request_opcode,omitempty"`
+	// For REJECTED: the reason code the product's moderation hook gave (for example "spam"), for
+	// the app to show or map to its own text. Empty otherwise.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -525,6 +528,13 @@ func (x *ErrorFrame) GetRequestOpcode() uint32 {
 		return x.RequestOpcode
 	}
 	return 0
+}
+
+func (x *ErrorFrame) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 // Logout (LOGOUT, uplink) ends the session on purpose (the user signed out), as opposed to a
@@ -598,13 +608,14 @@ const file_qim_v1_connection_proto_rawDesc = "" +
 	"\x06Kicked\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\rR\x06reason\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x12$\n" +
-	"\x0eretry_after_ms\x18\x03 \x01(\rR\fretryAfterMs\"\x87\x01\n" +
+	"\x0eretry_after_ms\x18\x03 \x01(\rR\fretryAfterMs\"\x9f\x01\n" +
 	"\n" +
 	"ErrorFrame\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\rR\fretryAfterMs\x12%\n" +
-	"\x0erequest_opcode\x18\x04 \x01(\rR\rrequestOpcode\"\b\n" +
+	"\x0erequest_opcode\x18\x04 \x01(\rR\rrequestOpcode\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\b\n" +
 	"\x06LogoutB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
 
 var (

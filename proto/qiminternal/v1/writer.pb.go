@@ -507,11 +507,13 @@ func (x *AuthenticatedSend) GetSendRequest() []byte {
 // SendOutcome carries either the SEND_ACK (built only from a COMMITTED commit) or an error with a
 // code from the contract's error table.
 type SendOutcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Ack           *v1.SendAck            `protobuf:"bytes,2,opt,name=ack,proto3" json:"ack,omitempty"`
-	ErrorCode     uint32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
-	ErrorMessage  string                 `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	CallId       uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Ack          *v1.SendAck            `protobuf:"bytes,2,opt,name=ack,proto3" json:"ack,omitempty"`
+	ErrorCode    uint32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string                 `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// The moderation hook's reason code of a REJECTED send (qim.v1.ErrorFrame.reason).
+	ErrorReason   string `protobuf:"bytes,5,opt,name=error_reason,json=errorReason,proto3" json:"error_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -570,6 +572,13 @@ func (x *SendOutcome) GetErrorCode() uint32 {
 func (x *SendOutcome) GetErrorMessage() string {
 	if x != nil {
 		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *SendOutcome) GetErrorReason() string {
+	if x != nil {
+		return x.ErrorReason
 	}
 	return ""
 }
@@ -737,13 +746,14 @@ const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"\ttenant_id\x18\x02 \x01(\fR\btenantId\x12$\n" +
 	"\x0esender_user_id\x18\x03 \x01(\x04R\fsenderUserId\x12(\n" +
 	"\x10sender_device_id\x18\x04 \x01(\tR\x0esenderDeviceId\x12!\n" +
-	"\fsend_request\x18\x05 \x01(\fR\vsendRequest\"\x8d\x01\n" +
+	"\fsend_request\x18\x05 \x01(\fR\vsendRequest\"\xb0\x01\n" +
 	"\vSendOutcome\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12!\n" +
 	"\x03ack\x18\x02 \x01(\v2\x0f.qim.v1.SendAckR\x03ack\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"~\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12!\n" +
+	"\ferror_reason\x18\x05 \x01(\tR\verrorReason\"~\n" +
 	"\x18AuthenticatedPullHistory\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\"\n" +
 	"\ractor_user_id\x18\x02 \x01(\x04R\vactorUserId\x12!\n" +

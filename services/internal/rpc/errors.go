@@ -13,6 +13,9 @@ import (
 type RequestError struct {
 	Code contract.ErrorCode
 	Msg  string
+	// Reason is a machine-readable reason code for the client (ErrorFrame.reason): the moderation
+	// hook's, on REJECTED. Empty otherwise.
+	Reason string
 }
 
 func (e *RequestError) Error() string { return e.Code.String() + ": " + e.Msg }
@@ -20,6 +23,20 @@ func (e *RequestError) Error() string { return e.Code.String() + ": " + e.Msg }
 // Refuse builds a *RequestError.
 func Refuse(code contract.ErrorCode, format string, args ...any) error {
 	return &RequestError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Reject builds the *RequestError of a send the moderation hook refused for reason.
+func Reject(reason string) error {
+	return &RequestError{Code: contract.ErrCodeRejected, Msg: "refused by the moderation hook: " + reason, Reason: reason}
+}
+
+// ReasonOf is err's reason code for the client, "" when it has none.
+func ReasonOf(err error) string {
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return ""
 }
 
 // ErrCorrupt marks stored state this build cannot read (a record that does not decode, an index

@@ -60,6 +60,7 @@ export const ErrorCode = {
   INTERNAL: 10,
   UNIMPLEMENTED: 11,
   GROUP_FULL: 12,
+  REJECTED: 13,
 } as const;
 
 const errors = new Map<number, [string, boolean]>([
@@ -75,6 +76,7 @@ const errors = new Map<number, [string, boolean]>([
   [10, ["INTERNAL", true]],
   [11, ["UNIMPLEMENTED", false]],
   [12, ["GROUP_FULL", false]],
+  [13, ["REJECTED", false]],
 ]);
 
 /** errorName is the code's name, or UNKNOWN_<code> for a code this SDK does not know. */

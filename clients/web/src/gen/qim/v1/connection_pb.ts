@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/connection.proto.
  */
 export const file_qim_v1_connection: GenFile = /*@__PURE__*/
-  fileDesc("ChdxaW0vdjEvY29ubmVjdGlvbi5wcm90bxIGcWltLnYxIo4BCgtBdXRoUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIRCglkZXZpY2VfaWQYAiABKAkSFgoOY2xpZW50X3ZlcnNpb24YAyABKAkSEQoJdGVuYW50X2lkGAQgASgMEjIKE2xhc3RfbWFpbGJveF9jdXJzb3IYBSABKAsyFS5xaW0udjEuTWFpbGJveEN1cnNvciKfAQoGQXV0aE9rEg8KB3VzZXJfaWQYASABKAQSFQoNc2Vzc2lvbl9lcG9jaBgCIAEoBBIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SGAoQaGFzX29mZmxpbmVfZGF0YRgEIAEoCBIWCg5zZXJ2ZXJfdGltZV9tcxgFIAEoAxIcChRoZWFydGJlYXRfdGltZW91dF9tcxgGIAEoDSIyCgRQaW5nEhYKDmNsaWVudF90aW1lX21zGAEgASgDEhIKCmZvcmVncm91bmQYAiABKAgicwoEUG9uZxIWCg5jbGllbnRfdGltZV9tcxgBIAEoAxIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAxIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SHAoUaGVhcnRiZWF0X3RpbWVvdXRfbXMYBCABKA0iQAoGS2lja2VkEg4KBnJlYXNvbhgBIAEoDRIOCgZkZXRhaWwYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0iWwoKRXJyb3JGcmFtZRIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0SFgoOcmVxdWVzdF9vcGNvZGUYBCABKA0iCAoGTG9nb3V0QitaKWdpdGh1Yi5jb20vcWltLWRldi9xaW0vcHJvdG8vcWltL3YxO3FpbXYxYgZwcm90bzM", [file_qim_v1_common]);
+  fileDesc("ChdxaW0vdjEvY29ubmVjdGlvbi5wcm90bxIGcWltLnYxIo4BCgtBdXRoUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIRCglkZXZpY2VfaWQYAiABKAkSFgoOY2xpZW50X3ZlcnNpb24YAyABKAkSEQoJdGVuYW50X2lkGAQgASgMEjIKE2xhc3RfbWFpbGJveF9jdXJzb3IYBSABKAsyFS5xaW0udjEuTWFpbGJveEN1cnNvciKfAQoGQXV0aE9rEg8KB3VzZXJfaWQYASABKAQSFQoNc2Vzc2lvbl9lcG9jaBgCIAEoBBIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SGAoQaGFzX29mZmxpbmVfZGF0YRgEIAEoCBIWCg5zZXJ2ZXJfdGltZV9tcxgFIAEoAxIcChRoZWFydGJlYXRfdGltZW91dF9tcxgGIAEoDSIyCgRQaW5nEhYKDmNsaWVudF90aW1lX21zGAEgASgDEhIKCmZvcmVncm91bmQYAiABKAgicwoEUG9uZxIWCg5jbGllbnRfdGltZV9tcxgBIAEoAxIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAxIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SHAoUaGVhcnRiZWF0X3RpbWVvdXRfbXMYBCABKA0iQAoGS2lja2VkEg4KBnJlYXNvbhgBIAEoDRIOCgZkZXRhaWwYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0iawoKRXJyb3JGcmFtZRIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0SFgoOcmVxdWVzdF9vcGNvZGUYBCABKA0SDgoGcmVhc29uGAUgASgJIggKBkxvZ291dEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_common]);
 
 /**
  * AuthRequest (AUTH, uplink) is the first frame on every connection. Any other first frame is
@@ -291,7 +291,7 @@ export const KickedSchema: GenMessage<Kicked> = /*@__PURE__*/
  */
 export type ErrorFrame = Message<"qim.v1.ErrorFrame"> & {
   /**
-   * Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... GROUP_FULL 12; the
+   * Contract error code (contract.ErrorCode: INVALID_ARGUMENT 1 ... REJECTED 13; the
    * contract's error table, docs/protocol.md section 5.2, says which are retryable). Raw
    * uint32 so codes added later reach old SDKs unchanged; treat unknown codes as
    * non-retryable.
@@ -309,7 +309,8 @@ export type ErrorFrame = Message<"qim.v1.ErrorFrame"> & {
 
   /**
    * For retryable codes: minimum delay before retrying, ms. 0 = no hint (use backoff). This
-   * server version sends one only with RATE_LIMITED for a room SEND (slow mode, rate limit).
+   * server version sends one only with RATE_LIMITED for a SEND: above a rate limit of its
+   * connection, sender or tenant, or a room's slow mode or rate limit.
    *
    * @generated from field: uint32 retry_after_ms = 3;
    */
@@ -322,6 +323,14 @@ export type ErrorFrame = Message<"qim.v1.ErrorFrame"> & {
    * @generated from field: uint32 request_opcode = 4;
    */
   requestOpcode: number;
+
+  /**
+   * For REJECTED: the reason code the product's moderation hook gave (for example "spam"), for
+   * the app to show or map to its own text. Empty otherwise.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
 };
 
 /**
