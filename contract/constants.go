@@ -78,8 +78,11 @@ const (
 	HeartbeatStart         = 60 * time.Second
 	HeartbeatForegroundMax = 120 * time.Second
 	HeartbeatBackgroundMax = 240 * time.Second
-	SendAckProbeAfter      = 3 * time.Second // no SEND_ACK for this long → probe the connection
-	UnavailableDetectMax   = 7 * time.Second // end-to-end unavailability reported within this
+	// HeartbeatGrowAfter is how many PINGs in a row must arrive a full interval apart — the
+	// path held that long — before the server lengthens the interval by half its start value.
+	HeartbeatGrowAfter   = 3
+	SendAckProbeAfter    = 3 * time.Second // no SEND_ACK for this long → probe the connection
+	UnavailableDetectMax = 7 * time.Second // end-to-end unavailability reported within this
 	// IdempotencyWindow covers the (tenant, sender, client_message_id) key on the server and the
 	// client's dedup entries: twice the one-hour stalled-watermark operating limit. It dominates
 	// the number of Redis keys, so it is not longer.

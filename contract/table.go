@@ -56,6 +56,7 @@ func Constants() []Constant {
 		{"heartbeat_start", HeartbeatStart, false, "told to the client in PONG"},
 		{"heartbeat_foreground_max", HeartbeatForegroundMax, false, ""},
 		{"heartbeat_background_max", HeartbeatBackgroundMax, false, ""},
+		{"heartbeat_grow_after", HeartbeatGrowAfter, false, "PINGs a full interval apart before the interval grows by half the start"},
 		{"send_ack_probe_after", SendAckProbeAfter, false, ""},
 		{"unavailable_detect_max", UnavailableDetectMax, false, ""},
 		{"idempotency_window", IdempotencyWindow, false, "server key TTL and client dedup window"},

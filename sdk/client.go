@@ -36,7 +36,11 @@ type Client struct {
 	// joined set, which outlives connections and loops (roomstate.go says who may touch it).
 	roomOps chan *roomCmd
 	rooms   *roomSet
-	stats   stats
+	// background is the app state SetForeground reported last; appState wakes the connection
+	// goroutine to tell the server at once (a PING carries it).
+	background atomic.Bool
+	appState   chan struct{}
+	stats      stats
 	hooks   testHooks
 
 	mu       sync.Mutex
@@ -65,7 +69,7 @@ func Open(cfg Config) (*Client, error) {
 	}
 	return &Client{cfg: cfg, st: st, events: newEventQueue(cfg.EventBuffer),
 		wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16),
-		rpcs: make(chan *rpcCmd, 16), roomOps: make(chan *roomCmd, 16), rooms: newRoomSet()}, nil
+		rpcs: make(chan *rpcCmd, 16), roomOps: make(chan *roomCmd, 16), rooms: newRoomSet(), appState: make(chan struct{}, 1)}, nil
 }
 
 // Connect starts the connection loop in the background and returns at once. The loop runs until
@@ -176,6 +180,20 @@ func checkSend(body []byte, opts SendOptions) (SendOptions, error) {
 		return opts, fmt.Errorf("%w: body of %d bytes does not fit one frame", ErrInvalid, len(body))
 	}
 	return opts, nil
+}
+
+// SetForeground tells the client whether the app is in the foreground (true, the default) or
+// in the background. The server fits the heartbeat to it: in the background the interval may
+// grow to 240 s instead of 120 s, so a phone's radio wakes less often; coming back to the
+// foreground, the next PING — sent at once — brings it down again. Safe from any goroutine.
+func (c *Client) SetForeground(foreground bool) {
+	if c.background.Swap(!foreground) == !foreground {
+		return
+	}
+	select {
+	case c.appState <- struct{}{}:
+	default:
+	}
 }
 
 // wakeSender tells the connection goroutine that the store holds something new to send.

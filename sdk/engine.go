@@ -3,6 +3,7 @@ package sdk
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -54,6 +55,8 @@ type engine struct {
 	// rooms is the Client's joined set and room sends; it outlives the engine (roomstate.go).
 	rooms *roomSet
 	loop  chan struct{} // the connection loop running the engine: room calls name it (roomCmd.loop)
+	// background is the Client's app state (SetForeground); nil reads as the foreground.
+	background *atomic.Bool
 
 	// Per connection; attach resets them.
 	sink       frameSink

@@ -110,10 +110,20 @@ func (e *engine) onTick(now time.Time) {
 	e.roomsTick(now)
 }
 
-// ping sends a PING that doubles as heartbeat and probe.
+// ping sends a PING that doubles as heartbeat and probe; it reports the app state, which the
+// server fits the heartbeat interval to.
 func (e *engine) ping(now time.Time) {
-	if e.request(reqPing, contract.OpPing, &qimv1.Ping{ClientTimeMs: now.UnixMilli(), Foreground: true}, now, nil) != 0 {
+	fg := e.background == nil || !e.background.Load()
+	if e.request(reqPing, contract.OpPing, &qimv1.Ping{ClientTimeMs: now.UnixMilli(), Foreground: fg}, now, nil) != 0 {
 		e.probeAt, e.lastPing = now, now
+	}
+}
+
+// appStateChanged tells the server the new app state at once, with a PING, unless one is
+// already in flight (its PONG will be followed by the regular schedule).
+func (e *engine) appStateChanged(now time.Time) {
+	if e.phase == phaseReady && e.probeAt.IsZero() {
+		e.ping(now)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // It owns the engine: nothing else touches protocol state.
 func (c *Client) runLoop(ctx context.Context, loop chan struct{}) {
 	e := newEngine(&c.cfg, c.st, c.events.push, &c.stats, func() int { n, _ := c.events.backlog(); return n })
-	e.hooks, e.rooms, e.loop = c.hooks, c.rooms, loop
+	e.hooks, e.rooms, e.loop, e.background = c.hooks, c.rooms, loop, &c.background
 	defer e.endRooms()
 	rc := newReconnect(&c.cfg)
 	for {
@@ -79,6 +79,8 @@ func (c *Client) serveOnce(ctx context.Context, e *engine) serveEnd {
 			e.startRPC(cmd, time.Now())
 		case cmd := <-c.roomOps:
 			e.startRoom(cmd, time.Now())
+		case <-c.appState:
+			e.appStateChanged(time.Now())
 		case <-timer.C:
 			drain(s, e) // a PONG queued behind a long commit must count before the deadline does
 			e.onTick(time.Now())

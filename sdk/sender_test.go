@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,5 +270,26 @@ func TestRevocationFailsQueuedSends(t *testing.T) {
 		if failed != tc.failed || queued != 3-tc.failed {
 			t.Fatalf("reason %d: %d Failed events, %d still queued; want %d and %d", tc.reason, failed, queued, tc.failed, 3-tc.failed)
 		}
+	}
+}
+
+// SetForeground(false) is told to the server at once, in a PING reporting the background, and
+// every later PING reports it too until the app comes back.
+func TestAppStateTravelsInThePing(t *testing.T) {
+	h := newHarness(t)
+	var bg atomic.Bool
+	h.e.background = &bg
+	h.connect()
+	h.answerPull(false)
+	bg.Store(true)
+	h.e.appStateChanged(h.now)
+	var p qimv1.Ping
+	if err := proto.Unmarshal(h.lastSent(contract.OpPing).payload, &p); err != nil || p.GetForeground() {
+		t.Fatalf("PING after SetForeground(false): %+v (%v), want foreground false", &p, err)
+	}
+	n := len(h.sent(contract.OpPing))
+	h.e.appStateChanged(h.now) // the first is unanswered: no second probe
+	if got := len(h.sent(contract.OpPing)); got != n {
+		t.Errorf("%d PINGs after a second change with one in flight, want %d", got, n)
 	}
 }

@@ -97,6 +97,11 @@ type Config struct {
 	// HeartbeatTimeout is the silence after which a connection is closed. Derived by default: one
 	// PING may be lost and one may be late.
 	HeartbeatTimeout time.Duration `env:"QIM_HEARTBEAT_TIMEOUT" default:"2.5 × QIM_HEARTBEAT_INTERVAL" doc:"silence after which a connection is closed (above the interval)"`
+	// HeartbeatFixed keeps every connection at HeartbeatInterval. By default the interval adapts
+	// (beat.go): it starts there and grows while the connection holds, up to twice the start in
+	// the foreground and four times in the background (at most 120 s and 240 s), saving phones
+	// radio wake-ups at the price of detecting a dead peer later.
+	HeartbeatFixed bool `env:"QIM_HEARTBEAT_FIXED" doc:"keep every connection at QIM_HEARTBEAT_INTERVAL instead of adapting it (default: adapt)"`
 	// AuthTimeout bounds the wait for the first frame (and the TLS handshake before it). A socket
 	// that never authenticates holds a file descriptor and a goroutine until then.
 	AuthTimeout time.Duration `env:"QIM_GATEWAY_AUTH_TIMEOUT" doc:"wait for the first frame (and the TLS handshake) of a new connection"`

@@ -16,17 +16,18 @@ import (
 // (2.5 intervals by default) is closed and counted. PONG is a control frame, so it overtakes a
 // large MAILBOX_BATCH being written in 64 KiB chunks and is never delayed past the timeout.
 
-// onPing answers a PING with a PONG carrying the heartbeat schedule.
-func (c *conn) onPing(m wire.Message) bool {
+// onPing answers a PING with a PONG carrying the heartbeat schedule, adapted to how long the
+// connection has held and to the app state the PING reports (beat.go).
+func (c *conn) onPing(m wire.Message, received time.Time) bool {
 	var ping qimv1.Ping
 	if err := proto.Unmarshal(m.Payload, &ping); err != nil {
 		return c.sendError(m.RequestID, m.Opcode, contract.ErrCodeInvalidArgument, "malformed Ping")
 	}
-	cfg := &c.s.cfg
+	interval, timeout := c.hb.ping(received, ping.GetForeground())
 	return c.reply(contract.OpPong, m.RequestID, &qimv1.Pong{
 		ClientTimeMs:        ping.GetClientTimeMs(),
-		ServerTimeMs:        time.Now().UnixMilli(),
-		HeartbeatIntervalMs: uint32(cfg.HeartbeatInterval / time.Millisecond),
-		HeartbeatTimeoutMs:  uint32(cfg.HeartbeatTimeout / time.Millisecond),
+		ServerTimeMs:        received.UnixMilli(),
+		HeartbeatIntervalMs: uint32(interval / time.Millisecond),
+		HeartbeatTimeoutMs:  uint32(timeout / time.Millisecond),
 	})
 }

@@ -15,11 +15,11 @@ const requestMaxBytes = contract.StreamWriteChunkBytes
 // readLoop reads and dispatches frames of an authenticated connection until the client leaves,
 // falls silent for longer than the heartbeat timeout, breaks the framing, or we close it.
 func (c *conn) readLoop() {
-	timeout := c.s.cfg.HeartbeatTimeout
 	for {
-		// Any frame counts as liveness, so the deadline is renewed before every read. The
-		// cancellation check after it closes the race with interrupt (see there).
-		_ = c.nc.SetReadDeadline(time.Now().Add(timeout))
+		// Any frame counts as liveness, so the deadline is renewed before every read, with the
+		// timeout of the heartbeat schedule last told to the client (beat.go). The cancellation
+		// check after it closes the race with interrupt (see there).
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.hb.timeout()))
 		if c.ctx.Err() != nil {
 			return
 		}
@@ -41,7 +41,7 @@ func (c *conn) handle(m wire.Message, received time.Time) bool {
 	}
 	switch m.Opcode {
 	case contract.OpPing:
-		return c.onPing(m)
+		return c.onPing(m, received)
 	case contract.OpPong:
 		return true // the answer to a server probe: liveness only, already counted by the read
 	case contract.OpSend:

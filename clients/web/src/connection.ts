@@ -39,6 +39,7 @@ export class Connection {
   private nextId = 1;
   private closedWith: Error | undefined;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private schedule = { intervalMs: 0, timeoutMs: 0 };
   private lastHeard = Date.now();
   /** closed settles (never rejects) with the reason once the connection has ended. */
   readonly closed: Promise<Error>;
@@ -105,18 +106,33 @@ export class Connection {
     if (!this.closedWith) this.write(opcode, 0, payload);
   }
 
-  /** startHeartbeat PINGs every intervalMs and ends the connection when nothing was heard for timeoutMs. */
+  /**
+   * startHeartbeat PINGs every intervalMs and ends the connection when nothing was heard for
+   * timeoutMs. Each PONG may carry a new schedule (the server adapts it while the connection
+   * holds, docs/protocol.md §7.7); the heartbeat follows it.
+   */
   startHeartbeat(intervalMs: number, timeoutMs: number): void {
     clearInterval(this.heartbeat);
-    const every = Math.max(1000, Math.min(intervalMs, timeoutMs / 3));
+    this.schedule = { intervalMs, timeoutMs };
     this.heartbeat = setInterval(() => {
       if (Date.now() - this.lastHeard > timeoutMs) {
         this.close(new ConnectionClosedError(`nothing heard for ${timeoutMs} ms`));
         return;
       }
       this.request(Opcode.PING, toBinary(PingSchema, create(PingSchema, { clientTimeMs: BigInt(Date.now()), foreground: true })), Opcode.PONG)
+        .then((m) => this.followPong(m.payload))
         .catch(() => undefined); // a lost PONG shows as silence, judged above
-    }, every);
+    }, Math.max(1000, intervalMs));
+  }
+
+  /** followPong adopts the schedule a PONG carries (0 = unchanged). */
+  private followPong(payload: Uint8Array): void {
+    const p = fromBinary(PongSchema, payload);
+    const intervalMs = p.heartbeatIntervalMs || this.schedule.intervalMs;
+    const timeoutMs = p.heartbeatTimeoutMs || this.schedule.timeoutMs;
+    if (!this.closedWith && (intervalMs !== this.schedule.intervalMs || timeoutMs !== this.schedule.timeoutMs)) {
+      this.startHeartbeat(intervalMs, timeoutMs);
+    }
   }
 
   /** close ends the connection with reason; pending requests reject with it. */

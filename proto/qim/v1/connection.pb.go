@@ -225,9 +225,9 @@ type Ping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Sender's wall clock, Unix ms, echoed in the PONG so the client can measure round-trip time.
 	ClientTimeMs int64 `protobuf:"varint,1,opt,name=client_time_ms,json=clientTimeMs,proto3" json:"client_time_ms,omitempty"`
-	// Whether the app is in the foreground, so a server can fit the interval to the app state
-	// (contract limits: foreground <= 120 s, background <= 240 s). This server version ignores
-	// it and always answers with its configured interval.
+	// Whether the app is in the foreground: the server fits the interval to the app state
+	// (contract limits: foreground <= 120 s, background <= 240 s; docs/protocol.md section 7.7).
+	// Send a PING at once when the app comes to the foreground.
 	Foreground    bool `protobuf:"varint,2,opt,name=foreground,proto3" json:"foreground,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -280,8 +280,9 @@ func (x *Ping) GetForeground() bool {
 // Pong (PONG, either direction) answers a PING and carries the heartbeat schedule. The server
 // tells the client its interval here (rather than the client choosing one) so intervals can be
 // adapted to NAT timeouts and load without an SDK release, within the contract's 120 s in the
-// foreground and 240 s in the background. This server version sends its configured interval
-// and timeout (the AUTH_OK values) in every PONG; it does not adapt them.
+// foreground and 240 s in the background. This server version lengthens the interval while the
+// connection holds, within the cap of the app state the PING reported (docs/protocol.md
+// section 7.7), unless its deployment fixes the schedule.
 type Pong struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The PING's client_time_ms, unchanged.

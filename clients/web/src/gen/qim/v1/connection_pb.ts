@@ -159,9 +159,9 @@ export type Ping = Message<"qim.v1.Ping"> & {
   clientTimeMs: bigint;
 
   /**
-   * Whether the app is in the foreground, so a server can fit the interval to the app state
-   * (contract limits: foreground <= 120 s, background <= 240 s). This server version ignores
-   * it and always answers with its configured interval.
+   * Whether the app is in the foreground: the server fits the interval to the app state
+   * (contract limits: foreground <= 120 s, background <= 240 s; docs/protocol.md section 7.7).
+   * Send a PING at once when the app comes to the foreground.
    *
    * @generated from field: bool foreground = 2;
    */
@@ -179,8 +179,9 @@ export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
  * Pong (PONG, either direction) answers a PING and carries the heartbeat schedule. The server
  * tells the client its interval here (rather than the client choosing one) so intervals can be
  * adapted to NAT timeouts and load without an SDK release, within the contract's 120 s in the
- * foreground and 240 s in the background. This server version sends its configured interval
- * and timeout (the AUTH_OK values) in every PONG; it does not adapt them.
+ * foreground and 240 s in the background. This server version lengthens the interval while the
+ * connection holds, within the cap of the app state the PING reported (docs/protocol.md
+ * section 7.7), unless its deployment fixes the schedule.
  *
  * @generated from message qim.v1.Pong
  */
