@@ -41,7 +41,7 @@ type Client struct {
 	background atomic.Bool
 	appState   chan struct{}
 	stats      stats
-	hooks   testHooks
+	hooks      testHooks
 
 	mu       sync.Mutex
 	closed   bool
