@@ -23,6 +23,7 @@ var RPCRoles = []RPCRole{RPCRoleGateway, RPCRoleMailbox, RPCRoleAdmin}
 //	Writer/Gateway     = SendMessage (SendStream, SendMessage) | PullHistory | PullMembers, CreateGroup (Group)
 //	Writer/Admin       = GroupAdd (GroupAdmin.AdminGroup)
 //	Mailbox/Gateway    = PullMailbox (PullMailbox, PullMailboxBatch, HasOffline: the login's offline probe)
+//	                     | PushSession (a MARK_READ's SESSION_DELTA for the user's other devices)
 //	GatewayPush/Mailbox = PushBatch
 //	Session/Gateway    = SessionListReq (PullSessionList) | MarkRead
 //	Room/Gateway       = RoomJoin, RoomLeave (RoomWriter.Link) | RoomSend (RoomWriter.Publish)
@@ -40,6 +41,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Mailbox/PullMailbox":      RPCRoleGateway,
 	"/qim.internal.v1.Mailbox/PullMailboxBatch": RPCRoleGateway,
 	"/qim.internal.v1.Mailbox/HasOffline":       RPCRoleGateway,
+	"/qim.internal.v1.Mailbox/PushSession":      RPCRoleGateway,
 	"/qim.internal.v1.Push/PushBatch":           RPCRoleMailbox,
 	"/qim.internal.v1.Session/PullSessionList":  RPCRoleGateway,
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,

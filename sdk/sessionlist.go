@@ -102,8 +102,8 @@ func (e *engine) onSessionsError(id uint32, se *ServerError, now time.Time) {
 }
 
 // onSessionDelta merges pushed entries like a page (absolute values, forward only, so a lost or
-// reordered delta only delays). The server does not push SESSION_DELTA yet; other devices'
-// watermarks arrive with the next login's list until it does.
+// reordered delta only delays). The server pushes one after a MARK_READ on another device of the
+// user; a missed one arrives with the next login's list.
 func (e *engine) onSessionDelta(m wire.Message, now time.Time) {
 	var d qimv1.SessionDelta
 	if err := proto.Unmarshal(m.Payload, &d); err != nil {

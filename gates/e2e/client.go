@@ -40,6 +40,7 @@ type Client struct {
 	mu      sync.Mutex
 	waiting map[uint32]chan wire.Message
 	pushes  chan *qimv1.PushEvents
+	deltas  chan *qimv1.SessionDelta
 	kicked  chan *qimv1.Kicked
 	rooms   chan wire.Message             // ROOM_EVENTS and unsolicited ROOM_LEFT, in arrival order
 	stall   atomic.Pointer[chan struct{}] // set: the read loop waits at the next room frame
@@ -65,7 +66,7 @@ func DialFrom(ctx context.Context, addr, from string) (*Client, error) {
 		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)
 	}
 	c := &Client{conn: conn, w: wire.NewWriter(conn), waiting: map[uint32]chan wire.Message{},
-		pushes: make(chan *qimv1.PushEvents, 1024), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
+		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
 		rooms: make(chan wire.Message, roomFrameBuffer), stop: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
@@ -102,6 +103,15 @@ func (c *Client) readLoop() {
 				}
 				continue
 			}
+		case contract.OpSessionDelta:
+			var d qimv1.SessionDelta
+			if proto.Unmarshal(m.Payload, &d) == nil {
+				select {
+				case c.deltas <- &d:
+				default:
+				}
+			}
+			continue
 		case contract.OpKicked:
 			var k qimv1.Kicked
 			_ = proto.Unmarshal(m.Payload, &k)
@@ -227,6 +237,9 @@ func (c *Client) WriteRaw(b []byte) error {
 
 // Pushes delivers PUSH_EVENTS frames as they arrive.
 func (c *Client) Pushes() <-chan *qimv1.PushEvents { return c.pushes }
+
+// SessionDeltas delivers SESSION_DELTA frames (a bounded buffer; extra ones are dropped).
+func (c *Client) SessionDeltas() <-chan *qimv1.SessionDelta { return c.deltas }
 
 // Kicked delivers a KICKED frame.
 func (c *Client) Kicked() <-chan *qimv1.Kicked { return c.kicked }

@@ -35,7 +35,12 @@ type sdkPeer struct {
 }
 
 func openSDKPeer(e *Env, user contract.UserID, device, dir string) (*sdkPeer, error) {
-	cfg := sdk.Config{DataDir: dir, Endpoint: contract.Endpoint{Address: e.Gateway, Mode: contract.ModeTCP},
+	return openSDKPeerAt(e, e.Gateway, user, device, dir)
+}
+
+// openSDKPeerAt is openSDKPeer connecting to the given gateway.
+func openSDKPeerAt(e *Env, gateway string, user contract.UserID, device, dir string) (*sdkPeer, error) {
+	cfg := sdk.Config{DataDir: dir, Endpoint: contract.Endpoint{Address: gateway, Mode: contract.ModeTCP},
 		Tenant: e.Tenant, User: user, Device: device, Token: sdk.StaticToken(e.Token(user, device)),
 		ReconnectMin: 100 * time.Millisecond, ReconnectMax: 2 * time.Second}
 	p := &sdkPeer{user: user, cfg: cfg}

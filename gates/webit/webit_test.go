@@ -67,7 +67,7 @@ func TestTSAgainstTheServices(t *testing.T) {
 		"WEBIT_A_USER="+strconv.FormatUint(uint64(a), 10), "WEBIT_B_USER="+strconv.FormatUint(uint64(b), 10),
 		"WEBIT_C_USER="+strconv.FormatUint(uint64(c), 10),
 		"WEBIT_A_TOKEN="+tok(t, set, a), "WEBIT_B_TOKEN="+tok(t, set, b), "WEBIT_C_TOKEN="+tok(t, set, c),
-		"WEBIT_A2_TOKEN="+tok(t, set, a))
+		"WEBIT_A2_TOKEN="+tok(t, set, a), "WEBIT_A_LAPTOP_TOKEN="+set.DevToken(t, a, "laptop-"+strconv.FormatUint(uint64(a), 10)))
 	out := npm(ctx, t, env, "npm", "run", "test:it")
 	t.Logf("%s", itest.Tail(out, 60))
 }

@@ -118,6 +118,16 @@ type fakeMailbox struct {
 	queries    []*internalv1.OfflineQuery
 	pull       func(*internalv1.AuthenticatedPullMailbox) *internalv1.PullMailboxOutcome
 	pulls      atomic.Int32
+	// sessionPush receives PushSession targets (nil: Unimplemented, as before read sync).
+	sessionPush func(*internalv1.PushTarget)
+}
+
+func (f *fakeMailbox) PushSession(_ context.Context, t *internalv1.PushTarget) (*internalv1.PushSessionAck, error) {
+	if f.sessionPush == nil {
+		return nil, errors.New("fake mailbox: no PushSession")
+	}
+	f.sessionPush(t)
+	return &internalv1.PushSessionAck{}, nil
 }
 
 func (f *fakeMailbox) HasOffline(_ context.Context, q *internalv1.OfflineQuery) (*internalv1.OfflineAnswer, error) {

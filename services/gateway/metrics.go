@@ -40,6 +40,7 @@ type metrics struct {
 	roomFrames         prometheus.Counter
 	roomLinkLost       prometheus.Counter
 	rateLimited        *prometheus.CounterVec // scope
+	readSyncs          *prometheus.CounterVec // stage
 	rateSyncSeconds    prometheus.Histogram
 	rateSyncFailures   prometheus.Counter
 }
@@ -97,6 +98,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"ROOM_EVENTS frames queued to joined connections (one per member per broadcast batch)."),
 		roomLinkLost: reg.Counter("qim_gateway_room_links_lost_total",
 			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
+		readSyncs: reg.CounterVec("qim_gateway_read_syncs_total",
+			"Read-state sync after MARK_READ, by stage: sent (handed to the user's MailboxNode), failed (that call failed), delivered (SESSION_DELTA queued to another device's connection here).", "stage"),
 		rateLimited: reg.CounterVec("qim_gateway_send_rate_limited_total",
 			"SENDs refused RATE_LIMITED by a rate limit, by the bucket that refused (connection, sender, tenant).", "scope"),
 		rateSyncSeconds: reg.Histogram("qim_gateway_rate_limit_sync_seconds",

@@ -48,12 +48,15 @@ func (p pushServer) PushBatch(_ context.Context, req *internalv1.PushBatchReques
 // pushTarget routes one target and reports its outcome label.
 func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 	tenant, err := contract.U128FromBytes(t.GetTenantId())
-	if err != nil || t.GetUserId() == 0 || len(t.GetEvents()) == 0 {
+	if err != nil || t.GetUserId() == 0 || (len(t.GetEvents()) == 0) == (t.GetSessionDelta() == nil) {
 		return "invalid"
 	}
 	conns = s.registry.appendConns(conns, userKey{tenant, contract.UserID(t.GetUserId())})
 	if len(conns) == 0 {
 		return "offline"
+	}
+	if t.GetSessionDelta() != nil {
+		return s.pushSessionDelta(t, conns)
 	}
 	// Encoded once per target, shared read-only by every connection of the user.
 	payload, err := proto.Marshal(&qimv1.PushEvents{Events: t.GetEvents()})

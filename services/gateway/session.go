@@ -44,5 +44,11 @@ func (c *conn) markRead(ctx context.Context, j pullJob) bool {
 	if out.GetAck() == nil {
 		return c.sendError(j.requestID, j.op, contract.ErrCodeInternal, "session service answered neither an ack nor an error")
 	}
-	return c.reply(contract.OpMarkReadAck, j.requestID, out.GetAck())
+	if !c.reply(contract.OpMarkReadAck, j.requestID, out.GetAck()) {
+		return false
+	}
+	if out.GetEntry() != nil {
+		c.shareRead(out.GetEntry()) // the user's other devices (readsync.go)
+	}
+	return true
 }

@@ -10,9 +10,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 )
 
@@ -172,5 +176,43 @@ func TestPushReachesRestartedGateway(t *testing.T) {
 	waitUser(3, pushTimeout+time.Second)
 	if got := g.received(); got[len(got)-1].GetUserId() != 3 {
 		t.Fatalf("last target pushed is user %d, want 3", got[len(got)-1].GetUserId())
+	}
+}
+
+// PushSession hands a MARK_READ's SESSION_DELTA to the push path unchanged (the gateway filters
+// the device that marked), and refuses a target that is not one session delta.
+func TestPushSessionReachesGateway(t *testing.T) {
+	e := newEnv(t)
+	s := e.claimShard()
+	gw, addr := startFakeGateway(t)
+	cfg := e.config(s)
+	cfg.GatewayPushAddr = addr
+	n := e.start(cfg)
+	tb := e.tenant.Bytes()
+	u := e.user(s)
+	delta := &qimv1.SessionDelta{Sessions: []*qimv1.SessionEntry{{ConversationId: make([]byte, 16), ReadConversationSeq: 7}}}
+	if _, err := n.client.PushSession(e.ctx, &internalv1.PushTarget{TenantId: tb[:], UserId: uint64(u), SessionDelta: delta,
+		ExceptDevice: "phone"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(gw.received()) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway got no target")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := gw.received()[0]
+	if got.GetUserId() != uint64(u) || got.GetExceptDevice() != "phone" || !proto.Equal(got.GetSessionDelta(), delta) {
+		t.Fatalf("target %v", got)
+	}
+	for name, bad := range map[string]*internalv1.PushTarget{
+		"no delta":    {TenantId: tb[:], UserId: uint64(u)},
+		"with events": {TenantId: tb[:], UserId: uint64(u), SessionDelta: delta, Events: []*qimv1.MailboxEvent{{}}},
+		"no user":     {TenantId: tb[:], SessionDelta: delta},
+	} {
+		if _, err := n.client.PushSession(e.ctx, bad); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
 	}
 }

@@ -16,10 +16,10 @@ import (
 // mark traffic after it — the user's snapshot gets a dirty marker (so the next first page re-reads
 // the row), and the answer carries the absolute stored watermark and the unread count after it.
 //
-// The other devices of the user are not pushed a SESSION_DELTA (phase one has no gateway push
-// for it): they learn the watermark from their next PULL_SESSION_LIST; the value is per user, so
-// every device reads the same one.
-func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMarkRead) (*qimv1.MarkReadAck, error) {
+// The answer also carries the conversation's complete session entry, which the gateway pushes to
+// the user's other devices as SESSION_DELTA (absolute values: a lost or late one only delays
+// what their next PULL_SESSION_LIST shows, the watermark being per user).
+func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMarkRead) (*internalv1.MarkReadOutcome, error) {
 	k, err := s.ownedIdentity(in.GetTenantId(), in.GetUserId())
 	if err != nil {
 		return nil, err
@@ -50,9 +50,28 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 	if err != nil {
 		return nil, err
 	}
-	unread, exact := countUnread(ws[0])
-	return &qimv1.MarkReadAck{ConversationId: req.GetConversationId(), ReadConversationSeq: stored,
-		UnreadCount: unread, UnreadExact: exact}, nil
+	sum := summarize(ws[0], s.src.headBodyMax)
+	ack := &qimv1.MarkReadAck{ConversationId: req.GetConversationId(), ReadConversationSeq: stored,
+		UnreadCount: sum.unread, UnreadExact: sum.exact}
+	entry, err := s.entryAfterRead(ctx, k, conv, sum)
+	if err != nil {
+		return nil, err
+	}
+	return &internalv1.MarkReadOutcome{Ack: ack, Entry: entry}, nil
+}
+
+// entryAfterRead is the conversation's complete session entry after a MARK_READ, for the user's
+// other devices (SESSION_DELTA): the row's activity from the list and the content just
+// computed. nil when the list does not hold the conversation yet or does not serve it.
+func (s *Service) entryAfterRead(ctx context.Context, k userKey, conv contract.ConversationID, sum *summary) (*qimv1.SessionEntry, error) {
+	if sum.hidden {
+		return nil, nil
+	}
+	rows, ok, err := s.src.scores(ctx, k, []contract.ConversationID{conv})
+	if err != nil || !ok[0] {
+		return nil, err
+	}
+	return entryOf(rows[0], sum), nil
 }
 
 // authorize admits a group the user has intervals in (current or former member, whether or not

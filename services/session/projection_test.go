@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 )
@@ -120,10 +122,14 @@ func TestUnreadWindowAndMarkReadForwardOnly(t *testing.T) {
 			ack.GetUnreadExact() != s.exact || !bytes.Equal(ack.GetConversationId(), b16(ab)) {
 			t.Fatalf("%s: MarkRead(%d) = %v, want read %d unread %d exact %v", s.name, s.ask, out, s.read, s.unread, s.exact)
 		}
-		// The snapshot was marked: the very next first page shows the new watermark (any device).
+		// The snapshot was marked: the very next first page shows the new watermark (any device),
+		// and the entry the answer carries for the other devices (SESSION_DELTA) is that row.
 		got := findEntry(r.list(alice), ab)
 		if got.GetReadConversationSeq() != s.listUnreadRead || got.GetUnreadCount() != s.unread {
 			t.Fatalf("%s: list after MarkRead shows read %d unread %d", s.name, got.GetReadConversationSeq(), got.GetUnreadCount())
+		}
+		if !proto.Equal(out.GetEntry(), got) {
+			t.Fatalf("%s: MarkRead's entry for the other devices\n%v\ndiffers from the list's row\n%v", s.name, out.GetEntry(), got)
 		}
 	}
 	if out := r.markRead(mallory, ab, 5); contract.ErrorCode(out.GetErrorCode()) != contract.ErrCodeNotMember {

@@ -29,11 +29,11 @@ func (g grpcServer) PullSessionList(ctx context.Context, in *internalv1.Authenti
 
 func (g grpcServer) MarkRead(ctx context.Context, in *internalv1.AuthenticatedMarkRead) (*internalv1.MarkReadOutcome, error) {
 	start := time.Now()
-	ack, err := g.s.markRead(ctx, in)
+	out, err := g.s.markRead(ctx, in)
 	if code, msg := g.s.outcome("mark_read", start, err); code != contract.ErrCodeUnspecified {
 		return &internalv1.MarkReadOutcome{ErrorCode: uint32(code), ErrorMessage: msg}, nil
 	}
-	return &internalv1.MarkReadOutcome{Ack: ack}, nil
+	return out, nil
 }
 
 // outcome counts a request and turns its error into a client code and message (rpc.CodeOf and

@@ -68,6 +68,7 @@ function wire(c: QimClient): void {
   c.on("message", (m) => onMessage(m));
   c.on("send", (u) => onSend(u));
   c.on("synced", () => void refreshConvs());
+  c.on("conversation", () => void refreshConvs()); // read on another device
   c.on("kicked", (k) => {
     $("kicked-text").textContent = kickText[k.reason] ?? `Signed out (reason ${k.reason}).`;
     $("kicked").hidden = false;

@@ -15,7 +15,7 @@ const users = { a: env("WEBIT_A_USER"), b: env("WEBIT_B_USER"), c: env("WEBIT_C_
 const clients: QimClient[] = [];
 after(() => clients.forEach((c) => c.close()));
 
-function client(who: "A" | "B" | "C" | "A2", store = new MemoryStore()): QimClient {
+function client(who: "A" | "B" | "C" | "A2" | "A_LAPTOP", store = new MemoryStore()): QimClient {
   const c = new QimClient({ url, token: env(`WEBIT_${who}_TOKEN`), store, clientVersion: "webit/1" });
   clients.push(c);
   return c;
@@ -129,6 +129,17 @@ test("rooms: live events, then a rejoin replays from a room_seq", async () => {
   const j = await b.joinRoom(room, roomSeq);
   assert.equal(j.replayTruncated, false);
   assert.equal(new TextDecoder().decode((await replayed).events[0]!.body), "in the room");
+});
+
+test("a read on one device reaches the user's other device as a conversation event", async () => {
+  const laptop = client("A_LAPTOP");
+  await laptop.connect();
+  const ack = await b.send({ peer: users.a }, "read me on the laptop").committed;
+  await eventually(async () => (await a.api.sessions()).find((s) => s.conversationId === ack.conversationId && s.latestSeq === ack.conversationSeq && s.unread > 0), "A's row with the new message unread");
+  const cleared = next(a, "conversation", (c) => c.conversationId === ack.conversationId && c.unread === 0, 5_000);
+  await laptop.api.markRead(ack.conversationId, ack.conversationSeq);
+  assert.equal((await cleared).readSeq, ack.conversationSeq);
+  laptop.close();
 });
 
 test("a second login of the same device kicks the first, which does not reconnect", async () => {

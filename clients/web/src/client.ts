@@ -25,7 +25,8 @@ import { Rooms, type RoomEvents, type RoomJoined, type RoomLeft } from "./rooms.
 import { Sends, type SendHandle, type SendUpdate } from "./sends.js";
 import { DeferredStore, MemoryStore, type ClientStore, type PendingSend } from "./store.js";
 import { Sync } from "./sync.js";
-import { fromMailbox, type ChatMessage } from "./types.js";
+import { SessionDeltaSchema } from "./gen/qim/v1/session_pb.js";
+import { fromMailbox, fromSession, type ChatMessage, type Conversation } from "./types.js";
 
 export type ClientState = "idle" | "connecting" | "online" | "offline" | "ended";
 
@@ -59,6 +60,11 @@ export interface ClientEvents extends Record<string, unknown> {
   kicked: { reason: number; detail: string };
   /** The mailbox cursor expired: refresh conversations from sessions() and history(). */
   rebuild: Record<string, never>;
+  /**
+   * Another device of the user changed a conversation's read state (SESSION_DELTA): the
+   * conversation's complete row with absolute values, as sessions() would return it now.
+   */
+  conversation: Conversation;
   /** The mailbox was pulled until empty after a (re)connect or a push. */
   synced: { cursor: Dec64 };
   roomJoined: RoomJoined;
@@ -283,8 +289,11 @@ export class QimClient extends Emitter<ClientEvents> {
       case Opcode.ROOM_LEFT:
         this.rooms.push(m);
         return;
-      // SESSION_DELTA and READ_SYNC are reserved (never sent by this server version); an
-      // unsolicited ERROR precedes a close. Nothing else answers no request.
+      case Opcode.SESSION_DELTA:
+        for (const e of fromBinary(SessionDeltaSchema, m.payload).sessions) this.emit("conversation", fromSession(e));
+        return;
+      // READ_SYNC is reserved (never sent by this server version); an unsolicited ERROR precedes
+      // a close. Nothing else answers no request.
     }
   }
 

@@ -25,6 +25,42 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type PushSessionAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PushSessionAck) Reset() {
+	*x = PushSessionAck{}
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PushSessionAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PushSessionAck) ProtoMessage() {}
+
+func (x *PushSessionAck) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PushSessionAck.ProtoReflect.Descriptor instead.
+func (*PushSessionAck) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{0}
+}
+
 type AuthenticatedPullMailbox struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// u128, 16 bytes big-endian.
@@ -39,7 +75,7 @@ type AuthenticatedPullMailbox struct {
 
 func (x *AuthenticatedPullMailbox) Reset() {
 	*x = AuthenticatedPullMailbox{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +87,7 @@ func (x *AuthenticatedPullMailbox) String() string {
 func (*AuthenticatedPullMailbox) ProtoMessage() {}
 
 func (x *AuthenticatedPullMailbox) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +100,7 @@ func (x *AuthenticatedPullMailbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedPullMailbox.ProtoReflect.Descriptor instead.
 func (*AuthenticatedPullMailbox) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{0}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *AuthenticatedPullMailbox) GetTenantId() []byte {
@@ -107,7 +143,7 @@ type PullMailboxOutcome struct {
 
 func (x *PullMailboxOutcome) Reset() {
 	*x = PullMailboxOutcome{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -119,7 +155,7 @@ func (x *PullMailboxOutcome) String() string {
 func (*PullMailboxOutcome) ProtoMessage() {}
 
 func (x *PullMailboxOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -132,7 +168,7 @@ func (x *PullMailboxOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullMailboxOutcome.ProtoReflect.Descriptor instead.
 func (*PullMailboxOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{1}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PullMailboxOutcome) GetBatch() *v1.MailboxBatch {
@@ -165,7 +201,7 @@ type PullMailboxBatchRequest struct {
 
 func (x *PullMailboxBatchRequest) Reset() {
 	*x = PullMailboxBatchRequest{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -177,7 +213,7 @@ func (x *PullMailboxBatchRequest) String() string {
 func (*PullMailboxBatchRequest) ProtoMessage() {}
 
 func (x *PullMailboxBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -190,7 +226,7 @@ func (x *PullMailboxBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullMailboxBatchRequest.ProtoReflect.Descriptor instead.
 func (*PullMailboxBatchRequest) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PullMailboxBatchRequest) GetPulls() []*AuthenticatedPullMailbox {
@@ -210,7 +246,7 @@ type PullMailboxBatchOutcome struct {
 
 func (x *PullMailboxBatchOutcome) Reset() {
 	*x = PullMailboxBatchOutcome{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -222,7 +258,7 @@ func (x *PullMailboxBatchOutcome) String() string {
 func (*PullMailboxBatchOutcome) ProtoMessage() {}
 
 func (x *PullMailboxBatchOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -235,7 +271,7 @@ func (x *PullMailboxBatchOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullMailboxBatchOutcome.ProtoReflect.Descriptor instead.
 func (*PullMailboxBatchOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PullMailboxBatchOutcome) GetOutcomes() []*PullMailboxOutcome {
@@ -258,7 +294,7 @@ type OfflineQuery struct {
 
 func (x *OfflineQuery) Reset() {
 	*x = OfflineQuery{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +306,7 @@ func (x *OfflineQuery) String() string {
 func (*OfflineQuery) ProtoMessage() {}
 
 func (x *OfflineQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[4]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +319,7 @@ func (x *OfflineQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OfflineQuery.ProtoReflect.Descriptor instead.
 func (*OfflineQuery) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{4}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *OfflineQuery) GetTenantId() []byte {
@@ -323,7 +359,7 @@ type OfflineAnswer struct {
 
 func (x *OfflineAnswer) Reset() {
 	*x = OfflineAnswer{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -335,7 +371,7 @@ func (x *OfflineAnswer) String() string {
 func (*OfflineAnswer) ProtoMessage() {}
 
 func (x *OfflineAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[5]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -348,7 +384,7 @@ func (x *OfflineAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OfflineAnswer.ProtoReflect.Descriptor instead.
 func (*OfflineAnswer) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{5}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *OfflineAnswer) GetHasOfflineData() bool {
@@ -359,17 +395,22 @@ func (x *OfflineAnswer) GetHasOfflineData() bool {
 }
 
 type PushTarget struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
-	UserId        uint64                 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	Events        []*v1.MailboxEvent     `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId   uint64                 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Mailbox events (PUSH_EVENTS); or, instead of them, a session delta.
+	Events []*v1.MailboxEvent `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
+	// SESSION_DELTA for the user's connections, except the device except_device names (the one
+	// whose MARK_READ caused it).
+	SessionDelta  *v1.SessionDelta `protobuf:"bytes,4,opt,name=session_delta,json=sessionDelta,proto3" json:"session_delta,omitempty"`
+	ExceptDevice  string           `protobuf:"bytes,5,opt,name=except_device,json=exceptDevice,proto3" json:"except_device,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PushTarget) Reset() {
 	*x = PushTarget{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +422,7 @@ func (x *PushTarget) String() string {
 func (*PushTarget) ProtoMessage() {}
 
 func (x *PushTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[6]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +435,7 @@ func (x *PushTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushTarget.ProtoReflect.Descriptor instead.
 func (*PushTarget) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{6}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PushTarget) GetTenantId() []byte {
@@ -418,6 +459,20 @@ func (x *PushTarget) GetEvents() []*v1.MailboxEvent {
 	return nil
 }
 
+func (x *PushTarget) GetSessionDelta() *v1.SessionDelta {
+	if x != nil {
+		return x.SessionDelta
+	}
+	return nil
+}
+
+func (x *PushTarget) GetExceptDevice() string {
+	if x != nil {
+		return x.ExceptDevice
+	}
+	return ""
+}
+
 type PushBatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Targets       []*PushTarget          `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
@@ -427,7 +482,7 @@ type PushBatchRequest struct {
 
 func (x *PushBatchRequest) Reset() {
 	*x = PushBatchRequest{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[7]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +494,7 @@ func (x *PushBatchRequest) String() string {
 func (*PushBatchRequest) ProtoMessage() {}
 
 func (x *PushBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[7]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +507,7 @@ func (x *PushBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushBatchRequest.ProtoReflect.Descriptor instead.
 func (*PushBatchRequest) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{7}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PushBatchRequest) GetTargets() []*PushTarget {
@@ -474,7 +529,7 @@ type PushBatchResult struct {
 
 func (x *PushBatchResult) Reset() {
 	*x = PushBatchResult{}
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[8]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -486,7 +541,7 @@ func (x *PushBatchResult) String() string {
 func (*PushBatchResult) ProtoMessage() {}
 
 func (x *PushBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[8]
+	mi := &file_qiminternal_v1_mailbox_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -499,7 +554,7 @@ func (x *PushBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushBatchResult.ProtoReflect.Descriptor instead.
 func (*PushBatchResult) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{8}
+	return file_qiminternal_v1_mailbox_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PushBatchResult) GetDelivered() uint32 {
@@ -520,7 +575,8 @@ var File_qiminternal_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"\x1cqiminternal/v1/mailbox.proto\x12\x0fqim.internal.v1\x1a\x14qim/v1/mailbox.proto\"\x90\x01\n" +
+	"\x1cqiminternal/v1/mailbox.proto\x12\x0fqim.internal.v1\x1a\x14qim/v1/mailbox.proto\x1a\x14qim/v1/session.proto\"\x10\n" +
+	"\x0ePushSessionAck\"\x90\x01\n" +
 	"\x18AuthenticatedPullMailbox\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
@@ -541,22 +597,25 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12\x16\n" +
 	"\x06cursor\x18\x04 \x01(\x04R\x06cursor\"9\n" +
 	"\rOfflineAnswer\x12(\n" +
-	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"p\n" +
+	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xd0\x01\n" +
 	"\n" +
 	"PushTarget\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12,\n" +
-	"\x06events\x18\x03 \x03(\v2\x14.qim.v1.MailboxEventR\x06events\"I\n" +
+	"\x06events\x18\x03 \x03(\v2\x14.qim.v1.MailboxEventR\x06events\x129\n" +
+	"\rsession_delta\x18\x04 \x01(\v2\x14.qim.v1.SessionDeltaR\fsessionDelta\x12#\n" +
+	"\rexcept_device\x18\x05 \x01(\tR\fexceptDevice\"I\n" +
 	"\x10PushBatchRequest\x125\n" +
 	"\atargets\x18\x01 \x03(\v2\x1b.qim.internal.v1.PushTargetR\atargets\"I\n" +
 	"\x0fPushBatchResult\x12\x1c\n" +
 	"\tdelivered\x18\x01 \x01(\rR\tdelivered\x12\x18\n" +
-	"\adropped\x18\x02 \x01(\rR\adropped2\x9d\x02\n" +
+	"\adropped\x18\x02 \x01(\rR\adropped2\xea\x02\n" +
 	"\aMailbox\x12]\n" +
 	"\vPullMailbox\x12).qim.internal.v1.AuthenticatedPullMailbox\x1a#.qim.internal.v1.PullMailboxOutcome\x12f\n" +
 	"\x10PullMailboxBatch\x12(.qim.internal.v1.PullMailboxBatchRequest\x1a(.qim.internal.v1.PullMailboxBatchOutcome\x12K\n" +
 	"\n" +
-	"HasOffline\x12\x1d.qim.internal.v1.OfflineQuery\x1a\x1e.qim.internal.v1.OfflineAnswer2X\n" +
+	"HasOffline\x12\x1d.qim.internal.v1.OfflineQuery\x1a\x1e.qim.internal.v1.OfflineAnswer\x12K\n" +
+	"\vPushSession\x12\x1b.qim.internal.v1.PushTarget\x1a\x1f.qim.internal.v1.PushSessionAck2X\n" +
 	"\x04Push\x12P\n" +
 	"\tPushBatch\x12!.qim.internal.v1.PushBatchRequest\x1a .qim.internal.v1.PushBatchResultB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
@@ -572,39 +631,44 @@ func file_qiminternal_v1_mailbox_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_mailbox_proto_rawDescData
 }
 
-var file_qiminternal_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_qiminternal_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_qiminternal_v1_mailbox_proto_goTypes = []any{
-	(*AuthenticatedPullMailbox)(nil), // 0: qim.internal.v1.AuthenticatedPullMailbox
-	(*PullMailboxOutcome)(nil),       // 1: qim.internal.v1.PullMailboxOutcome
-	(*PullMailboxBatchRequest)(nil),  // 2: qim.internal.v1.PullMailboxBatchRequest
-	(*PullMailboxBatchOutcome)(nil),  // 3: qim.internal.v1.PullMailboxBatchOutcome
-	(*OfflineQuery)(nil),             // 4: qim.internal.v1.OfflineQuery
-	(*OfflineAnswer)(nil),            // 5: qim.internal.v1.OfflineAnswer
-	(*PushTarget)(nil),               // 6: qim.internal.v1.PushTarget
-	(*PushBatchRequest)(nil),         // 7: qim.internal.v1.PushBatchRequest
-	(*PushBatchResult)(nil),          // 8: qim.internal.v1.PushBatchResult
-	(*v1.MailboxBatch)(nil),          // 9: qim.v1.MailboxBatch
-	(*v1.MailboxEvent)(nil),          // 10: qim.v1.MailboxEvent
+	(*PushSessionAck)(nil),           // 0: qim.internal.v1.PushSessionAck
+	(*AuthenticatedPullMailbox)(nil), // 1: qim.internal.v1.AuthenticatedPullMailbox
+	(*PullMailboxOutcome)(nil),       // 2: qim.internal.v1.PullMailboxOutcome
+	(*PullMailboxBatchRequest)(nil),  // 3: qim.internal.v1.PullMailboxBatchRequest
+	(*PullMailboxBatchOutcome)(nil),  // 4: qim.internal.v1.PullMailboxBatchOutcome
+	(*OfflineQuery)(nil),             // 5: qim.internal.v1.OfflineQuery
+	(*OfflineAnswer)(nil),            // 6: qim.internal.v1.OfflineAnswer
+	(*PushTarget)(nil),               // 7: qim.internal.v1.PushTarget
+	(*PushBatchRequest)(nil),         // 8: qim.internal.v1.PushBatchRequest
+	(*PushBatchResult)(nil),          // 9: qim.internal.v1.PushBatchResult
+	(*v1.MailboxBatch)(nil),          // 10: qim.v1.MailboxBatch
+	(*v1.MailboxEvent)(nil),          // 11: qim.v1.MailboxEvent
+	(*v1.SessionDelta)(nil),          // 12: qim.v1.SessionDelta
 }
 var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
-	9,  // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
-	0,  // 1: qim.internal.v1.PullMailboxBatchRequest.pulls:type_name -> qim.internal.v1.AuthenticatedPullMailbox
-	1,  // 2: qim.internal.v1.PullMailboxBatchOutcome.outcomes:type_name -> qim.internal.v1.PullMailboxOutcome
-	10, // 3: qim.internal.v1.PushTarget.events:type_name -> qim.v1.MailboxEvent
-	6,  // 4: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
-	0,  // 5: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
-	2,  // 6: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
-	4,  // 7: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
-	7,  // 8: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
-	1,  // 9: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
-	3,  // 10: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
-	5,  // 11: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
-	8,  // 12: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	10, // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
+	1,  // 1: qim.internal.v1.PullMailboxBatchRequest.pulls:type_name -> qim.internal.v1.AuthenticatedPullMailbox
+	2,  // 2: qim.internal.v1.PullMailboxBatchOutcome.outcomes:type_name -> qim.internal.v1.PullMailboxOutcome
+	11, // 3: qim.internal.v1.PushTarget.events:type_name -> qim.v1.MailboxEvent
+	12, // 4: qim.internal.v1.PushTarget.session_delta:type_name -> qim.v1.SessionDelta
+	7,  // 5: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
+	1,  // 6: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
+	3,  // 7: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
+	5,  // 8: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
+	7,  // 9: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
+	8,  // 10: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
+	2,  // 11: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
+	4,  // 12: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
+	6,  // 13: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
+	0,  // 14: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
+	9,  // 15: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_mailbox_proto_init() }
@@ -618,7 +682,7 @@ func file_qiminternal_v1_mailbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_mailbox_proto_rawDesc), len(file_qiminternal_v1_mailbox_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

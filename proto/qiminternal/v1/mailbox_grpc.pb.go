@@ -25,6 +25,7 @@ const (
 	Mailbox_PullMailbox_FullMethodName      = "/qim.internal.v1.Mailbox/PullMailbox"
 	Mailbox_PullMailboxBatch_FullMethodName = "/qim.internal.v1.Mailbox/PullMailboxBatch"
 	Mailbox_HasOffline_FullMethodName       = "/qim.internal.v1.Mailbox/HasOffline"
+	Mailbox_PushSession_FullMethodName      = "/qim.internal.v1.Mailbox/PushSession"
 )
 
 // MailboxClient is the client API for Mailbox service.
@@ -43,6 +44,10 @@ type MailboxClient interface {
 	PullMailboxBatch(ctx context.Context, in *PullMailboxBatchRequest, opts ...grpc.CallOption) (*PullMailboxBatchOutcome, error)
 	// HasOffline answers AUTH_OK.has_offline_data: is anything above the device cursor visible?
 	HasOffline(ctx context.Context, in *OfflineQuery, opts ...grpc.CallOption) (*OfflineAnswer, error)
+	// PushSession hands one target carrying a SESSION_DELTA to the push path of the node owning
+	// the user's shard, which knows the gateways the user's devices are on (qim.presence). Best
+	// effort like every push: the answer only says the target was queued.
+	PushSession(ctx context.Context, in *PushTarget, opts ...grpc.CallOption) (*PushSessionAck, error)
 }
 
 type mailboxClient struct {
@@ -83,6 +88,16 @@ func (c *mailboxClient) HasOffline(ctx context.Context, in *OfflineQuery, opts .
 	return out, nil
 }
 
+func (c *mailboxClient) PushSession(ctx context.Context, in *PushTarget, opts ...grpc.CallOption) (*PushSessionAck, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PushSessionAck)
+	err := c.cc.Invoke(ctx, Mailbox_PushSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MailboxServer is the server API for Mailbox service.
 // All implementations must embed UnimplementedMailboxServer
 // for forward compatibility.
@@ -99,6 +114,10 @@ type MailboxServer interface {
 	PullMailboxBatch(context.Context, *PullMailboxBatchRequest) (*PullMailboxBatchOutcome, error)
 	// HasOffline answers AUTH_OK.has_offline_data: is anything above the device cursor visible?
 	HasOffline(context.Context, *OfflineQuery) (*OfflineAnswer, error)
+	// PushSession hands one target carrying a SESSION_DELTA to the push path of the node owning
+	// the user's shard, which knows the gateways the user's devices are on (qim.presence). Best
+	// effort like every push: the answer only says the target was queued.
+	PushSession(context.Context, *PushTarget) (*PushSessionAck, error)
 	mustEmbedUnimplementedMailboxServer()
 }
 
@@ -117,6 +136,9 @@ func (UnimplementedMailboxServer) PullMailboxBatch(context.Context, *PullMailbox
 }
 func (UnimplementedMailboxServer) HasOffline(context.Context, *OfflineQuery) (*OfflineAnswer, error) {
 	return nil, status.Error(codes.Unimplemented, "method HasOffline not implemented")
+}
+func (UnimplementedMailboxServer) PushSession(context.Context, *PushTarget) (*PushSessionAck, error) {
+	return nil, status.Error(codes.Unimplemented, "method PushSession not implemented")
 }
 func (UnimplementedMailboxServer) mustEmbedUnimplementedMailboxServer() {}
 func (UnimplementedMailboxServer) testEmbeddedByValue()                 {}
@@ -193,6 +215,24 @@ func _Mailbox_HasOffline_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Mailbox_PushSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PushTarget)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MailboxServer).PushSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mailbox_PushSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MailboxServer).PushSession(ctx, req.(*PushTarget))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Mailbox_ServiceDesc is the grpc.ServiceDesc for Mailbox service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -211,6 +251,10 @@ var Mailbox_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "HasOffline",
 			Handler:    _Mailbox_HasOffline_Handler,
+		},
+		{
+			MethodName: "PushSession",
+			Handler:    _Mailbox_PushSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -230,10 +230,14 @@ func (x *AuthenticatedMarkRead) GetMarkRead() []byte {
 // MarkReadOutcome carries either the MARK_READ_ACK with the absolute stored watermark or an
 // error with a code from the contract's error table.
 type MarkReadOutcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ack           *v1.MarkReadAck        `protobuf:"bytes,1,opt,name=ack,proto3" json:"ack,omitempty"`
-	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
-	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Ack          *v1.MarkReadAck        `protobuf:"bytes,1,opt,name=ack,proto3" json:"ack,omitempty"`
+	ErrorCode    uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// With the ack: the conversation's complete session entry after the update, which the gateway
+	// has pushed to the user's other devices as SESSION_DELTA. Absent when the conversation is not
+	// in the user's list yet (the projection has not seen it) or not served to the user.
+	Entry         *v1.SessionEntry `protobuf:"bytes,4,opt,name=entry,proto3" json:"entry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -289,6 +293,13 @@ func (x *MarkReadOutcome) GetErrorMessage() string {
 	return ""
 }
 
+func (x *MarkReadOutcome) GetEntry() *v1.SessionEntry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
 var File_qiminternal_v1_session_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_session_proto_rawDesc = "" +
@@ -308,12 +319,13 @@ const file_qiminternal_v1_session_proto_rawDesc = "" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
 	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12\x1b\n" +
-	"\tmark_read\x18\x04 \x01(\fR\bmarkRead\"|\n" +
+	"\tmark_read\x18\x04 \x01(\fR\bmarkRead\"\xa8\x01\n" +
 	"\x0fMarkReadOutcome\x12%\n" +
 	"\x03ack\x18\x01 \x01(\v2\x13.qim.v1.MarkReadAckR\x03ack\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xca\x01\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12*\n" +
+	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry2\xca\x01\n" +
 	"\aSession\x12i\n" +
 	"\x0fPullSessionList\x12-.qim.internal.v1.AuthenticatedPullSessionList\x1a'.qim.internal.v1.PullSessionListOutcome\x12T\n" +
 	"\bMarkRead\x12&.qim.internal.v1.AuthenticatedMarkRead\x1a .qim.internal.v1.MarkReadOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
@@ -338,19 +350,21 @@ var file_qiminternal_v1_session_proto_goTypes = []any{
 	(*MarkReadOutcome)(nil),              // 3: qim.internal.v1.MarkReadOutcome
 	(*v1.SessionListBatch)(nil),          // 4: qim.v1.SessionListBatch
 	(*v1.MarkReadAck)(nil),               // 5: qim.v1.MarkReadAck
+	(*v1.SessionEntry)(nil),              // 6: qim.v1.SessionEntry
 }
 var file_qiminternal_v1_session_proto_depIdxs = []int32{
 	4, // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
 	5, // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
-	0, // 2: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
-	2, // 3: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
-	1, // 4: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
-	3, // 5: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	6, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
+	0, // 3: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
+	2, // 4: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
+	1, // 5: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
+	3, // 6: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
+	5, // [5:7] is the sub-list for method output_type
+	3, // [3:5] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_session_proto_init() }

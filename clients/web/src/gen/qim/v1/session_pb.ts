@@ -190,12 +190,14 @@ export const SessionEntrySchema: GenMessage<SessionEntry> = /*@__PURE__*/
   messageDesc(file_qim_v1_session, 2);
 
 /**
- * SessionDelta (SESSION_DELTA, downlink) is defined and reserved for pushing changed session
- * list entries to an online device. This server version never sends it: a client learns
- * session changes from mailbox events and PULL_SESSION_LIST. A client must still accept one if
- * it arrives. Each entry carries absolute values, never increments: the client keeps, per
- * conversation, the entry with the larger (latest_conversation_seq, read_conversation_seq) pair
- * and ignores older ones, so lost or reordered deltas could only delay, never corrupt, its state.
+ * SessionDelta (SESSION_DELTA, downlink, request id 0) pushes changed session list entries to
+ * an online device. This server version sends one after a MARK_READ, to the user's other online
+ * devices, with the conversation's complete entry (the new read watermark and unread count);
+ * other session changes a client learns from mailbox events and PULL_SESSION_LIST. Best effort,
+ * like PUSH_EVENTS: a device that misses one sees the same values in its next session list. Each
+ * entry carries absolute values, never increments: the client keeps, per conversation, the entry
+ * with the larger (latest_conversation_seq, read_conversation_seq) pair and ignores older ones,
+ * so lost or reordered deltas can only delay, never corrupt, its state.
  *
  * @generated from message qim.v1.SessionDelta
  */

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+)
+
+// readSyncWithin is the acceptance bound of issue 40: a read on the phone clears the laptop's
+// unread within a second.
+const readSyncWithin = time.Second
+
+// A MARK_READ on alice's phone reaches her laptop — an SDK client on the other gateway when there
+// are two — as SESSION_DELTA: the laptop shows 0 unread within a second, without a session list
+// of its own; the phone that marked is not sent one.
+func scenarioReadSync(ctx context.Context, e *Env) error {
+	dirs, cleanup, err := sdkDirs(1)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	alice, bob := e.User(), e.User()
+	laptop, err := openSDKPeerAt(e, e.Gateways[1%len(e.Gateways)], alice, "laptop", dirs[0])
+	if err != nil {
+		return err
+	}
+	defer laptop.close()
+	phone, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer phone.Close()
+	b, _, err := e.Login(ctx, bob, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var latest uint64
+	for i := range 3 {
+		ack, err := b.Send(ctx, alice, NewCmid(), fmt.Appendf(nil, "unread %d", i))
+		if err != nil {
+			return err
+		}
+		latest = ack.GetConversationSeq()
+	}
+	conv := contract.DirectConversationID(e.Tenant, alice, bob)
+	if err := waitFor(ctx, "3 unread on the laptop", func() (bool, error) {
+		c, err := laptop.conversation(ctx, conv)
+		return c.Unread == 3, err
+	}); err != nil {
+		return err
+	}
+	cid := conv.Bytes()
+	start := time.Now()
+	if _, err := phone.MarkRead(ctx, cid[:], latest); err != nil {
+		return fmt.Errorf("MARK_READ on the phone: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, readSyncWithin)
+	defer cancel()
+	if err := waitFor(wctx, "0 unread on the laptop", func() (bool, error) {
+		c, err := laptop.conversation(ctx, conv)
+		return c.Unread == 0 && c.ReadSeq == contract.ConversationSeq(latest), err
+	}); err != nil {
+		return fmt.Errorf("the laptop (gateway %d of %d) %v after the phone's MARK_READ: %w",
+			2-len(e.Gateways)%2, len(e.Gateways), time.Since(start).Round(time.Millisecond), err)
+	}
+	select {
+	case d := <-phone.SessionDeltas():
+		return fmt.Errorf("the phone that marked was sent a SESSION_DELTA too: %v", d)
+	case <-time.After(200 * time.Millisecond):
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package gateway
+
+// Read-state sync: a MARK_READ on one device reaches the user's other online devices as
+// SESSION_DELTA, the conversation's complete session entry with absolute values. The gateway that
+// served the MARK_READ hands the entry to the MailboxNode owning the user's shard (PushSession),
+// whose push path knows every gateway the user is on (qim.presence) and calls their Push service
+// like for a mailbox push; each gateway writes the frame to the user's connections except the
+// device that marked. Like a push, it is best effort and never moves a cursor or a watermark: the
+// watermark is already stored, and a device that misses the delta sees it in its next session
+// list.
+//
+// Rejected: having the gateway follow all of qim.presence to call the other gateways itself
+// (every gateway would hold the whole directory for a frame per MARK_READ), and pushing from the
+// SessionProjection (it knows no gateway and would need the directory too).
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+)
+
+// shareRead hands the entry a MARK_READ produced to the user's MailboxNode, off the connection's
+// pull worker: the client has its MARK_READ_ACK already, and a slow node must not delay its next
+// pull. A failure is counted, never retried.
+func (c *conn) shareRead(entry *qimv1.SessionEntry) {
+	k, device, tenant := c.sess.key, c.sess.device, c.tenantBytes
+	node := c.s.mailboxFor(k.tenant, k.user)
+	c.s.m.readSyncs.WithLabelValues("sent").Inc()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.BackendTimeout)
+		defer cancel()
+		_, err := node.client.PushSession(ctx, &internalv1.PushTarget{TenantId: tenant, UserId: uint64(k.user),
+			SessionDelta: &qimv1.SessionDelta{Sessions: []*qimv1.SessionEntry{entry}}, ExceptDevice: device})
+		if err != nil {
+			c.s.m.readSyncs.WithLabelValues("failed").Inc()
+		}
+	}()
+}
+
+// pushSessionDelta queues the SESSION_DELTA of t to the user's connections but the one of the
+// device that marked. A full control queue drops the frame (counted): unlike an answer, a delta
+// may be lost.
+func (s *Service) pushSessionDelta(t *internalv1.PushTarget, conns []*conn) string {
+	payload, err := proto.Marshal(t.GetSessionDelta())
+	if err != nil {
+		return "invalid"
+	}
+	queued := false
+	for _, c := range conns {
+		if c.sess == nil || c.sess.device == t.GetExceptDevice() {
+			continue
+		}
+		select {
+		case c.ctrlQ <- outFrame{op: contract.OpSessionDelta, payload: payload}:
+			queued = true
+			s.m.readSyncs.WithLabelValues("delivered").Inc()
+		default:
+			s.m.pushDropped.Inc()
+		}
+	}
+	if !queued {
+		return "offline"
+	}
+	return "queued"
+}
