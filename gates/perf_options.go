@@ -39,4 +39,8 @@ type PerfOptions struct {
 	// connect webhook (the harness's stand-in, svc.Set.IdP) answers, and adds the webhook's call
 	// latency, as the gateways measured it, to the report.
 	ConnectWebhook bool
+	// ModerationHook runs the frame lane in the tenant whose SENDs the deployment's writers put to
+	// the harness's moderation stand-in (svc.ModeratedTenant), so every one of its SENDs waits for
+	// a hook call, and adds the hook's call latency, as the writers measured it, to the report.
+	ModerationHook bool
 }

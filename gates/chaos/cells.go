@@ -101,7 +101,7 @@ func Cells() []Cell {
 		cqlKillCell(),
 		luaFaultCell(),
 	}
-	return cells
+	return append(cells, moderationCells()...)
 }
 
 // chaosGroupSize is the group size of the group cells: every connection a member, several

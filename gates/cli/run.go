@@ -96,6 +96,7 @@ func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
 	f.Float64Var(&o.perf.CPUBudget, "cpu-budget", 0,
 		"perf: fail when CPU per ACKed message (ms, all accounted processes) exceeds this; judged at the capacity rate with --find-max (0: report only)")
 	f.BoolVar(&o.perf.ConnectWebhook, "connect-webhook", false, "perf: log the frame lane in with opaque tokens through the deployment's connect webhook, and report the webhook's latency")
+	f.BoolVar(&o.perf.ModerationHook, "moderation-hook", false, "perf: send the frame lane's messages in the tenant the writers put to the moderation stand-in, and report the hook's latency")
 	f.BoolVar(&o.perf.Profile, "profile", false, "perf: CPU-profile every service in the middle of the window (pprof-<service>.pb.gz + .txt in the report dir)")
 	f.IntVar(&o.goMaxProcs, "gomaxprocs", 0,
 		"GOMAXPROCS of each service process (0: the machine's cores ÷ the service processes, at least 1, and every core for --one-process; -1: Go's default)")

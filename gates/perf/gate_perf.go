@@ -115,6 +115,13 @@ func (g perfGate) Run(ctx context.Context, env *gates.Env, r *gates.Result) {
 		}
 		r.Metric("connect_webhook", 1)
 	}
+	if o.ModerationHook {
+		if err := useModeration(ctx, env, &base); err != nil {
+			r.Fail(err)
+			return
+		}
+		r.Metric("moderation_hook", 1)
+	}
 	base.Connections, base.SDKClientsPercent, base.Progress = o.Connections, o.SDKClients, env.Progress
 	base.Mode, base.GroupSize, base.RoomSize = o.Mode, o.GroupSize, o.RoomSize
 	if g.newLane != nil && o.Mode == loadgen.ModeDirect {
@@ -153,6 +160,9 @@ func (g perfGate) Run(ctx context.Context, env *gates.Env, r *gates.Result) {
 	g.reportCalls(ctx, env, r, "", "", calls, rep)
 	if o.ConnectWebhook {
 		reportWebhook(ctx, env, r)
+	}
+	if o.ModerationHook {
+		reportModeration(ctx, env, r)
 	}
 	probe.finish(ctx, env, r)
 	writeLoadArtifacts(env, r, "perf-loadgen", rep)
