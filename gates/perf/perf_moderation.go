@@ -9,7 +9,6 @@ package perf
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/svc"
@@ -33,27 +32,10 @@ func useModeration(ctx context.Context, env *gates.Env, base *loadgen.Config) er
 // reportModeration adds the writers' hook calls and their latency quantiles to r, and checks the
 // hook answered every call it got with an allow (the load's bodies are never rejected).
 func reportModeration(ctx context.Context, env *gates.Env, r *gates.Result) {
-	set, err := env.Deployment(ctx)
+	h, outcomes, err := scrapeHook(ctx, env, svc.Writer, "qim_writer_moderation_seconds", "qim_writer_moderation_calls_total")
 	if err != nil {
 		r.Fail(err)
 		return
-	}
-	var h bucketSum
-	outcomes := map[string]float64{}
-	for _, name := range set.Instance(svc.Writer) {
-		fams, err := svc.ScrapeMetrics(ctx, set.Addrs.Metrics[name])
-		if err != nil {
-			r.Fail(fmt.Errorf("gates: perf: scrape %s: %w", name, err))
-			return
-		}
-		h.add(fams["qim_writer_moderation_seconds"])
-		for _, m := range fams["qim_writer_moderation_calls_total"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "outcome" {
-					outcomes[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
 	}
 	p50, p99 := h.quantile(0.50)*1000, h.quantile(0.99)*1000
 	r.Metric("moderation_hook_calls", float64(h.count))

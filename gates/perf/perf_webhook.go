@@ -41,27 +41,10 @@ func useWebhook(ctx context.Context, env *gates.Env, base *loadgen.Config) error
 // reportWebhook adds the gateways' webhook calls and their latency quantiles to r, and checks
 // the webhook answered every call it got (none UNAVAILABLE, and at least one call).
 func reportWebhook(ctx context.Context, env *gates.Env, r *gates.Result) {
-	set, err := env.Deployment(ctx)
+	h, outcomes, err := scrapeHook(ctx, env, svc.Gateway, "qim_gateway_connect_webhook_seconds", "qim_gateway_connect_webhook_calls_total")
 	if err != nil {
 		r.Fail(err)
 		return
-	}
-	var h bucketSum
-	outcomes := map[string]float64{}
-	for _, name := range set.Instance(svc.Gateway) {
-		fams, err := svc.ScrapeMetrics(ctx, set.Addrs.Metrics[name])
-		if err != nil {
-			r.Fail(fmt.Errorf("gates: perf: scrape %s: %w", name, err))
-			return
-		}
-		h.add(fams["qim_gateway_connect_webhook_seconds"])
-		for _, m := range fams["qim_gateway_connect_webhook_calls_total"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "outcome" {
-					outcomes[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
 	}
 	p50, p99 := h.quantile(0.50)*1000, h.quantile(0.99)*1000
 	r.Metric("connect_webhook_calls", float64(h.count))
@@ -70,6 +53,32 @@ func reportWebhook(ctx context.Context, env *gates.Env, r *gates.Result) {
 	r.Check("connect webhook", h.count > 0 && outcomes["unavailable"] == 0,
 		"%d calls (%.0f ok, %.0f refused, %.0f unavailable), p50 %.2f ms, p99 %.2f ms (bucket-interpolated, warm-ups included)",
 		h.count, outcomes["ok"], outcomes["refused"], outcomes["unavailable"], p50, p99)
+}
+
+// scrapeHook sums a hook's latency histogram and its calls by outcome over every instance of
+// service in the deployment.
+func scrapeHook(ctx context.Context, env *gates.Env, service, histogram, calls string) (bucketSum, map[string]float64, error) {
+	var h bucketSum
+	outcomes := map[string]float64{}
+	set, err := env.Deployment(ctx)
+	if err != nil {
+		return h, nil, err
+	}
+	for _, name := range set.Instance(service) {
+		fams, err := svc.ScrapeMetrics(ctx, set.Addrs.Metrics[name])
+		if err != nil {
+			return h, nil, fmt.Errorf("gates: perf: scrape %s: %w", name, err)
+		}
+		h.add(fams[histogram])
+		for _, m := range fams[calls].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					outcomes[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return h, outcomes, nil
 }
 
 // bucketSum merges the cumulative buckets of one histogram family across processes.
