@@ -46,7 +46,7 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 	case sdk.Committed:
 		con.printf("[delivered] %s as #%d", shortID(contract.U128(e.ClientMessageID)), e.Message.Seq)
 	case sdk.Failed:
-		con.printf("[failed] %s: %v", shortID(contract.U128(e.ClientMessageID)), e.Err)
+		con.printf("%s", describeFailed(e))
 	case sdk.Kicked:
 		con.printf("[kicked] reason %d: %s", e.Reason, printable([]byte(e.Detail)))
 		return !e.Reconnect
@@ -66,6 +66,17 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 		con.printf("[rebuild] mailbox cursor expired; refetching (generation %d)", e.Generation)
 	}
 	return false
+}
+
+// describeFailed renders a send that failed for good; one the product's moderation hook rejected
+// shows the hook's reason code, which is what a user can act on.
+func describeFailed(e sdk.Failed) string {
+	id := shortID(contract.U128(e.ClientMessageID))
+	var se *sdk.ServerError
+	if errors.As(e.Err, &se) && se.Code == contract.ErrCodeRejected {
+		return "[rejected] " + id + ": " + printable([]byte(se.Reason))
+	}
+	return "[failed] " + id + ": " + e.Err.Error()
 }
 
 // describe renders a message as "from USER: TEXT" (a membership change as "* USER added USER").

@@ -132,3 +132,16 @@ func TestRoomCommandsOffline(t *testing.T) {
 		t.Errorf("%d 'not connected' errors, want 2 (/join and /room):\n%s", n, o)
 	}
 }
+
+// A send the moderation hook rejected shows the hook's reason; other failures their error.
+func TestDescribeFailed(t *testing.T) {
+	rejected := sdk.Failed{Code: contract.ErrCodeRejected, Err: &sdk.ServerError{Op: contract.OpSend, Code: contract.ErrCodeRejected,
+		Message: "refused by the moderation hook: spam", Reason: "spam"}}
+	if got := describeFailed(rejected); !strings.HasPrefix(got, "[rejected] ") || !strings.HasSuffix(got, ": spam") {
+		t.Errorf("rejected send rendered %q", got)
+	}
+	other := sdk.Failed{Code: contract.ErrCodeConflict, Err: &sdk.ServerError{Op: contract.OpSend, Code: contract.ErrCodeConflict, Message: "reused id"}}
+	if got := describeFailed(other); !strings.HasPrefix(got, "[failed] ") || !strings.Contains(got, "reused id") {
+		t.Errorf("conflict rendered %q", got)
+	}
+}
