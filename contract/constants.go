@@ -80,7 +80,13 @@ const (
 	HeartbeatBackgroundMax = 240 * time.Second
 	// HeartbeatGrowAfter is how many PINGs in a row must arrive a full interval apart — the
 	// path held that long — before the server lengthens the interval by half its start value.
-	HeartbeatGrowAfter   = 3
+	HeartbeatGrowAfter = 3
+	// TypingExpiry is how long a TYPING_EVENT with typing=true holds without renewal; a client
+	// renews while its user types (TYPING every 3 s is enough). TypingPerSecond and TypingBurst
+	// bound the TYPING frames a connection may send; more are dropped, never answered.
+	TypingExpiry         = 6 * time.Second
+	TypingPerSecond      = 2
+	TypingBurst          = 5
 	SendAckProbeAfter    = 3 * time.Second // no SEND_ACK for this long → probe the connection
 	UnavailableDetectMax = 7 * time.Second // end-to-end unavailability reported within this
 	// IdempotencyWindow covers the (tenant, sender, client_message_id) key on the server and the

@@ -44,6 +44,9 @@ const (
 	// A user's other devices learn a moved read watermark from their next PULL_SESSION_LIST,
 	// whose read_conversation_seq is absolute, so nothing is lost without it.
 	OpReadSync Opcode = 0x0406
+	// OpTyping and OpTypingEvent carry a typing indicator: ephemeral, never stored, best effort.
+	OpTyping      Opcode = 0x0407
+	OpTypingEvent Opcode = 0x0408
 
 	OpPullHistory  Opcode = 0x0501
 	OpHistoryBatch Opcode = 0x0502
@@ -119,6 +122,10 @@ var opcodeTable = []OpcodeInfo{
 		"answers MARK_READ with the stored absolute watermark"},
 	{OpReadSync, "READ_SYNC", Downlink, "ReadSync", false, false,
 		"reserved, intentionally unimplemented: never sent; PULL_SESSION_LIST carries the watermark"},
+	{OpTyping, "TYPING", Uplink, "Typing", false, true,
+		"no answer: the peer of a direct conversation is sent TYPING_EVENT; never stored; above 2 a second per connection (burst 5) dropped"},
+	{OpTypingEvent, "TYPING_EVENT", Downlink, "TypingEvent", false, true,
+		"request id 0, best effort: someone is (or stopped) typing in a direct conversation with this user; expires on its own"},
 	{OpPullHistory, "PULL_HISTORY", Uplink, "PullHistory", false, true,
 		"answered by HISTORY_BATCH or ERROR; DIRECT and GROUP (clipped to the reader's intervals, NOT_MEMBER for a never-member); ROOM gets UNIMPLEMENTED"},
 	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true,

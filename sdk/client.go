@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/sdk/store"
 )
 
@@ -40,6 +41,7 @@ type Client struct {
 	// goroutine to tell the server at once (a PING carries it).
 	background atomic.Bool
 	appState   chan struct{}
+	typing     chan *qimv1.Typing // SetTyping's frames for the connection goroutine
 	stats      stats
 	hooks      testHooks
 
@@ -69,7 +71,8 @@ func Open(cfg Config) (*Client, error) {
 	}
 	return &Client{cfg: cfg, st: st, events: newEventQueue(cfg.EventBuffer),
 		wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), cmds: make(chan *historyCmd, 16),
-		rpcs: make(chan *rpcCmd, 16), roomOps: make(chan *roomCmd, 16), rooms: newRoomSet(), appState: make(chan struct{}, 1)}, nil
+		rpcs: make(chan *rpcCmd, 16), roomOps: make(chan *roomCmd, 16), rooms: newRoomSet(), appState: make(chan struct{}, 1),
+		typing: make(chan *qimv1.Typing, 8)}, nil
 }
 
 // Connect starts the connection loop in the background and returns at once. The loop runs until
@@ -193,6 +196,18 @@ func (c *Client) SetForeground(foreground bool) {
 	select {
 	case c.appState <- struct{}{}:
 	default:
+	}
+}
+
+// SetTyping tells peer that the user is typing to them (true) or stopped (false). Best effort and
+// never stored: offline, or with a full queue, it is dropped and reports false. Call it again
+// every few seconds while the user types (a true expires on the peer after 6 s).
+func (c *Client) SetTyping(peer contract.UserID, typing bool) bool {
+	select {
+	case c.typing <- &qimv1.Typing{PeerUserId: uint64(peer), Typing: typing}:
+		return true
+	default:
+		return false
 	}
 }
 

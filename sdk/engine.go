@@ -258,6 +258,8 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onSessionList(m, now)
 	case contract.OpSessionDelta:
 		e.onSessionDelta(m, now)
+	case contract.OpTypingEvent:
+		e.onTypingEvent(m, now)
 	case contract.OpMarkReadAck:
 		e.onMarkReadAck(m, now)
 	case contract.OpGroupCreated:

@@ -205,6 +205,15 @@ type RoomLeft struct {
 	Err       error
 }
 
+// Typing: User is typing in the direct conversation Conversation (Typing true), or stopped. A
+// true holds until Until unless a newer Typing renews or ends it; nothing about it is stored.
+type Typing struct {
+	Conversation contract.ConversationID
+	User         contract.UserID
+	Typing       bool
+	Until        time.Time
+}
+
 func (Online) isEvent()               {}
 func (Offline) isEvent()              {}
 func (MessagesAdded) isEvent()        {}
@@ -220,6 +229,7 @@ func (MembershipChanged) isEvent()    {}
 func (RoomJoined) isEvent()           {}
 func (RoomEvents) isEvent()           {}
 func (RoomLeft) isEvent()             {}
+func (Typing) isEvent()               {}
 
 // The local data types are the store's; these aliases let apps import only package sdk.
 type (

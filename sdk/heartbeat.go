@@ -13,6 +13,7 @@ package sdk
 // UNAVAILABLE after its backend timeout), and the client waits for that.
 
 import (
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -155,4 +156,35 @@ func (e *engine) onServerPing(m wire.Message) {
 	if err != nil {
 		e.fail(err)
 	}
+}
+
+// sendTyping writes a TYPING frame (no answer is expected) when the session is up; otherwise it
+// is dropped, as typing is worth nothing later.
+func (e *engine) sendTyping(t *qimv1.Typing) {
+	if e.phase != phaseReady {
+		return
+	}
+	payload, err := proto.Marshal(t)
+	if err != nil {
+		return
+	}
+	if err := e.sink.send(contract.OpTyping, 0, payload); err != nil {
+		e.fail(fmt.Errorf("sdk: write TYPING: %w", err))
+	}
+}
+
+// onTypingEvent announces a peer's typing indicator.
+func (e *engine) onTypingEvent(m wire.Message, now time.Time) {
+	var ev qimv1.TypingEvent
+	if err := proto.Unmarshal(m.Payload, &ev); err != nil {
+		e.fail(fmt.Errorf("%w: TYPING_EVENT: %v", ErrProtocol, err))
+		return
+	}
+	conv, err := contract.ParseConversationID(ev.GetConversationId())
+	if err != nil {
+		e.fail(fmt.Errorf("%w: TYPING_EVENT: %v", ErrProtocol, err))
+		return
+	}
+	e.emit(Typing{Conversation: conv, User: contract.UserID(ev.GetUserId()), Typing: ev.GetTyping(),
+		Until: now.Add(time.Duration(ev.GetExpiresInMs()) * time.Millisecond)})
 }

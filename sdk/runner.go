@@ -81,6 +81,8 @@ func (c *Client) serveOnce(ctx context.Context, e *engine) serveEnd {
 			e.startRoom(cmd, time.Now())
 		case <-c.appState:
 			e.appStateChanged(time.Now())
+		case t := <-c.typing:
+			e.sendTyping(t)
 		case <-timer.C:
 			drain(s, e) // a PONG queued behind a long commit must count before the deadline does
 			e.onTick(time.Now())

@@ -293,3 +293,32 @@ func TestAppStateTravelsInThePing(t *testing.T) {
 		t.Errorf("%d PINGs after a second change with one in flight, want %d", got, n)
 	}
 }
+
+// SetTyping's frame goes out only on a ready session, with no request id; a TYPING_EVENT becomes
+// a Typing event that expires when the server said.
+func TestTypingBothWays(t *testing.T) {
+	h := newHarness(t)
+	h.e.sendTyping(&qimv1.Typing{PeerUserId: 7, Typing: true}) // not connected: dropped
+	h.connect()
+	h.answerPull(false)
+	h.e.sendTyping(&qimv1.Typing{PeerUserId: 7, Typing: true})
+	sent := h.sent(contract.OpTyping)
+	var tp qimv1.Typing
+	if len(sent) != 1 || sent[0].id != 0 || proto.Unmarshal(sent[0].payload, &tp) != nil || tp.GetPeerUserId() != 7 || !tp.GetTyping() {
+		t.Fatalf("TYPING frames %+v, want one for peer 7 with request id 0", sent)
+	}
+	conv := contract.DirectConversationID(contract.TenantID{}, self, 7).Bytes()
+	h.frame(contract.OpTypingEvent, 0, &qimv1.TypingEvent{ConversationId: conv[:], UserId: 7, Typing: true, ExpiresInMs: 6000})
+	n := 0
+	for _, ev := range h.events {
+		if ty, ok := ev.(Typing); ok {
+			n++
+			if ty.User != 7 || !ty.Typing || !ty.Until.Equal(h.now.Add(6*time.Second)) {
+				t.Errorf("Typing event %+v", ty)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d Typing events, want 1", n)
+	}
+}

@@ -41,6 +41,7 @@ type Client struct {
 	waiting map[uint32]chan wire.Message
 	pushes  chan *qimv1.PushEvents
 	deltas  chan *qimv1.SessionDelta
+	typing  chan *qimv1.TypingEvent
 	kicked  chan *qimv1.Kicked
 	rooms   chan wire.Message             // ROOM_EVENTS and unsolicited ROOM_LEFT, in arrival order
 	stall   atomic.Pointer[chan struct{}] // set: the read loop waits at the next room frame
@@ -66,7 +67,7 @@ func DialFrom(ctx context.Context, addr, from string) (*Client, error) {
 		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)
 	}
 	c := &Client{conn: conn, w: wire.NewWriter(conn), waiting: map[uint32]chan wire.Message{},
-		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
+		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), typing: make(chan *qimv1.TypingEvent, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
 		rooms: make(chan wire.Message, roomFrameBuffer), stop: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
@@ -108,6 +109,15 @@ func (c *Client) readLoop() {
 			if proto.Unmarshal(m.Payload, &d) == nil {
 				select {
 				case c.deltas <- &d:
+				default:
+				}
+			}
+			continue
+		case contract.OpTypingEvent:
+			var t qimv1.TypingEvent
+			if proto.Unmarshal(m.Payload, &t) == nil {
+				select {
+				case c.typing <- &t:
 				default:
 				}
 			}
@@ -237,6 +247,18 @@ func (c *Client) WriteRaw(b []byte) error {
 
 // Pushes delivers PUSH_EVENTS frames as they arrive.
 func (c *Client) Pushes() <-chan *qimv1.PushEvents { return c.pushes }
+
+// TypingEvents delivers TYPING_EVENT frames (a bounded buffer; extra ones are dropped).
+func (c *Client) TypingEvents() <-chan *qimv1.TypingEvent { return c.typing }
+
+// Typing sends TYPING, which has no answer.
+func (c *Client) Typing(ctx context.Context, peer contract.UserID, on bool) error {
+	payload, err := proto.Marshal(&qimv1.Typing{PeerUserId: uint64(peer), Typing: on})
+	if err != nil {
+		return err
+	}
+	return c.w.Send(ctx, wire.Message{Opcode: contract.OpTyping, RequestID: c.nextID.Add(1), Payload: payload})
+}
 
 // SessionDeltas delivers SESSION_DELTA frames (a bounded buffer; extra ones are dropped).
 func (c *Client) SessionDeltas() <-chan *qimv1.SessionDelta { return c.deltas }

@@ -23,6 +23,7 @@ func ProductScenarios() []Scenario {
 		{"send-flood-from-one-sender-is-limited", needs(NeedsRateLimits, scenarioSendFlood)},
 		{"moderation-hook-rejects-rewrites-and-fails-closed", needs(NeedsModeration, scenarioModeration)},
 		{"read-on-the-phone-clears-the-laptop-within-a-second", scenarioReadSync},
+		{"typing-reaches-the-peer-limited-and-unstored", scenarioTyping},
 	}
 }
 

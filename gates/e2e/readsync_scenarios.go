@@ -73,3 +73,67 @@ func scenarioReadSync(ctx context.Context, e *Env) error {
 	}
 	return nil
 }
+
+// Typing reaches the peer — on the other gateway when there are two — within a second, a flood of
+// TYPING is cut to the connection's burst, and nothing of it is stored: the peer's mailbox holds
+// the one message sent before, nothing else.
+func scenarioTyping(ctx context.Context, e *Env) error {
+	alice, bob := e.User(), e.User()
+	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	// A push to bob proves his MailboxNode's push path knows his gateway (qim.presence is
+	// followed, so a login is pushed to a moment after AUTH_OK), which typing travels too.
+	if _, err := a.Send(ctx, bob, NewCmid(), []byte("hello")); err != nil {
+		return err
+	}
+	select {
+	case <-b.Pushes():
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("no PUSH_EVENTS to bob within 10 s")
+	}
+	if err := a.Typing(ctx, bob, true); err != nil {
+		return err
+	}
+	select {
+	case ev := <-b.TypingEvents():
+		if ev.GetUserId() != uint64(alice) || !ev.GetTyping() {
+			return fmt.Errorf("TYPING_EVENT %v, want alice typing", ev)
+		}
+	case <-time.After(readSyncWithin):
+		return fmt.Errorf("no TYPING_EVENT within %v", readSyncWithin)
+	}
+	for range 30 {
+		if err := a.Typing(ctx, bob, true); err != nil {
+			return err
+		}
+	}
+	got := 0
+	for quiet := time.After(time.Second); ; {
+		select {
+		case <-b.TypingEvents():
+			got++
+			continue
+		case <-quiet:
+		}
+		break
+	}
+	if got == 0 || got > contract.TypingBurst+1 {
+		return fmt.Errorf("%d TYPING_EVENTs from a flood of 30, want 1..%d (the burst, and one refill)", got, contract.TypingBurst+1)
+	}
+	batch, err := b.Pull(ctx, 0)
+	if err != nil {
+		return err
+	}
+	if n := len(batch.GetEntries()); n != 1 {
+		return fmt.Errorf("the peer's mailbox holds %d events after one message and the typing, want the message only", n)
+	}
+	return nil
+}

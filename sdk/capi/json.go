@@ -117,7 +117,7 @@ func eventJSON(ev sdk.Event) (string, error) {
 	return string(b), nil
 }
 
-// otherEventJSON renders the events of groups, rooms and store resets.
+// otherEventJSON renders the events of groups, rooms, typing and store resets.
 func otherEventJSON(ev sdk.Event) any {
 	switch e := ev.(type) {
 	case sdk.LocalStoreReset:
@@ -139,6 +139,9 @@ func otherEventJSON(ev sdk.Event) any {
 	case sdk.RoomLeft:
 		return map[string]any{"type": "room_left", "room": e.Room.String(), "reason": e.Reason.String(), "rejoining": e.Rejoining,
 			"error": errText(e.Err)}
+	case sdk.Typing:
+		return map[string]any{"type": "typing", "conversation": contract.U128(e.Conversation).String(), "user": dec(uint64(e.User)),
+			"typing": e.Typing, "until_ms": e.Until.UnixMilli()}
 	}
 	return map[string]any{"type": "unknown", "go_type": fmt.Sprintf("%T", ev)}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/time/rate"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -162,6 +163,7 @@ func (c *conn) register(claims authn.Identity, epoch uint64) *authError {
 	c.ctrlQ = make(chan outFrame, ctrlQueueDepth)
 	c.permits = make(chan struct{}, c.s.cfg.SendInflight)
 	c.sendBucket = c.s.sendLimit.Conn(claims.Tenant)
+	c.typingLimit = rate.NewLimiter(contract.TypingPerSecond, contract.TypingBurst)
 	c.hb = newBeat(c.s.cfg.HeartbeatInterval, c.s.cfg.HeartbeatTimeout, !c.s.cfg.HeartbeatFixed, time.Now())
 	sess := &session{key: userKey{claims.Tenant, claims.User}, device: claims.Device, epoch: epoch, conn: c, issuedAt: claims.IssuedAt}
 	c.expiresAt = claims.ExpiresAt

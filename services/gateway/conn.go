@@ -62,6 +62,7 @@ type conn struct {
 	expiresAt   time.Time // the credential's expiry; zero when it has none
 	tenantBytes []byte
 	sendBucket  *rate.Limiter // the connection's SEND rate limit (ratelimit); nil: none
+	typingLimit *rate.Limiter // TYPING frames (contract.TypingPerSecond, TypingBurst)
 	hb          beat          // the adaptive heartbeat; owned by the read loop after AUTH
 	pushQ       chan []byte
 	roomQ       chan outFrame // ROOM_JOINED, ROOM_EVENTS, ROOM_LEFT REQUESTED: FIFO; full = slow consumer

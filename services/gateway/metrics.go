@@ -41,6 +41,7 @@ type metrics struct {
 	roomLinkLost       prometheus.Counter
 	rateLimited        *prometheus.CounterVec // scope
 	readSyncs          *prometheus.CounterVec // stage
+	typing             *prometheus.CounterVec // stage
 	rateSyncSeconds    prometheus.Histogram
 	rateSyncFailures   prometheus.Counter
 }
@@ -98,6 +99,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"ROOM_EVENTS frames queued to joined connections (one per member per broadcast batch)."),
 		roomLinkLost: reg.Counter("qim_gateway_room_links_lost_total",
 			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
+		typing: reg.CounterVec("qim_gateway_typing_total",
+			"Typing indicators, by stage: sent (handed to the peer's MailboxNode), dropped (above the connection's rate), failed (that call failed), delivered (TYPING_EVENT queued to a connection here).", "stage"),
 		readSyncs: reg.CounterVec("qim_gateway_read_syncs_total",
 			"Read-state sync after MARK_READ, by stage: sent (handed to the user's MailboxNode), failed (that call failed), delivered (SESSION_DELTA queued to another device's connection here).", "stage"),
 		rateLimited: reg.CounterVec("qim_gateway_send_rate_limited_total",

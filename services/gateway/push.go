@@ -48,15 +48,18 @@ func (p pushServer) PushBatch(_ context.Context, req *internalv1.PushBatchReques
 // pushTarget routes one target and reports its outcome label.
 func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 	tenant, err := contract.U128FromBytes(t.GetTenantId())
-	if err != nil || t.GetUserId() == 0 || (len(t.GetEvents()) == 0) == (t.GetSessionDelta() == nil) {
+	if err != nil || t.GetUserId() == 0 || payloadKinds(t) != 1 {
 		return "invalid"
 	}
 	conns = s.registry.appendConns(conns, userKey{tenant, contract.UserID(t.GetUserId())})
 	if len(conns) == 0 {
 		return "offline"
 	}
-	if t.GetSessionDelta() != nil {
-		return s.pushSessionDelta(t, conns)
+	switch {
+	case t.GetSessionDelta() != nil:
+		return s.pushControl(conns, t.GetExceptDevice(), contract.OpSessionDelta, t.GetSessionDelta(), s.m.readSyncs.WithLabelValues("delivered"))
+	case t.GetTyping() != nil:
+		return s.pushControl(conns, "", contract.OpTypingEvent, t.GetTyping(), s.m.typing.WithLabelValues("delivered"))
 	}
 	// Encoded once per target, shared read-only by every connection of the user.
 	payload, err := proto.Marshal(&qimv1.PushEvents{Events: t.GetEvents()})
@@ -75,6 +78,18 @@ func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 		return "queue_full"
 	}
 	return "queued"
+}
+
+// payloadKinds counts what a target carries: mailbox events, a session delta, a typing event.
+// A valid target carries exactly one.
+func payloadKinds(t *internalv1.PushTarget) int {
+	n := 0
+	for _, has := range []bool{len(t.GetEvents()) > 0, t.GetSessionDelta() != nil, t.GetTyping() != nil} {
+		if has {
+			n++
+		}
+	}
+	return n
 }
 
 // offerPush queues a PUSH_EVENTS payload without blocking.

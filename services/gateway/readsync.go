@@ -16,6 +16,7 @@ package gateway
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -41,23 +42,22 @@ func (c *conn) shareRead(entry *qimv1.SessionEntry) {
 	}()
 }
 
-// pushSessionDelta queues the SESSION_DELTA of t to the user's connections but the one of the
-// device that marked. A full control queue drops the frame (counted): unlike an answer, a delta
-// may be lost.
-func (s *Service) pushSessionDelta(t *internalv1.PushTarget, conns []*conn) string {
-	payload, err := proto.Marshal(t.GetSessionDelta())
+// pushControl queues one frame (SESSION_DELTA, TYPING_EVENT) to conns but the one of the device
+// except names. A full control queue drops the frame (counted): unlike an answer, it may be lost.
+func (s *Service) pushControl(conns []*conn, except string, op contract.Opcode, msg proto.Message, delivered prometheus.Counter) string {
+	payload, err := proto.Marshal(msg)
 	if err != nil {
 		return "invalid"
 	}
 	queued := false
 	for _, c := range conns {
-		if c.sess == nil || c.sess.device == t.GetExceptDevice() {
+		if c.sess == nil || (except != "" && c.sess.device == except) {
 			continue
 		}
 		select {
-		case c.ctrlQ <- outFrame{op: contract.OpSessionDelta, payload: payload}:
+		case c.ctrlQ <- outFrame{op: op, payload: payload}:
 			queued = true
-			s.m.readSyncs.WithLabelValues("delivered").Inc()
+			delivered.Inc()
 		default:
 			s.m.pushDropped.Inc()
 		}

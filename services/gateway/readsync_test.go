@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -45,4 +46,53 @@ func TestMarkReadReachesTheOtherDevices(t *testing.T) {
 		t.Fatalf("SESSION_DELTA = %v, want the session service's entry", &d)
 	}
 	phone.expectSilence(300 * time.Millisecond)
+}
+
+// TYPING reaches the peer's devices as TYPING_EVENT through the peer's MailboxNode; a flood is
+// cut to the connection's burst; a TYPING without a peer is INVALID_ARGUMENT; nothing is stored.
+func TestTypingReachesThePeerAndIsLimited(t *testing.T) {
+	mbox := &fakeMailbox{}
+	h := startGateway(t, harnessOpts{mailbox: mbox})
+	mbox.sessionPush = func(tg *internalv1.PushTarget) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := h.pushClient().PushBatch(ctx, &internalv1.PushBatchRequest{Targets: []*internalv1.PushTarget{tg}}); err != nil {
+			t.Error(err)
+		}
+	}
+	aliceID := newIdentity(t, "phone")
+	bobID := identity{tenant: aliceID.tenant, user: aliceID.user + 2, device: "phone"} // the same tenant
+	bobID.token = issue(t, bobID, time.Hour)
+	alice, bob := h.login(aliceID), h.login(bobID)
+	alice.write(contract.OpTyping, &qimv1.Typing{PeerUserId: uint64(bobID.user), Typing: true})
+	var ev qimv1.TypingEvent
+	if m := bob.expect(contract.OpTypingEvent, &ev); m.RequestID != 0 {
+		t.Fatalf("TYPING_EVENT request id %d, want 0", m.RequestID)
+	}
+	conv := contract.DirectConversationID(aliceID.tenant, aliceID.user, bobID.user).Bytes()
+	if !bytes.Equal(ev.GetConversationId(), conv[:]) || ev.GetUserId() != uint64(aliceID.user) || !ev.GetTyping() ||
+		ev.GetExpiresInMs() != uint32(contract.TypingExpiry.Milliseconds()) {
+		t.Fatalf("TYPING_EVENT = %v", &ev)
+	}
+	for range 20 {
+		alice.write(contract.OpTyping, &qimv1.Typing{PeerUserId: uint64(bobID.user), Typing: true})
+	}
+	got := 0
+	for {
+		m, err := bob.tryRead(500 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		if m.Opcode == contract.OpTypingEvent {
+			got++
+		}
+	}
+	if got > contract.TypingBurst {
+		t.Errorf("%d TYPING_EVENTs from a flood of 20 after one, want at most the burst of %d", got, contract.TypingBurst)
+	}
+	id := alice.write(contract.OpTyping, &qimv1.Typing{Typing: true})
+	alice.expectError(contract.ErrCodeInvalidArgument, id)
+	if n := h.mailbox.pulls.Load(); n != 0 {
+		t.Errorf("typing caused %d mailbox pulls", n)
+	}
 }

@@ -57,6 +57,8 @@ func (c *conn) handle(m wire.Message, received time.Time) bool {
 			return c.onJoinRoom(m)
 		}
 		return c.onLeaveRoom(m)
+	case contract.OpTyping:
+		return c.onTyping(m)
 	case contract.OpLogout:
 		return false // the close is the acknowledgement
 	case contract.OpAuth:

@@ -210,6 +210,7 @@ func TestPushSessionReachesGateway(t *testing.T) {
 		"no delta":    {TenantId: tb[:], UserId: uint64(u)},
 		"with events": {TenantId: tb[:], UserId: uint64(u), SessionDelta: delta, Events: []*qimv1.MailboxEvent{{}}},
 		"no user":     {TenantId: tb[:], SessionDelta: delta},
+		"both kinds":  {TenantId: tb[:], UserId: uint64(u), SessionDelta: delta, Typing: &qimv1.TypingEvent{UserId: 1}},
 	} {
 		if _, err := n.client.PushSession(e.ctx, bad); status.Code(err) != codes.InvalidArgument {
 			t.Errorf("%s: %v, want InvalidArgument", name, err)

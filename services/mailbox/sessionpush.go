@@ -11,7 +11,7 @@ import (
 	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
-// PushSession queues a SESSION_DELTA target on the push path, which routes it like a mailbox
+// PushSession queues a SESSION_DELTA or TYPING_EVENT target on the push path, which routes it like a mailbox
 // push: to the gateways qim.presence says hold the user's devices (or to the one gateway of
 // QIM_GATEWAY_PUSH_ADDR). It is here because this node, owning the user's shard, follows that
 // part of the directory; the gateway that served the MARK_READ does not. Best effort: the answer
@@ -34,8 +34,10 @@ func (s *Service) checkSessionPush(t *internalv1.PushTarget) error {
 	switch {
 	case err != nil:
 		return rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
-	case t.GetUserId() == 0 || len(t.GetEvents()) != 0 || len(t.GetSessionDelta().GetSessions()) == 0:
-		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push names a user and carries a session delta only")
+	case t.GetUserId() == 0 || len(t.GetEvents()) != 0:
+		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push names a user and carries no mailbox events")
+	case (len(t.GetSessionDelta().GetSessions()) == 0) == (t.GetTyping() == nil):
+		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push carries one session delta or one typing event")
 	}
 	return s.owned(tenant, contract.UserID(t.GetUserId()))
 }

@@ -142,6 +142,13 @@ test("a read on one device reaches the user's other device as a conversation eve
   laptop.close();
 });
 
+test("typing reaches the peer and is never stored", async () => {
+  const got = next(b, "typing", (t) => t.userId === users.a && t.typing, 5_000);
+  a.typing(users.b, true);
+  const t = await got;
+  assert.equal(t.expiresInMs, 6000);
+});
+
 test("a second login of the same device kicks the first, which does not reconnect", async () => {
   const kicked = next(a, "kicked", () => true);
   const ended = next(a, "state", (s) => s.state === "ended");

@@ -19,13 +19,13 @@ import { AuthOkSchema, AuthRequestSchema, KickedSchema, LogoutSchema } from "./g
 import { MailboxCursorSchema } from "./gen/qim/v1/common_pb.js";
 import { PushEventsSchema, type MailboxEvent } from "./gen/qim/v1/mailbox_pb.js";
 import { SendAckSchema, SendRequestSchema } from "./gen/qim/v1/send_pb.js";
-import { fromU64, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
+import { bytesToHex, fromU64, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
 import { Requests } from "./requests.js";
 import { Rooms, type RoomEvents, type RoomJoined, type RoomLeft } from "./rooms.js";
 import { Sends, type SendHandle, type SendUpdate } from "./sends.js";
 import { DeferredStore, MemoryStore, type ClientStore, type PendingSend } from "./store.js";
 import { Sync } from "./sync.js";
-import { SessionDeltaSchema } from "./gen/qim/v1/session_pb.js";
+import { SessionDeltaSchema, TypingEventSchema, TypingSchema } from "./gen/qim/v1/session_pb.js";
 import { fromMailbox, fromSession, type ChatMessage, type Conversation } from "./types.js";
 
 export type ClientState = "idle" | "connecting" | "online" | "offline" | "ended";
@@ -60,6 +60,8 @@ export interface ClientEvents extends Record<string, unknown> {
   kicked: { reason: number; detail: string };
   /** The mailbox cursor expired: refresh conversations from sessions() and history(). */
   rebuild: Record<string, never>;
+  /** Someone is typing to this user in a direct conversation, or stopped (TYPING_EVENT). */
+  typing: { conversationId: Hex128; userId: Dec64; typing: boolean; expiresInMs: number };
   /**
    * Another device of the user changed a conversation's read state (SESSION_DELTA): the
    * conversation's complete row with absolute values, as sessions() would return it now.
@@ -166,6 +168,16 @@ export class QimClient extends Emitter<ClientEvents> {
 
   get api(): Requests {
     return this.requests;
+  }
+
+  /**
+   * typing tells peer that this user is typing to them (true) or stopped. Best effort, never
+   * stored: offline it is dropped. Repeat every few seconds while the user types (a true expires
+   * on the peer after typing_expiry, 6 s).
+   */
+  typing(peer: Dec64, on: boolean): void {
+    if (this.st !== "online") return;
+    this.conn?.send(Opcode.TYPING, toBinary(TypingSchema, create(TypingSchema, { peerUserId: toU64(peer), typing: on })));
   }
 
   /** joinRoom joins a room (live only, or replaying from replayFrom) and keeps it joined across drops. */
@@ -292,6 +304,11 @@ export class QimClient extends Emitter<ClientEvents> {
       case Opcode.SESSION_DELTA:
         for (const e of fromBinary(SessionDeltaSchema, m.payload).sessions) this.emit("conversation", fromSession(e));
         return;
+      case Opcode.TYPING_EVENT: {
+        const t = fromBinary(TypingEventSchema, m.payload);
+        this.emit("typing", { conversationId: bytesToHex(t.conversationId), userId: fromU64(t.userId), typing: t.typing, expiresInMs: t.expiresInMs });
+        return;
+      }
       // READ_SYNC is reserved (never sent by this server version); an unsolicited ERROR precedes
       // a close. Nothing else answers no request.
     }

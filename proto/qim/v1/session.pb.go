@@ -569,6 +569,138 @@ func (x *ReadSync) GetDeviceId() string {
 	return ""
 }
 
+// Typing (TYPING, uplink, no answer) says the user is typing to peer_user_id in their direct
+// conversation, or stopped. Ephemeral: never stored, never counted, not retried; the server drops
+// one sent above 2 a second per connection (burst 5). Send typing=true again while the user keeps
+// typing (every 3 s is enough) and typing=false when they stop or send.
+type Typing struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The other participant of the direct conversation. Required.
+	PeerUserId uint64 `protobuf:"varint,1,opt,name=peer_user_id,json=peerUserId,proto3" json:"peer_user_id,omitempty"`
+	// true: typing; false: stopped.
+	Typing        bool `protobuf:"varint,2,opt,name=typing,proto3" json:"typing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Typing) Reset() {
+	*x = Typing{}
+	mi := &file_qim_v1_session_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Typing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Typing) ProtoMessage() {}
+
+func (x *Typing) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Typing.ProtoReflect.Descriptor instead.
+func (*Typing) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Typing) GetPeerUserId() uint64 {
+	if x != nil {
+		return x.PeerUserId
+	}
+	return 0
+}
+
+func (x *Typing) GetTyping() bool {
+	if x != nil {
+		return x.Typing
+	}
+	return false
+}
+
+// TypingEvent (TYPING_EVENT, downlink, request id 0) tells a user's online devices that someone
+// is typing to them, or stopped. Best effort: it may be lost, and a client treats typing=true as
+// over after expires_in_ms unless another event renews it.
+type TypingEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The direct conversation: exactly 16 bytes, big-endian u128.
+	ConversationId []byte `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// Who is typing.
+	UserId uint64 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Typing bool   `protobuf:"varint,3,opt,name=typing,proto3" json:"typing,omitempty"`
+	// How long a typing=true holds without renewal, ms.
+	ExpiresInMs   uint32 `protobuf:"varint,4,opt,name=expires_in_ms,json=expiresInMs,proto3" json:"expires_in_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TypingEvent) Reset() {
+	*x = TypingEvent{}
+	mi := &file_qim_v1_session_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TypingEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TypingEvent) ProtoMessage() {}
+
+func (x *TypingEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TypingEvent.ProtoReflect.Descriptor instead.
+func (*TypingEvent) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TypingEvent) GetConversationId() []byte {
+	if x != nil {
+		return x.ConversationId
+	}
+	return nil
+}
+
+func (x *TypingEvent) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *TypingEvent) GetTyping() bool {
+	if x != nil {
+		return x.Typing
+	}
+	return false
+}
+
+func (x *TypingEvent) GetExpiresInMs() uint32 {
+	if x != nil {
+		return x.ExpiresInMs
+	}
+	return 0
+}
+
 var File_qim_v1_session_proto protoreflect.FileDescriptor
 
 const file_qim_v1_session_proto_rawDesc = "" +
@@ -609,7 +741,16 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\bReadSync\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x122\n" +
 	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\x12\x1b\n" +
-	"\tdevice_id\x18\x03 \x01(\tR\bdeviceIdB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
+	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\"B\n" +
+	"\x06Typing\x12 \n" +
+	"\fpeer_user_id\x18\x01 \x01(\x04R\n" +
+	"peerUserId\x12\x16\n" +
+	"\x06typing\x18\x02 \x01(\bR\x06typing\"\x8b\x01\n" +
+	"\vTypingEvent\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x16\n" +
+	"\x06typing\x18\x03 \x01(\bR\x06typing\x12\"\n" +
+	"\rexpires_in_ms\x18\x04 \x01(\rR\vexpiresInMsB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
 
 var (
 	file_qim_v1_session_proto_rawDescOnce sync.Once
@@ -623,7 +764,7 @@ func file_qim_v1_session_proto_rawDescGZIP() []byte {
 	return file_qim_v1_session_proto_rawDescData
 }
 
-var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_qim_v1_session_proto_goTypes = []any{
 	(*PullSessionList)(nil),  // 0: qim.v1.PullSessionList
 	(*SessionListBatch)(nil), // 1: qim.v1.SessionListBatch
@@ -632,11 +773,13 @@ var file_qim_v1_session_proto_goTypes = []any{
 	(*MarkRead)(nil),         // 4: qim.v1.MarkRead
 	(*MarkReadAck)(nil),      // 5: qim.v1.MarkReadAck
 	(*ReadSync)(nil),         // 6: qim.v1.ReadSync
-	(*HistoryMessage)(nil),   // 7: qim.v1.HistoryMessage
+	(*Typing)(nil),           // 7: qim.v1.Typing
+	(*TypingEvent)(nil),      // 8: qim.v1.TypingEvent
+	(*HistoryMessage)(nil),   // 9: qim.v1.HistoryMessage
 }
 var file_qim_v1_session_proto_depIdxs = []int32{
 	2, // 0: qim.v1.SessionListBatch.sessions:type_name -> qim.v1.SessionEntry
-	7, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
+	9, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
 	2, // 2: qim.v1.SessionDelta.sessions:type_name -> qim.v1.SessionEntry
 	3, // [3:3] is the sub-list for method output_type
 	3, // [3:3] is the sub-list for method input_type
@@ -661,7 +804,7 @@ func file_qim_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_session_proto_rawDesc), len(file_qim_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -402,8 +402,10 @@ type PushTarget struct {
 	Events []*v1.MailboxEvent `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// SESSION_DELTA for the user's connections, except the device except_device names (the one
 	// whose MARK_READ caused it).
-	SessionDelta  *v1.SessionDelta `protobuf:"bytes,4,opt,name=session_delta,json=sessionDelta,proto3" json:"session_delta,omitempty"`
-	ExceptDevice  string           `protobuf:"bytes,5,opt,name=except_device,json=exceptDevice,proto3" json:"except_device,omitempty"`
+	SessionDelta *v1.SessionDelta `protobuf:"bytes,4,opt,name=session_delta,json=sessionDelta,proto3" json:"session_delta,omitempty"`
+	ExceptDevice string           `protobuf:"bytes,5,opt,name=except_device,json=exceptDevice,proto3" json:"except_device,omitempty"`
+	// TYPING_EVENT for the user's connections (instead of events or a session delta).
+	Typing        *v1.TypingEvent `protobuf:"bytes,6,opt,name=typing,proto3" json:"typing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -471,6 +473,13 @@ func (x *PushTarget) GetExceptDevice() string {
 		return x.ExceptDevice
 	}
 	return ""
+}
+
+func (x *PushTarget) GetTyping() *v1.TypingEvent {
+	if x != nil {
+		return x.Typing
+	}
+	return nil
 }
 
 type PushBatchRequest struct {
@@ -597,14 +606,15 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12\x16\n" +
 	"\x06cursor\x18\x04 \x01(\x04R\x06cursor\"9\n" +
 	"\rOfflineAnswer\x12(\n" +
-	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xd0\x01\n" +
+	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xfd\x01\n" +
 	"\n" +
 	"PushTarget\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12,\n" +
 	"\x06events\x18\x03 \x03(\v2\x14.qim.v1.MailboxEventR\x06events\x129\n" +
 	"\rsession_delta\x18\x04 \x01(\v2\x14.qim.v1.SessionDeltaR\fsessionDelta\x12#\n" +
-	"\rexcept_device\x18\x05 \x01(\tR\fexceptDevice\"I\n" +
+	"\rexcept_device\x18\x05 \x01(\tR\fexceptDevice\x12+\n" +
+	"\x06typing\x18\x06 \x01(\v2\x13.qim.v1.TypingEventR\x06typing\"I\n" +
 	"\x10PushBatchRequest\x125\n" +
 	"\atargets\x18\x01 \x03(\v2\x1b.qim.internal.v1.PushTargetR\atargets\"I\n" +
 	"\x0fPushBatchResult\x12\x1c\n" +
@@ -646,6 +656,7 @@ var file_qiminternal_v1_mailbox_proto_goTypes = []any{
 	(*v1.MailboxBatch)(nil),          // 10: qim.v1.MailboxBatch
 	(*v1.MailboxEvent)(nil),          // 11: qim.v1.MailboxEvent
 	(*v1.SessionDelta)(nil),          // 12: qim.v1.SessionDelta
+	(*v1.TypingEvent)(nil),           // 13: qim.v1.TypingEvent
 }
 var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	10, // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
@@ -653,22 +664,23 @@ var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	2,  // 2: qim.internal.v1.PullMailboxBatchOutcome.outcomes:type_name -> qim.internal.v1.PullMailboxOutcome
 	11, // 3: qim.internal.v1.PushTarget.events:type_name -> qim.v1.MailboxEvent
 	12, // 4: qim.internal.v1.PushTarget.session_delta:type_name -> qim.v1.SessionDelta
-	7,  // 5: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
-	1,  // 6: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
-	3,  // 7: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
-	5,  // 8: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
-	7,  // 9: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
-	8,  // 10: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
-	2,  // 11: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
-	4,  // 12: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
-	6,  // 13: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
-	0,  // 14: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
-	9,  // 15: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	13, // 5: qim.internal.v1.PushTarget.typing:type_name -> qim.v1.TypingEvent
+	7,  // 6: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
+	1,  // 7: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
+	3,  // 8: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
+	5,  // 9: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
+	7,  // 10: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
+	8,  // 11: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
+	2,  // 12: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
+	4,  // 13: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
+	6,  // 14: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
+	0,  // 15: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
+	9,  // 16: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
+	12, // [12:17] is the sub-list for method output_type
+	7,  // [7:12] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_mailbox_proto_init() }

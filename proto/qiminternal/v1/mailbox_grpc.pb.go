@@ -44,9 +44,9 @@ type MailboxClient interface {
 	PullMailboxBatch(ctx context.Context, in *PullMailboxBatchRequest, opts ...grpc.CallOption) (*PullMailboxBatchOutcome, error)
 	// HasOffline answers AUTH_OK.has_offline_data: is anything above the device cursor visible?
 	HasOffline(ctx context.Context, in *OfflineQuery, opts ...grpc.CallOption) (*OfflineAnswer, error)
-	// PushSession hands one target carrying a SESSION_DELTA to the push path of the node owning
-	// the user's shard, which knows the gateways the user's devices are on (qim.presence). Best
-	// effort like every push: the answer only says the target was queued.
+	// PushSession hands one target carrying a SESSION_DELTA or a TYPING_EVENT to the push path of
+	// the node owning the user's shard, which knows the gateways the user's devices are on
+	// (qim.presence). Best effort like every push: the answer only says the target was queued.
 	PushSession(ctx context.Context, in *PushTarget, opts ...grpc.CallOption) (*PushSessionAck, error)
 }
 
@@ -114,9 +114,9 @@ type MailboxServer interface {
 	PullMailboxBatch(context.Context, *PullMailboxBatchRequest) (*PullMailboxBatchOutcome, error)
 	// HasOffline answers AUTH_OK.has_offline_data: is anything above the device cursor visible?
 	HasOffline(context.Context, *OfflineQuery) (*OfflineAnswer, error)
-	// PushSession hands one target carrying a SESSION_DELTA to the push path of the node owning
-	// the user's shard, which knows the gateways the user's devices are on (qim.presence). Best
-	// effort like every push: the answer only says the target was queued.
+	// PushSession hands one target carrying a SESSION_DELTA or a TYPING_EVENT to the push path of
+	// the node owning the user's shard, which knows the gateways the user's devices are on
+	// (qim.presence). Best effort like every push: the answer only says the target was queued.
 	PushSession(context.Context, *PushTarget) (*PushSessionAck, error)
 	mustEmbedUnimplementedMailboxServer()
 }

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/session.proto.
  */
 export const file_qim_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCKiAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIAEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAlCK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw", [file_qim_v1_history]);
+  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCKiAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIAEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiLgoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA1CK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw", [file_qim_v1_history]);
 
 /**
  * PullSessionList (PULL_SESSION_LIST, uplink) pages through the user's conversations, most
@@ -327,4 +327,77 @@ export type ReadSync = Message<"qim.v1.ReadSync"> & {
  */
 export const ReadSyncSchema: GenMessage<ReadSync> = /*@__PURE__*/
   messageDesc(file_qim_v1_session, 6);
+
+/**
+ * Typing (TYPING, uplink, no answer) says the user is typing to peer_user_id in their direct
+ * conversation, or stopped. Ephemeral: never stored, never counted, not retried; the server drops
+ * one sent above 2 a second per connection (burst 5). Send typing=true again while the user keeps
+ * typing (every 3 s is enough) and typing=false when they stop or send.
+ *
+ * @generated from message qim.v1.Typing
+ */
+export type Typing = Message<"qim.v1.Typing"> & {
+  /**
+   * The other participant of the direct conversation. Required.
+   *
+   * @generated from field: uint64 peer_user_id = 1;
+   */
+  peerUserId: bigint;
+
+  /**
+   * true: typing; false: stopped.
+   *
+   * @generated from field: bool typing = 2;
+   */
+  typing: boolean;
+};
+
+/**
+ * Describes the message qim.v1.Typing.
+ * Use `create(TypingSchema)` to create a new message.
+ */
+export const TypingSchema: GenMessage<Typing> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 7);
+
+/**
+ * TypingEvent (TYPING_EVENT, downlink, request id 0) tells a user's online devices that someone
+ * is typing to them, or stopped. Best effort: it may be lost, and a client treats typing=true as
+ * over after expires_in_ms unless another event renews it.
+ *
+ * @generated from message qim.v1.TypingEvent
+ */
+export type TypingEvent = Message<"qim.v1.TypingEvent"> & {
+  /**
+   * The direct conversation: exactly 16 bytes, big-endian u128.
+   *
+   * @generated from field: bytes conversation_id = 1;
+   */
+  conversationId: Uint8Array;
+
+  /**
+   * Who is typing.
+   *
+   * @generated from field: uint64 user_id = 2;
+   */
+  userId: bigint;
+
+  /**
+   * @generated from field: bool typing = 3;
+   */
+  typing: boolean;
+
+  /**
+   * How long a typing=true holds without renewal, ms.
+   *
+   * @generated from field: uint32 expires_in_ms = 4;
+   */
+  expiresInMs: number;
+};
+
+/**
+ * Describes the message qim.v1.TypingEvent.
+ * Use `create(TypingEventSchema)` to create a new message.
+ */
+export const TypingEventSchema: GenMessage<TypingEvent> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 8);
 
