@@ -46,9 +46,12 @@ func scenarioReadSync(ctx context.Context, e *Env) error {
 		latest = ack.GetConversationSeq()
 	}
 	conv := contract.DirectConversationID(e.Tenant, alice, bob)
-	if err := waitFor(ctx, "3 unread on the laptop", func() (bool, error) {
+	// A push to the laptop proves its MailboxNode's push path knows the laptop's gateway
+	// (qim.presence is followed, so a login is reached a moment after AUTH_OK), which the
+	// SESSION_DELTA travels too.
+	if err := waitFor(ctx, "3 unread on the laptop, at least one pushed", func() (bool, error) {
 		c, err := laptop.conversation(ctx, conv)
-		return c.Unread == 3, err
+		return c.Unread == 3 && laptop.Stats().Pushes > 0, err
 	}); err != nil {
 		return err
 	}

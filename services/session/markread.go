@@ -53,7 +53,7 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 	sum := summarize(ws[0], s.src.headBodyMax)
 	ack := &qimv1.MarkReadAck{ConversationId: req.GetConversationId(), ReadConversationSeq: stored,
 		UnreadCount: sum.unread, UnreadExact: sum.exact}
-	entry, err := s.entryAfterRead(ctx, k, conv, sum)
+	entry, err := s.entryAfterRead(ctx, k, ws[0], sum)
 	if err != nil {
 		return nil, err
 	}
@@ -61,17 +61,33 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 }
 
 // entryAfterRead is the conversation's complete session entry after a MARK_READ, for the user's
-// other devices (SESSION_DELTA): the row's activity from the list and the content just
-// computed. nil when the list does not hold the conversation yet or does not serve it.
-func (s *Service) entryAfterRead(ctx context.Context, k userKey, conv contract.ConversationID, sum *summary) (*qimv1.SessionEntry, error) {
+// other devices (SESSION_DELTA): the row's activity from the list and the content just computed.
+// A conversation the projection has not listed yet (it follows the dispatch log and may lag the
+// mailbox the devices read, seconds after a shard moved) gets the activity the projection will
+// give it, the time of its newest visible record. nil when the user is not served the row or
+// nothing of it is visible.
+func (s *Service) entryAfterRead(ctx context.Context, k userKey, w window, sum *summary) (*qimv1.SessionEntry, error) {
 	if sum.hidden {
 		return nil, nil
 	}
-	rows, ok, err := s.src.scores(ctx, k, []contract.ConversationID{conv})
-	if err != nil || !ok[0] {
+	rows, ok, err := s.src.scores(ctx, k, []contract.ConversationID{w.conv})
+	if err != nil {
 		return nil, err
 	}
-	return entryOf(rows[0], sum), nil
+	if ok[0] {
+		return entryOf(rows[0], sum), nil
+	}
+	for _, r := range w.recs {
+		if !w.visible(r.GetConversationSeq()) {
+			continue
+		}
+		mid, err := contract.ParseMessageID(r.GetMessageId())
+		if err != nil || mid.TimeMs() == 0 {
+			return nil, nil //nolint:nilerr // a record the list could not order either: no delta
+		}
+		return entryOf(row{score: mid.TimeMs(), conv: w.conv}, sum), nil
+	}
+	return nil, nil
 }
 
 // authorize admits a group the user has intervals in (current or former member, whether or not

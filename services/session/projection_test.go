@@ -141,7 +141,14 @@ func TestUnreadWindowAndMarkReadForwardOnly(t *testing.T) {
 	// History the projection has not seen yet: a participant may already mark it read.
 	dave := e.user()
 	seq := e.send(msg{from: dave, to: alice, noDispatch: true})[0]
-	if out := r.markRead(alice, e.conv(alice, dave), seq); out.GetAck().GetReadConversationSeq() != seq {
+	out := r.markRead(alice, e.conv(alice, dave), seq)
+	if out.GetAck().GetReadConversationSeq() != seq {
 		t.Fatalf("MarkRead ahead of the projection = %v", out)
+	}
+	// Its entry for the other devices is whole all the same: the activity of the newest record.
+	en := out.GetEntry()
+	if en == nil || en.GetReadConversationSeq() != seq || en.GetLatestConversationSeq() != seq || en.GetUnreadCount() != 0 ||
+		en.GetPeerUserId() != uint64(dave) || len(en.GetLastActivityId()) != 16 || en.GetHead() == nil {
+		t.Fatalf("entry of a conversation the projection has not listed = %v", en)
 	}
 }
