@@ -105,6 +105,7 @@ require (
 	github.com/qim-dev/qim/proto v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/sdk v0.0.0-00010101000000-000000000000
 	github.com/qim-dev/qim/wire v0.0.0-00010101000000-000000000000
+	golang.org/x/oauth2 v0.38.0
 	golang.org/x/time v0.15.0
 )
 

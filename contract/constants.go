@@ -84,9 +84,18 @@ const (
 	// TypingExpiry is how long a TYPING_EVENT with typing=true holds without renewal; a client
 	// renews while its user types (TYPING every 3 s is enough). TypingPerSecond and TypingBurst
 	// bound the TYPING frames a connection may send; more are dropped, never answered.
-	TypingExpiry         = 6 * time.Second
-	TypingPerSecond      = 2
-	TypingBurst          = 5
+	TypingExpiry    = 6 * time.Second
+	TypingPerSecond = 2
+	TypingBurst     = 5
+	// PushTokenTTL is how long a device's offline-push registration lives after it was last
+	// registered: apps register their token at every start, so a device gone for longer stops
+	// being woken. PushDedupTTL is how long the NotificationService remembers that a
+	// (message, device) notification was accepted by its provider, longer than any replay of
+	// qim.dispatch it may consume again after a restart.
+	PushTokenTTL         = 60 * 24 * time.Hour
+	PushDedupTTL         = 24 * time.Hour
+	PushTokenMaxBytes    = 4096
+	PushAppIDMaxBytes    = 255
 	SendAckProbeAfter    = 3 * time.Second // no SEND_ACK for this long → probe the connection
 	UnavailableDetectMax = 7 * time.Second // end-to-end unavailability reported within this
 	// IdempotencyWindow covers the (tenant, sender, client_message_id) key on the server and the

@@ -21,15 +21,18 @@ const (
 
 // The opcode table. Keep it in one block, sorted by value; opcodeTable below must list every one.
 const (
-	OpAuth    Opcode = 0x0101
-	OpAuthOK  Opcode = 0x0102
-	OpPing    Opcode = 0x0103
-	OpPong    Opcode = 0x0104
-	OpKicked  Opcode = 0x0105
-	OpError   Opcode = 0x0106
-	OpLogout  Opcode = 0x0107
-	OpSend    Opcode = 0x0201
-	OpSendAck Opcode = 0x0202
+	OpAuth   Opcode = 0x0101
+	OpAuthOK Opcode = 0x0102
+	OpPing   Opcode = 0x0103
+	OpPong   Opcode = 0x0104
+	OpKicked Opcode = 0x0105
+	OpError  Opcode = 0x0106
+	OpLogout Opcode = 0x0107
+	// OpRegisterPushToken and OpPushTokenAck register the device's offline-push token.
+	OpRegisterPushToken Opcode = 0x0108
+	OpPushTokenAck      Opcode = 0x0109
+	OpSend              Opcode = 0x0201
+	OpSendAck           Opcode = 0x0202
 
 	OpPullMailbox  Opcode = 0x0301
 	OpMailboxBatch Opcode = 0x0302
@@ -100,6 +103,10 @@ var opcodeTable = []OpcodeInfo{
 		"answers a failed request; last frame only in the cases of the connection table"},
 	{OpLogout, "LOGOUT", Uplink, "Logout", false, true,
 		"no reply: the server closes the connection"},
+	{OpRegisterPushToken, "REGISTER_PUSH_TOKEN", Uplink, "RegisterPushToken", false, true,
+		"answered by PUSH_TOKEN_ACK or ERROR (INVALID_ARGUMENT, UNAVAILABLE); the device's offline-push token (FCM, APNS, WEBHOOK), an empty token removes it"},
+	{OpPushTokenAck, "PUSH_TOKEN_ACK", Downlink, "PushTokenAck", false, true,
+		"answers REGISTER_PUSH_TOKEN once stored"},
 	{OpSend, "SEND", Uplink, "SendRequest", false, true,
 		"answered by SEND_ACK or ERROR; a peer_user_id or group_id target (NOT_MEMBER unless a current member) or a room_id target (any user; broadcast, not stored); CONTROL and SYSTEM are server-only (INVALID_ARGUMENT)"},
 	{OpSendAck, "SEND_ACK", Downlink, "SendAck", false, true,

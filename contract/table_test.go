@@ -54,7 +54,7 @@ func TestConstantTableIsComplete(t *testing.T) {
 
 // snakeToCamel maps table names to Go names: lane_count → LaneCount, slo_send_ack_p99 → SLOSendAckP99.
 func snakeToCamel(s string) string {
-	initialisms := map[string]string{"slo": "SLO", "hlc": "HLC", "fifo": "FIFO", "t": "T", "id": "ID", "rpc": "RPC"}
+	initialisms := map[string]string{"slo": "SLO", "hlc": "HLC", "fifo": "FIFO", "t": "T", "id": "ID", "rpc": "RPC", "ttl": "TTL"}
 	var b strings.Builder
 	for _, part := range strings.Split(s, "_") {
 		if up, ok := initialisms[part]; ok {

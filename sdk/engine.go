@@ -264,7 +264,7 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onMarkReadAck(m, now)
 	case contract.OpGroupCreated:
 		e.onGroupCreated(m, now)
-	case contract.OpMembersBatch, contract.OpLeaveGroupAck:
+	case contract.OpMembersBatch, contract.OpLeaveGroupAck, contract.OpPushTokenAck:
 		e.onRPCAnswer(m)
 	case contract.OpRoomJoined:
 		e.onRoomJoined(m, now)

@@ -1,11 +1,12 @@
 package sdk
 
-// App requests answered by one frame: PULL_MEMBERS → MEMBERS_BATCH and LEAVE_GROUP →
-// LEAVE_GROUP_ACK. The calling goroutine builds the request and interprets the answer (paging,
-// for one, is the caller's loop in groups.go); the connection goroutine only writes the frame and
-// hands back the answer, so it keeps no per-call state beyond the request id. None of these
-// requests touches the store or the cursor, and none is retried by the SDK: they need the server
-// now, and a caller that is offline learns ErrOffline at once instead of waiting for a connection.
+// App requests answered by one frame: PULL_MEMBERS → MEMBERS_BATCH, LEAVE_GROUP →
+// LEAVE_GROUP_ACK and REGISTER_PUSH_TOKEN → PUSH_TOKEN_ACK. The calling goroutine builds the
+// request and interprets the answer (paging, for one, is the caller's loop in groups.go); the
+// connection goroutine only writes the frame and hands back the answer, so it keeps no per-call
+// state beyond the request id. None of these requests touches the store or the cursor, and none
+// is retried by the SDK: they need the server now, and a caller that is offline learns
+// ErrOffline at once instead of waiting for a connection.
 
 import (
 	"context"

@@ -10,6 +10,7 @@ import (
 	"github.com/qim-dev/qim/services/fanout"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/mailbox"
+	"github.com/qim-dev/qim/services/notify"
 	"github.com/qim-dev/qim/services/room"
 	"github.com/qim-dev/qim/services/session"
 	"github.com/qim-dev/qim/services/writer"
@@ -28,6 +29,7 @@ func TestInvariantCountersMatchContract(t *testing.T) {
 		"archiver": archiver.InvariantCounters(),
 		"admin":    admin.InvariantCounters(),
 		"room":     room.InvariantCounters(),
+		"notify":   notify.InvariantCounters(),
 	}
 	var names []string
 	for _, p := range programs() {

@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/mailbox"
+	"github.com/qim-dev/qim/services/notify"
 	"github.com/qim-dev/qim/services/room"
 	"github.com/qim-dev/qim/services/session"
 	"github.com/qim-dev/qim/services/writer"
@@ -57,6 +58,11 @@ func programs() []program {
 			"Accepts client connections (TCP or TLS, and WebSocket at /ws; the same binary frames), authenticates\n" +
 				"them, routes requests to the backends and pushes mailbox events to sockets.",
 			describe(gateway.DefaultConfig()), runner(gateway.FromEnv, gateway.New), false},
+		{"notify", "NotificationService", "Run the NotificationService (offline push through FCM, APNs or a webhook)",
+			"Follows qim.dispatch and qim.presence; for each recipient of a message with no device online, sends one\n" +
+				"notification per registered device (REGISTER_PUSH_TOKEN) to its provider, with retries, at least once\n" +
+				"per (message, device) and deduplicated by a done mark. Carries coordinates, never the body.",
+			describe(notify.DefaultConfig()), runner(notify.FromEnv, notify.New), false},
 		{"archiver", "HistoryArchiver", "Run the HistoryArchiver (Outbox → CQL history archive)",
 			"Copies every committed message from the qim.outbox log into the CQL archive (message_record, then\n" +
 				"history_index, at LOCAL_QUORUM), commits its Outbox position only after that, and publishes the archive\n" +

@@ -67,6 +67,8 @@ func (e *Env) Has(need string) bool {
 		return e.Set != nil && e.Set.LimitsFloodTenant()
 	case NeedsModeration:
 		return e.Set != nil && e.Set.Moderates()
+	case NeedsPush:
+		return e.Set != nil && e.Set.Push() != nil && e.Set.Notifies()
 	}
 	return false
 }

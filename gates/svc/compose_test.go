@@ -114,8 +114,8 @@ func TestDeploymentIsTheHarnessTopology(t *testing.T) {
 			s.Healthcheck.Test = []string{"CMD", "/qimctl", "healthz", "127.0.0.1:" + PortMetrics}
 			checkQIMService(t, d.Name, d.Service, s)
 		}
-		if len(byName) != 5*n+2 {
-			t.Errorf("n=%d: %d containers, want %d", n, len(byName), 5*n+2)
+		if len(byName) != 5*n+3 {
+			t.Errorf("n=%d: %d containers, want %d", n, len(byName), 5*n+3)
 		}
 		for _, svc := range []string{"writer", "mailbox", "session", "room"} {
 			var addrs []string

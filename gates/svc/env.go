@@ -36,6 +36,9 @@ func (s *Set) Env(name string) []string {
 	if service == Writer || name == OneProcessName {
 		s.moderationEnv(vars)
 	}
+	if service == Notify || name == OneProcessName {
+		s.pushEnv(vars)
+	}
 	s.baselineEnv(vars)
 	s.storeEnv(service, vars)
 	env := make([]string, 0, len(vars))

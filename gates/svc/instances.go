@@ -60,6 +60,21 @@ func (s *Set) Presence() bool { return knowsPresence(s.bin) }
 // them, whose gateway then gets no QIM_ROOM_ADDRS).
 func (s *Set) Rooms() bool { return knows(s.bin, Gateway, "QIM_ROOM_ADDRS") }
 
+// Notifies reports whether the deployment runs the NotificationService (false only for a binary
+// from before it).
+func (s *Set) Notifies() bool { return knows(s.bin, Notify, "QIM_NOTIFY_GROUP") }
+
+// runs reports whether the deployment runs service at all (a baseline binary may predate it).
+func (s *Set) runs(service string) bool {
+	switch service {
+	case Room:
+		return s.Rooms()
+	case Notify:
+		return s.Notifies()
+	}
+	return true
+}
+
 // Instances is how many instances of each scaled service the deployment runs.
 func (s *Set) Instances() int { return s.n }
 

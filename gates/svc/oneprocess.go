@@ -33,7 +33,7 @@ func (s *Set) StartOneProcess(ctx context.Context) error {
 	delete(s.procs, OneProcessName) // Services() lists the five names; the process answers to each
 	s.mu.Unlock()
 	for _, name := range Order {
-		if name == Room && !s.Rooms() {
+		if !s.runs(name) {
 			continue
 		}
 		if err := s.WaitHealthy(ctx, name, startTimeout); err != nil {

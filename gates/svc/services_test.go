@@ -22,7 +22,9 @@ func TestServicesIncludeTheArchiverOnlyWithACQLNode(t *testing.T) {
 		}
 		names, env := set.Services(), strings.Join(set.Env(svc.Writer), " ")
 		withArchiver := slices.Contains(names, svc.Archiver)
-		order := slices.DeleteFunc(slices.Clone(svc.Order), func(s string) bool { return s == svc.Room && !set.Rooms() })
+		order := slices.DeleteFunc(slices.Clone(svc.Order), func(s string) bool {
+			return (s == svc.Room && !set.Rooms()) || (s == svc.Notify && !set.Notifies())
+		})
 		if withArchiver != (cql != "") || !slices.Equal(names[:len(order)], order) {
 			t.Errorf("CQL %q: services %v", cql, names)
 		}

@@ -79,7 +79,7 @@ func (s *Set) StopAll() error {
 }
 
 // Close stops every service and releases what the Set holds beside them: the stand-in IdP's
-// and moderation stand-in's loopback HTTP servers (identity.go, moderation.go), which a Set that is only stopped keeps serving, one per
+// moderation and push stand-ins' loopback HTTP servers (identity.go, moderation.go, push.go), which a Set that is only stopped keeps serving, one per
 // Set, for the life of the harness process. A closed Set starts nothing again.
 func (s *Set) Close() error {
 	err := s.StopAll()
@@ -90,6 +90,10 @@ func (s *Set) Close() error {
 	if s.moderation != nil {
 		s.moderation.Close()
 		s.moderation = nil
+	}
+	if s.push != nil {
+		s.push.close()
+		s.push = nil
 	}
 	return err
 }

@@ -33,12 +33,14 @@ const (
 	Gateway = "gateway"
 	// Room is the RoomWriter (ADR-0034); left out for a binary that predates it (Services).
 	Room = "room"
+	// Notify is the NotificationService; left out for a binary that predates it (Services).
+	Notify = "notify"
 	// Archiver is started only on a stack with a CQL node (Set.Services).
 	Archiver = "archiver"
 )
 
 // Order is the start order of a full deployment on a stack without a CQL node.
-var Order = []string{Writer, Mailbox, Fanout, Session, Room, Gateway}
+var Order = []string{Writer, Mailbox, Fanout, Session, Room, Gateway, Notify}
 
 // Services is the start order of this Set's deployment, by process name: Order with every
 // instance of a scaled service (Instance), then the HistoryArchiver when the stack has a CQL
@@ -46,7 +48,7 @@ var Order = []string{Writer, Mailbox, Fanout, Session, Room, Gateway}
 func (s *Set) Services() []string {
 	var out []string
 	for _, service := range Order {
-		if service == Room && !s.Rooms() {
+		if !s.runs(service) {
 			continue
 		}
 		out = append(out, s.Instance(service)...)
@@ -91,6 +93,8 @@ type Set struct {
 	rateLimitsFile string
 	// moderation is the stand-in for the product's moderation endpoint (moderation.go).
 	moderation *moderationtest.Server
+	// push holds the stand-ins of the push providers the NotificationService calls (push.go).
+	push *PushStandIns
 }
 
 // child is the last process started for one service name. It stays in Set.procs after it
@@ -161,7 +165,7 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("svc: %w", err)
 	}
-	ports, err := freePorts(14 + (2*len(Scaled)+2)*(n-1))
+	ports, err := freePorts(15 + (2*len(Scaled)+2)*(n-1))
 	if err != nil {
 		return nil, err
 	}
@@ -170,9 +174,9 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 		TCP:     map[string]string{Gateway: ports[0]}, WS: map[string]string{Gateway: ports[1]},
 		RPC: map[string]string{Writer: ports[3], Mailbox: ports[4], Session: ports[9], Gateway: ports[2], Room: ports[12]},
 		Metrics: map[string]string{Gateway: ports[5], Writer: ports[6], Mailbox: ports[7], Fanout: ports[8],
-			Session: ports[10], Archiver: ports[11], Room: ports[13]},
+			Session: ports[10], Archiver: ports[11], Room: ports[13], Notify: ports[14]},
 		TokenSecret: "qim-gate-dev-secret-" + filepath.Base(ep.Dir)}
-	next := ports[14:]
+	next := ports[15:]
 	for _, service := range Scaled {
 		for k := 2; k <= n; k++ {
 			name := InstanceName(service, k)
@@ -195,6 +199,10 @@ func NewInstances(bin string, ep stack.Endpoints, n int, extraEnv ...string) (*S
 		return nil, err
 	}
 	s.startModeration()
+	if err := s.startPush(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

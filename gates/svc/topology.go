@@ -75,7 +75,7 @@ type Topology struct {
 // Deployment is the one description of the services' topology: n ConversationWriters,
 // MailboxNodes and SessionProjections, each MailboxNode and SessionProjection owning the shard
 // range its place in the gateways' address lists routes to it, one FanoutCoordinator, n gateways
-// and, with an archive, the HistoryArchiver; in start order, every process with exactly the variables
+// the NotificationService and, with an archive, the HistoryArchiver; in start order, every process with exactly the variables
 // its program reads. The container deployment (and compose.integration.yml, generated from it)
 // and the process deployment (Set.Env) are renderings of it.
 func Deployment(t Topology, at Addressing) []DeployedService {
@@ -146,6 +146,8 @@ func Deployment(t Topology, at Addressing) []DeployedService {
 			"QIM_GATEWAY_PUSH_ADVERTISE": at.Dial(name, PortGatewayPush),
 			"QIM_GATEWAY_METRICS":        at.Listen(name, PortMetrics)})})
 	}
+	out = append(out, DeployedService{Name: at.Name(Notify, 1), Service: Notify, Env: core(map[string]string{
+		"QIM_NOTIFY_METRICS": at.Listen(at.Name(Notify, 1), PortMetrics)})})
 	if t.Archiver {
 		name := at.Name(Archiver, 1)
 		out = append(out, DeployedService{Name: name, Service: Archiver, Env: map[string]string{

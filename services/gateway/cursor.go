@@ -19,7 +19,7 @@ import (
 )
 
 // pullJob is a PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ or group request
-// (CREATE_GROUP, PULL_MEMBERS, LEAVE_GROUP) waiting for the connection's pull worker.
+// (CREATE_GROUP, PULL_MEMBERS, LEAVE_GROUP) or a REGISTER_PUSH_TOKEN waiting for the connection's pull worker.
 type pullJob struct {
 	op        contract.Opcode
 	requestID uint32
@@ -34,6 +34,8 @@ func backendOf(op contract.Opcode) string {
 		return "session"
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return "group"
+	case contract.OpRegisterPushToken:
+		return "pushtoken"
 	}
 	return "mailbox"
 }
@@ -99,6 +101,8 @@ func (c *conn) pull(j pullJob) bool {
 		return c.markRead(ctx, j)
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return c.groupRequest(ctx, j)
+	case contract.OpRegisterPushToken:
+		return c.registerPushToken(ctx, j)
 	}
 	return c.pullMailbox(ctx, j)
 }

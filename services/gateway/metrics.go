@@ -42,6 +42,7 @@ type metrics struct {
 	rateLimited        *prometheus.CounterVec // scope
 	readSyncs          *prometheus.CounterVec // stage
 	typing             *prometheus.CounterVec // stage
+	pushTokens         *prometheus.CounterVec // outcome
 	rateSyncSeconds    prometheus.Histogram
 	rateSyncFailures   prometheus.Counter
 }
@@ -101,6 +102,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
 		typing: reg.CounterVec("qim_gateway_typing_total",
 			"Typing indicators, by stage: sent (handed to the peer's MailboxNode), dropped (above the connection's rate), failed (that call failed), delivered (TYPING_EVENT queued to a connection here).", "stage"),
+		pushTokens: reg.CounterVec("qim_gateway_push_registrations_total",
+			"Offline-push registrations, by outcome: registered, removed (an empty token or LOGOUT), failed (not stored).", "outcome"),
 		readSyncs: reg.CounterVec("qim_gateway_read_syncs_total",
 			"Read-state sync after MARK_READ, by stage: sent (handed to the user's MailboxNode), failed (that call failed), delivered (SESSION_DELTA queued to another device's connection here).", "stage"),
 		rateLimited: reg.CounterVec("qim_gateway_send_rate_limited_total",

@@ -3,11 +3,14 @@ package inspect
 import (
 	"fmt"
 
+	"github.com/qim-dev/qim/contract"
+
 	"github.com/qim-dev/qim/services/archiver"
 	"github.com/qim-dev/qim/services/gateway"
 	"github.com/qim-dev/qim/services/gateway/ratelimit"
 	"github.com/qim-dev/qim/services/internal/keyfamily"
 	"github.com/qim-dev/qim/services/internal/msgstore"
+	"github.com/qim-dev/qim/services/internal/pushtoken"
 	"github.com/qim-dev/qim/services/mailbox/mailboxstore"
 	"github.com/qim-dev/qim/services/room/modstore"
 	"github.com/qim-dev/qim/services/session"
@@ -69,7 +72,7 @@ func (r RedisKeyFamily) Match(key string) bool { return r.f.Match(key) }
 func RedisKeyFamilies() []RedisKeyFamily {
 	var all []keyfamily.Family
 	for _, fams := range [][]keyfamily.Family{msgstore.KeyFamilies(), identity.KeyFamilies(), gateway.KeyFamilies(),
-		session.KeyFamilies(), archiver.KeyFamilies(), modstore.KeyFamilies(), ratelimit.KeyFamilies(), mailboxstore.KeyFamilies()} {
+		session.KeyFamilies(), archiver.KeyFamilies(), modstore.KeyFamilies(), ratelimit.KeyFamilies(), pushtoken.KeyFamilies(), mailboxstore.KeyFamilies()} {
 		all = append(all, fams...)
 	}
 	out := make([]RedisKeyFamily, len(all))
@@ -82,4 +85,10 @@ func RedisKeyFamilies() []RedisKeyFamily {
 			Unbounded: f.Unbounded, MailboxEntries: f.MailboxEntries, Trimmed: f.Trimmed, TrimMembers: f.TrimMembers, f: f}
 	}
 	return out
+}
+
+// PushRegistrationKey is the core-Redis hash of a user's offline-push registrations (device →
+// registration), for scenarios that check a registration was stored or removed.
+func PushRegistrationKey(tenant contract.TenantID, user contract.UserID) string {
+	return pushtoken.TokenKey(tenant, user)
 }

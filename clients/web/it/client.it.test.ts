@@ -2,7 +2,7 @@
 // node's WebSocket against a gateway, two and three users, every conversation kind.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { QimClient, MemoryStore, ErrorCode, KickReason, QimError, type Ack, type ClientEvents, type ChatMessage, type SendUpdate } from "../src/index.js";
+import { QimClient, MemoryStore, ErrorCode, KickReason, PushPlatform, QimError, type Ack, type ClientEvents, type ChatMessage, type SendUpdate } from "../src/index.js";
 
 function env(name: string): string {
   const v = process.env[name];
@@ -147,6 +147,12 @@ test("typing reaches the peer and is never stored", async () => {
   a.typing(users.b, true);
   const t = await got;
   assert.equal(t.expiresInMs, 6000);
+});
+
+test("a push token is registered, removed, and an unknown platform refused", async () => {
+  assert.deepEqual(await b.api.registerPushToken(PushPlatform.FCM, "fcm-token-of-b"), { registered: true });
+  assert.deepEqual(await b.api.registerPushToken(PushPlatform.FCM, ""), { registered: false });
+  await assert.rejects(b.api.registerPushToken(9, "t"), (e: unknown) => e instanceof QimError && e.code === ErrorCode.INVALID_ARGUMENT);
 });
 
 test("a second login of the same device kicks the first, which does not reconnect", async () => {

@@ -1,6 +1,6 @@
 // @qim/client: the Q-IM client SDK for browsers and Node (docs/web-sdk.md).
 export { QimClient, type ClientOptions, type ClientEvents, type ClientState, type Session } from "./client.js";
-export { Direction, type HistoryPage, type Group, type Member, Requests } from "./requests.js";
+export { Direction, PushPlatform, type HistoryPage, type Group, type Member, Requests } from "./requests.js";
 export { MemoryStore, IndexedDBStore, DeferredStore, type ClientStore, type PendingSend } from "./store.js";
 export { QimError, ProtocolError, ConnectionClosedError, SessionEndedError } from "./errors.js";
 export type { SendHandle, SendUpdate, SendState } from "./sends.js";

@@ -5,6 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { Connection } from "./connection.js";
 import { Opcode } from "./gen/contract.js";
+import { PushTokenAckSchema, RegisterPushTokenSchema } from "./gen/qim/v1/connection_pb.js";
 import { CreateGroupSchema, GroupCreatedSchema, LeaveGroupAckSchema, LeaveGroupSchema, MembersBatchSchema, PullMembersSchema } from "./gen/qim/v1/group_pb.js";
 import { HistoryBatchSchema, PullHistorySchema } from "./gen/qim/v1/history_pb.js";
 import { MarkReadAckSchema, MarkReadSchema, PullSessionListSchema, SessionListBatchSchema } from "./gen/qim/v1/session_pb.js";
@@ -12,6 +13,9 @@ import { bytesToHex, fromU64, hexToBytes, randomId128, toU64, type Dec64, type H
 import { fromHistory, fromSession, type ChatMessage, type Conversation } from "./types.js";
 
 export const Direction = { OLDER: 1, NEWER: 2 } as const;
+
+/** The push providers a device can register a token for (qim.v1 RegisterPushToken.platform). */
+export const PushPlatform = { FCM: 1, APNS: 2, WEBHOOK: 3 } as const;
 
 export interface HistoryPage {
   records: ChatMessage[];
@@ -81,6 +85,18 @@ export class Requests {
       if (!b.hasMore) return out;
       token = b.nextPageToken;
     }
+  }
+
+  /**
+   * registerPushToken asks the server to wake this device through its push provider while none of
+   * the user's devices is online (platform: PushPlatform.FCM, APNS or WEBHOOK); an empty token
+   * removes the registration, and so does logout. Notifications carry the conversation and
+   * message id, never the body. Register at every start and whenever the token changes.
+   */
+  async registerPushToken(platform: number, token: string, appId = ""): Promise<{ registered: boolean }> {
+    const a = await this.conn().call(Opcode.REGISTER_PUSH_TOKEN, RegisterPushTokenSchema,
+      create(RegisterPushTokenSchema, { platform, token, appId }), Opcode.PUSH_TOKEN_ACK, PushTokenAckSchema);
+    return { registered: a.registered };
   }
 
   /** leaveGroup leaves; the answer carries the conversation_seq of the LEAVE message. */

@@ -578,6 +578,127 @@ func (*Logout) Descriptor() ([]byte, []int) {
 	return file_qim_v1_connection_proto_rawDescGZIP(), []int{6}
 }
 
+// RegisterPushToken (REGISTER_PUSH_TOKEN, uplink) tells the server where to wake this
+// connection's device when a message reaches the user while none of their devices is online:
+// the NotificationService sends the platform's provider a notification carrying the
+// conversation, message id and the user's unread badge, never the body. One registration per
+// device (the authenticated one); a new one replaces it; an empty token removes it, and so does
+// LOGOUT. Answered by PUSH_TOKEN_ACK, or ERROR INVALID_ARGUMENT (unknown platform, a token or
+// app_id too long) or UNAVAILABLE (retry).
+type RegisterPushToken struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Raw platform: 1 FCM (Firebase Cloud Messaging HTTP v1), 2 APNS (Apple Push Notification
+	// service), 3 WEBHOOK (the deployment's own push relay). Required unless token is empty.
+	Platform uint32 `protobuf:"varint,1,opt,name=platform,proto3" json:"platform,omitempty"`
+	// The provider's device token (FCM registration token, APNs device token in hex, or the
+	// relay's address for the device), at most 4 KiB. Empty: remove this device's registration.
+	// Never logged.
+	Token string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	// The app the token belongs to, at most 255 bytes: the APNs topic (bundle id); passed through
+	// to the webhook, ignored by FCM.
+	AppId         string `protobuf:"bytes,3,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterPushToken) Reset() {
+	*x = RegisterPushToken{}
+	mi := &file_qim_v1_connection_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterPushToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterPushToken) ProtoMessage() {}
+
+func (x *RegisterPushToken) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_connection_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterPushToken.ProtoReflect.Descriptor instead.
+func (*RegisterPushToken) Descriptor() ([]byte, []int) {
+	return file_qim_v1_connection_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RegisterPushToken) GetPlatform() uint32 {
+	if x != nil {
+		return x.Platform
+	}
+	return 0
+}
+
+func (x *RegisterPushToken) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *RegisterPushToken) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// PushTokenAck (PUSH_TOKEN_ACK, downlink) answers REGISTER_PUSH_TOKEN once the registration is
+// stored (or removed).
+type PushTokenAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// true when a token is now registered for the device, false after a removal.
+	Registered    bool `protobuf:"varint,1,opt,name=registered,proto3" json:"registered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PushTokenAck) Reset() {
+	*x = PushTokenAck{}
+	mi := &file_qim_v1_connection_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PushTokenAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PushTokenAck) ProtoMessage() {}
+
+func (x *PushTokenAck) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_connection_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PushTokenAck.ProtoReflect.Descriptor instead.
+func (*PushTokenAck) Descriptor() ([]byte, []int) {
+	return file_qim_v1_connection_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PushTokenAck) GetRegistered() bool {
+	if x != nil {
+		return x.Registered
+	}
+	return false
+}
+
 var File_qim_v1_connection_proto protoreflect.FileDescriptor
 
 const file_qim_v1_connection_proto_rawDesc = "" +
@@ -617,7 +738,15 @@ const file_qim_v1_connection_proto_rawDesc = "" +
 	"\x0eretry_after_ms\x18\x03 \x01(\rR\fretryAfterMs\x12%\n" +
 	"\x0erequest_opcode\x18\x04 \x01(\rR\rrequestOpcode\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"\b\n" +
-	"\x06LogoutB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
+	"\x06Logout\"\\\n" +
+	"\x11RegisterPushToken\x12\x1a\n" +
+	"\bplatform\x18\x01 \x01(\rR\bplatform\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\x12\x15\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\".\n" +
+	"\fPushTokenAck\x12\x1e\n" +
+	"\n" +
+	"registered\x18\x01 \x01(\bR\n" +
+	"registeredB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
 
 var (
 	file_qim_v1_connection_proto_rawDescOnce sync.Once
@@ -631,19 +760,21 @@ func file_qim_v1_connection_proto_rawDescGZIP() []byte {
 	return file_qim_v1_connection_proto_rawDescData
 }
 
-var file_qim_v1_connection_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_qim_v1_connection_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_qim_v1_connection_proto_goTypes = []any{
-	(*AuthRequest)(nil),   // 0: qim.v1.AuthRequest
-	(*AuthOk)(nil),        // 1: qim.v1.AuthOk
-	(*Ping)(nil),          // 2: qim.v1.Ping
-	(*Pong)(nil),          // 3: qim.v1.Pong
-	(*Kicked)(nil),        // 4: qim.v1.Kicked
-	(*ErrorFrame)(nil),    // 5: qim.v1.ErrorFrame
-	(*Logout)(nil),        // 6: qim.v1.Logout
-	(*MailboxCursor)(nil), // 7: qim.v1.MailboxCursor
+	(*AuthRequest)(nil),       // 0: qim.v1.AuthRequest
+	(*AuthOk)(nil),            // 1: qim.v1.AuthOk
+	(*Ping)(nil),              // 2: qim.v1.Ping
+	(*Pong)(nil),              // 3: qim.v1.Pong
+	(*Kicked)(nil),            // 4: qim.v1.Kicked
+	(*ErrorFrame)(nil),        // 5: qim.v1.ErrorFrame
+	(*Logout)(nil),            // 6: qim.v1.Logout
+	(*RegisterPushToken)(nil), // 7: qim.v1.RegisterPushToken
+	(*PushTokenAck)(nil),      // 8: qim.v1.PushTokenAck
+	(*MailboxCursor)(nil),     // 9: qim.v1.MailboxCursor
 }
 var file_qim_v1_connection_proto_depIdxs = []int32{
-	7, // 0: qim.v1.AuthRequest.last_mailbox_cursor:type_name -> qim.v1.MailboxCursor
+	9, // 0: qim.v1.AuthRequest.last_mailbox_cursor:type_name -> qim.v1.MailboxCursor
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -663,7 +794,7 @@ func file_qim_v1_connection_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_connection_proto_rawDesc), len(file_qim_v1_connection_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

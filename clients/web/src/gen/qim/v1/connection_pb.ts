@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/connection.proto.
  */
 export const file_qim_v1_connection: GenFile = /*@__PURE__*/
-  fileDesc("ChdxaW0vdjEvY29ubmVjdGlvbi5wcm90bxIGcWltLnYxIo4BCgtBdXRoUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIRCglkZXZpY2VfaWQYAiABKAkSFgoOY2xpZW50X3ZlcnNpb24YAyABKAkSEQoJdGVuYW50X2lkGAQgASgMEjIKE2xhc3RfbWFpbGJveF9jdXJzb3IYBSABKAsyFS5xaW0udjEuTWFpbGJveEN1cnNvciKfAQoGQXV0aE9rEg8KB3VzZXJfaWQYASABKAQSFQoNc2Vzc2lvbl9lcG9jaBgCIAEoBBIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SGAoQaGFzX29mZmxpbmVfZGF0YRgEIAEoCBIWCg5zZXJ2ZXJfdGltZV9tcxgFIAEoAxIcChRoZWFydGJlYXRfdGltZW91dF9tcxgGIAEoDSIyCgRQaW5nEhYKDmNsaWVudF90aW1lX21zGAEgASgDEhIKCmZvcmVncm91bmQYAiABKAgicwoEUG9uZxIWCg5jbGllbnRfdGltZV9tcxgBIAEoAxIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAxIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SHAoUaGVhcnRiZWF0X3RpbWVvdXRfbXMYBCABKA0iQAoGS2lja2VkEg4KBnJlYXNvbhgBIAEoDRIOCgZkZXRhaWwYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0iawoKRXJyb3JGcmFtZRIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0SFgoOcmVxdWVzdF9vcGNvZGUYBCABKA0SDgoGcmVhc29uGAUgASgJIggKBkxvZ291dEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_common]);
+  fileDesc("ChdxaW0vdjEvY29ubmVjdGlvbi5wcm90bxIGcWltLnYxIo4BCgtBdXRoUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIRCglkZXZpY2VfaWQYAiABKAkSFgoOY2xpZW50X3ZlcnNpb24YAyABKAkSEQoJdGVuYW50X2lkGAQgASgMEjIKE2xhc3RfbWFpbGJveF9jdXJzb3IYBSABKAsyFS5xaW0udjEuTWFpbGJveEN1cnNvciKfAQoGQXV0aE9rEg8KB3VzZXJfaWQYASABKAQSFQoNc2Vzc2lvbl9lcG9jaBgCIAEoBBIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SGAoQaGFzX29mZmxpbmVfZGF0YRgEIAEoCBIWCg5zZXJ2ZXJfdGltZV9tcxgFIAEoAxIcChRoZWFydGJlYXRfdGltZW91dF9tcxgGIAEoDSIyCgRQaW5nEhYKDmNsaWVudF90aW1lX21zGAEgASgDEhIKCmZvcmVncm91bmQYAiABKAgicwoEUG9uZxIWCg5jbGllbnRfdGltZV9tcxgBIAEoAxIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAxIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYAyABKA0SHAoUaGVhcnRiZWF0X3RpbWVvdXRfbXMYBCABKA0iQAoGS2lja2VkEg4KBnJlYXNvbhgBIAEoDRIOCgZkZXRhaWwYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0iawoKRXJyb3JGcmFtZRIMCgRjb2RlGAEgASgNEg8KB21lc3NhZ2UYAiABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYAyABKA0SFgoOcmVxdWVzdF9vcGNvZGUYBCABKA0SDgoGcmVhc29uGAUgASgJIggKBkxvZ291dCJEChFSZWdpc3RlclB1c2hUb2tlbhIQCghwbGF0Zm9ybRgBIAEoDRINCgV0b2tlbhgCIAEoCRIOCgZhcHBfaWQYAyABKAkiIgoMUHVzaFRva2VuQWNrEhIKCnJlZ2lzdGVyZWQYASABKAhCK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw", [file_qim_v1_common]);
 
 /**
  * AuthRequest (AUTH, uplink) is the first frame on every connection. Any other first frame is
@@ -358,4 +358,71 @@ export type Logout = Message<"qim.v1.Logout"> & {
  */
 export const LogoutSchema: GenMessage<Logout> = /*@__PURE__*/
   messageDesc(file_qim_v1_connection, 6);
+
+/**
+ * RegisterPushToken (REGISTER_PUSH_TOKEN, uplink) tells the server where to wake this
+ * connection's device when a message reaches the user while none of their devices is online:
+ * the NotificationService sends the platform's provider a notification carrying the
+ * conversation, message id and the user's unread badge, never the body. One registration per
+ * device (the authenticated one); a new one replaces it; an empty token removes it, and so does
+ * LOGOUT. Answered by PUSH_TOKEN_ACK, or ERROR INVALID_ARGUMENT (unknown platform, a token or
+ * app_id too long) or UNAVAILABLE (retry).
+ *
+ * @generated from message qim.v1.RegisterPushToken
+ */
+export type RegisterPushToken = Message<"qim.v1.RegisterPushToken"> & {
+  /**
+   * Raw platform: 1 FCM (Firebase Cloud Messaging HTTP v1), 2 APNS (Apple Push Notification
+   * service), 3 WEBHOOK (the deployment's own push relay). Required unless token is empty.
+   *
+   * @generated from field: uint32 platform = 1;
+   */
+  platform: number;
+
+  /**
+   * The provider's device token (FCM registration token, APNs device token in hex, or the
+   * relay's address for the device), at most 4 KiB. Empty: remove this device's registration.
+   * Never logged.
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * The app the token belongs to, at most 255 bytes: the APNs topic (bundle id); passed through
+   * to the webhook, ignored by FCM.
+   *
+   * @generated from field: string app_id = 3;
+   */
+  appId: string;
+};
+
+/**
+ * Describes the message qim.v1.RegisterPushToken.
+ * Use `create(RegisterPushTokenSchema)` to create a new message.
+ */
+export const RegisterPushTokenSchema: GenMessage<RegisterPushToken> = /*@__PURE__*/
+  messageDesc(file_qim_v1_connection, 7);
+
+/**
+ * PushTokenAck (PUSH_TOKEN_ACK, downlink) answers REGISTER_PUSH_TOKEN once the registration is
+ * stored (or removed).
+ *
+ * @generated from message qim.v1.PushTokenAck
+ */
+export type PushTokenAck = Message<"qim.v1.PushTokenAck"> & {
+  /**
+   * true when a token is now registered for the device, false after a removal.
+   *
+   * @generated from field: bool registered = 1;
+   */
+  registered: boolean;
+};
+
+/**
+ * Describes the message qim.v1.PushTokenAck.
+ * Use `create(PushTokenAckSchema)` to create a new message.
+ */
+export const PushTokenAckSchema: GenMessage<PushTokenAck> = /*@__PURE__*/
+  messageDesc(file_qim_v1_connection, 8);
 
