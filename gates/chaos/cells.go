@@ -101,7 +101,7 @@ func Cells() []Cell {
 		cqlKillCell(),
 		luaFaultCell(),
 	}
-	return append(cells, moderationCells()...)
+	return append(append(cells, moderationCells()...), pushCell())
 }
 
 // chaosGroupSize is the group size of the group cells: every connection a member, several
