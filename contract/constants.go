@@ -92,12 +92,14 @@ const (
 	// being woken. PushDedupTTL is how long the NotificationService remembers that a
 	// (message, device) notification was accepted by its provider, longer than any replay of
 	// qim.dispatch it may consume again after a restart.
-	PushTokenTTL         = 60 * 24 * time.Hour
-	PushDedupTTL         = 24 * time.Hour
-	PushTokenMaxBytes    = 4096
-	PushAppIDMaxBytes    = 255
-	SendAckProbeAfter    = 3 * time.Second // no SEND_ACK for this long → probe the connection
-	UnavailableDetectMax = 7 * time.Second // end-to-end unavailability reported within this
+	PushTokenTTL      = 60 * 24 * time.Hour
+	PushDedupTTL      = 24 * time.Hour
+	PushTokenMaxBytes = 4096
+	// BadgeMaxConversations bounds the conversations summed for one offline push's badge.
+	BadgeMaxConversations = 100
+	PushAppIDMaxBytes     = 255
+	SendAckProbeAfter     = 3 * time.Second // no SEND_ACK for this long → probe the connection
+	UnavailableDetectMax  = 7 * time.Second // end-to-end unavailability reported within this
 	// IdempotencyWindow covers the (tenant, sender, client_message_id) key on the server and the
 	// client's dedup entries: twice the one-hour stalled-watermark operating limit. It dominates
 	// the number of Redis keys, so it is not longer.

@@ -11,10 +11,11 @@ const (
 	RPCRoleGateway RPCRole = "gateway" // ConnectionNode calling writer, MailboxNode and SessionProjection
 	RPCRoleMailbox RPCRole = "mailbox" // MailboxNode pushing to the gateway
 	RPCRoleAdmin   RPCRole = "admin"   // qimctl's group administration
+	RPCRoleNotify  RPCRole = "notify"  // NotificationService asking a user's badge
 )
 
 // RPCRoles lists every role, for parsing and for help text.
-var RPCRoles = []RPCRole{RPCRoleGateway, RPCRoleMailbox, RPCRoleAdmin}
+var RPCRoles = []RPCRole{RPCRoleGateway, RPCRoleMailbox, RPCRoleAdmin, RPCRoleNotify}
 
 // RPCMethodRoles is the method matrix of the internal RPC boundary: the full gRPC method name →
 // the one role allowed to call it. A method that is not listed is refused to every caller (a new
@@ -26,6 +27,7 @@ var RPCRoles = []RPCRole{RPCRoleGateway, RPCRoleMailbox, RPCRoleAdmin}
 //	                     | PushSession (a MARK_READ's SESSION_DELTA for the user's other devices)
 //	GatewayPush/Mailbox = PushBatch
 //	Session/Gateway    = SessionListReq (PullSessionList) | MarkRead
+//	Session/Notify     = Badge (a user's unread total for an offline push, ADR-0036)
 //	Room/Gateway       = RoomJoin, RoomLeave (RoomWriter.Link) | RoomSend (RoomWriter.Publish)
 //	Room/Admin         = RoomModeration (RoomWriter.Moderate: ban, kick, mute, slow mode, rate, counts)
 //
@@ -45,6 +47,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Push/PushBatch":           RPCRoleMailbox,
 	"/qim.internal.v1.Session/PullSessionList":  RPCRoleGateway,
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,
+	"/qim.internal.v1.Session/Badge":            RPCRoleNotify,
 	"/qim.internal.v1.RoomWriter/Link":          RPCRoleGateway,
 	"/qim.internal.v1.RoomWriter/Publish":       RPCRoleGateway,
 	"/qim.internal.v1.RoomWriter/Moderate":      RPCRoleAdmin,

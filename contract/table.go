@@ -64,6 +64,7 @@ func Constants() []Constant {
 		{"push_dedup_ttl", PushDedupTTL, false, "the NotificationService remembers an accepted (message, device) push this long"},
 		{"push_token_max_bytes", PushTokenMaxBytes, true, "REGISTER_PUSH_TOKEN token length limit"},
 		{"push_app_id_max_bytes", PushAppIDMaxBytes, true, "REGISTER_PUSH_TOKEN app_id length limit"},
+		{"badge_max_conversations", BadgeMaxConversations, false, "an offline push's badge sums the unread of at most this many most recent conversations"},
 		{"send_ack_probe_after", SendAckProbeAfter, false, ""},
 		{"unavailable_detect_max", UnavailableDetectMax, false, ""},
 		{"idempotency_window", IdempotencyWindow, false, "server key TTL and client dedup window"},

@@ -89,7 +89,8 @@ func scenarioOfflinePush(ctx context.Context, e *Env) error {
 	defer b.Close()
 	// The NotificationService learns from qim.presence that alice's devices went offline a
 	// moment after their connections closed: send until a first message is pushed.
-	if _, err := sendUntil(ctx, b, alice, "first push", func(mid string) bool { return p.APNs.Count(mid, phone) > 0 }); err != nil {
+	probes, err := sendUntil(ctx, b, alice, "first push", func(mid string) bool { return p.APNs.Count(mid, phone) > 0 })
+	if err != nil {
 		return fmt.Errorf("%w; the stand-in saw %d requests; notify's log:\n%s", err, p.APNs.Attempts(), e.Set.LogTail(svc.Notify, 15))
 	}
 	var mids []string
@@ -102,6 +103,13 @@ func scenarioOfflinePush(ctx context.Context, e *Env) error {
 	}
 	if err := pushedOnce(ctx, p, mids, phone, tablet); err != nil {
 		return err
+	}
+	// The badge is alice's unread total (Session.Badge) when the last one was notified: every
+	// message bob sent her so far.
+	for _, d := range p.APNs.Deliveries() {
+		if d.MessageID == mids[len(mids)-1] && d.Badge != probes+len(mids) {
+			return fmt.Errorf("badge of the last push %d, want %d (alice's unread)", d.Badge, probes+len(mids))
+		}
 	}
 	return pushRefusalsAndPresence(ctx, e, p, b, alice, phone, tablet)
 }
@@ -172,23 +180,23 @@ func pushRefusalsAndPresence(ctx context.Context, e *Env, p *svc.PushStandIns, b
 }
 
 // sendUntil sends bob→alice messages until cond holds for one of them (or for the state after
-// one), at most 30 tries.
-func sendUntil(ctx context.Context, b *Client, to contract.UserID, what string, cond func(mid string) bool) (string, error) {
+// one), at most 30 tries, and returns how many it sent.
+func sendUntil(ctx context.Context, b *Client, to contract.UserID, what string, cond func(mid string) bool) (int, error) {
 	for i := range 30 {
 		ack, err := b.Send(ctx, to, NewCmid(), fmt.Appendf(nil, "probe %d", i))
 		if err != nil {
-			return "", err
+			return i, err
 		}
 		mid := hex.EncodeToString(ack.GetMessageId())
 		deadline := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
 			if cond(mid) {
-				return mid, nil
+				return i + 1, nil
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	return "", fmt.Errorf("%s: not after 30 messages", what)
+	return 30, fmt.Errorf("%s: not after 30 messages", what)
 }
 
 // notPushedWhileOnline: once the NotificationService sees the laptop online (a moment after

@@ -20,7 +20,7 @@ func (s *Set) Env(name string) []string {
 	for _, d := range Deployment(s.topology(), processAddressing{s}) {
 		ds, dk := ServiceOf(d.Name)
 		own := ds == service && dk == k
-		allOf := name == OneProcessName && dk == 1 && slices.Contains(Order, ds)
+		allOf := name == OneProcessName && dk == 1 && slices.Contains(Order, ds) && s.runs(ds)
 		if own || allOf {
 			maps.Copy(vars, d.Env)
 			token = token || d.Token

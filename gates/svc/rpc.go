@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,8 @@ func (s *Set) rpcIdentity(name string) string {
 			return fmt.Sprintf("%s-%d", service, k)
 		}
 		return name
+	case Notify:
+		return Notify // one instance, calling as the notify role (Session.Badge)
 	case OneProcessName:
 		return name
 	}
@@ -60,7 +63,16 @@ func (s *Set) rpcEnv(name string) []string {
 	if s.certs == nil || id == "" {
 		return nil
 	}
-	return s.certs.Env(id)
+	env := s.certs.Env(id)
+	if !s.Notifies() { // a baseline binary refuses a whitelist naming a role it does not know
+		for i, kv := range env {
+			if peers, ok := strings.CutPrefix(kv, "QIM_RPC_PEERS="); ok {
+				kept := slices.DeleteFunc(strings.Split(peers, ","), func(p string) bool { return strings.HasPrefix(p, "notify:") })
+				env[i] = "QIM_RPC_PEERS=" + strings.Join(kept, ",")
+			}
+		}
+	}
+	return env
 }
 
 // MTLS reports whether the deployment's internal RPC runs mTLS (false only for an old binary).

@@ -12,6 +12,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/authn"
 	"github.com/qim-dev/qim/services/internal/config"
+	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/storeauth"
 )
 
@@ -38,6 +39,12 @@ type Config struct {
 	// Group names where the qim.dispatch positions are stored (Kafka's offset API, no
 	// membership). Run exactly one NotificationService per group.
 	Group string `env:"QIM_NOTIFY_GROUP" doc:"group under which the qim.dispatch positions are stored; run exactly one notify per group"`
+	// SessionAddrs are the SessionProjection instances, as the gateways list them (entry i of n
+	// serves the i-th of n equal shard ranges): each notification's badge is the user's unread
+	// total asked from the user's instance (Session.Badge). Unset: notifications carry no badge.
+	SessionAddrs []string `env:"QIM_SESSION_ADDRS" doc:"SessionProjection gRPC addresses, as the gateways list them, for the badge (unset: no badge)"`
+	// RPC is the internal RPC boundary the badge is asked over (the notify role).
+	RPC rpcauth.Config
 	// MetricsAddr serves /metrics, /healthz and pprof.
 	MetricsAddr string `env:"QIM_NOTIFY_METRICS" doc:"address of /metrics, /healthz and /debug/pprof"`
 
@@ -114,6 +121,15 @@ func (c *Config) Validate() error {
 	}
 	if _, err := contract.NewShardCount(c.ShardCount); err != nil {
 		return fmt.Errorf("%w: QIM_MAILBOX_SHARD_COUNT=%d: %w", ErrConfig, c.ShardCount, err)
+	}
+	if len(c.SessionAddrs) > 0 {
+		addrs := make([]rpcauth.Addr, len(c.SessionAddrs))
+		for i, a := range c.SessionAddrs {
+			addrs[i] = rpcauth.Addr{Var: "QIM_SESSION_ADDRS", Addr: a}
+		}
+		if err := c.RPC.Validate(addrs...); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	}
 	return errors.Join(c.validateProviders(), c.validateRetries())
 }

@@ -57,6 +57,7 @@ type loop struct {
 	loaded   func() bool // the presence follower applied what qim.presence held at start
 	rdb      *redis.Client
 	del      *deliverer
+	badges   *badges // nil: no badge
 	shards   contract.ShardCount
 	m        *metrics
 	log      *slog.Logger
@@ -146,8 +147,13 @@ func (l *loop) attempt(ctx context.Context, recs []commitlog.Record, to []offlin
 			return err
 		}
 		l.m.badRegs.Add(float64(bad))
+		registered := make([]pushtoken.User, 0, len(regs))
+		for u := range regs {
+			registered = append(registered, u)
+		}
+		badge := l.badges.of(ctx, registered, cap(l.del.sem))
 		skipped := func(reason string, n int) { l.m.skipped.WithLabelValues(reason).Add(float64(n)) }
-		if err := l.del.deliver(ctx, jobs(to, regs, skipped)); err != nil {
+		if err := l.del.deliver(ctx, jobs(to, regs, badge, skipped)); err != nil {
 			return err
 		}
 	}

@@ -132,5 +132,5 @@ func (d *deliverer) one(ctx context.Context, p provider.Provider, j job) string 
 func notification(j job) provider.Notification {
 	return provider.Notification{Tenant: j.to.user.Tenant, User: j.to.user.User, DeviceID: j.reg.DeviceID,
 		Token: j.reg.Token, AppID: j.reg.AppID, Conversation: j.to.msg.conversation, ConversationSeq: j.to.msg.seq,
-		MessageID: j.to.msg.id, Sender: j.to.msg.sender, Badge: -1, CollapseKey: j.to.msg.conversation.String()}
+		MessageID: j.to.msg.id, Sender: j.to.msg.sender, Badge: j.badge, CollapseKey: j.to.msg.conversation.String()}
 }

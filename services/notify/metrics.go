@@ -21,6 +21,7 @@ type metrics struct {
 	badRegs         prometheus.Counter
 	batches         prometheus.Counter
 	batchFailures   prometheus.Counter
+	badges          *prometheus.CounterVec // outcome
 }
 
 func newMetrics(r *obs.Registry) *metrics {
@@ -38,6 +39,8 @@ func newMetrics(r *obs.Registry) *metrics {
 			"qim.dispatch records that did not decode, skipped (the MailboxNode reports them as invariant violations)."),
 		badRegs: r.Counter("qim_notify_bad_registrations_total", "Stored push registrations that did not decode, skipped."),
 		batches: r.Counter("qim_notify_batches_total", "qim.dispatch batches whose notifications all ended and whose positions were stored."),
+		badges: r.CounterVec("qim_notify_badges_total",
+			"Badge lookups (Session.Badge), by outcome: exact, saturated (a lower bound), failed (sent without a badge).", "outcome"),
 		batchFailures: r.Counter("qim_notify_batch_failures_total",
 			"Attempts of a batch that failed (Redis or the position commit) and were retried."),
 	}

@@ -64,14 +64,16 @@ func plan(d *internalv1.GroupDispatch, tenant contract.TenantID, online func(con
 
 // job is one notification to one device.
 type job struct {
-	to   offline
-	reg  pushtoken.Registration
-	done string // pushtoken.DoneKey
+	to    offline
+	reg   pushtoken.Registration
+	done  string // pushtoken.DoneKey
+	badge int    // the user's unread total, -1 when unknown
 }
 
 // jobs pairs the offline recipients with their devices' registrations, one job per
 // (message, device), duplicates within the batch removed (a dispatch replayed inside one poll).
-func jobs(to []offline, regs map[pushtoken.User][]pushtoken.Registration, skipped func(string, int)) []job {
+// A user missing from badge gets none (-1).
+func jobs(to []offline, regs map[pushtoken.User][]pushtoken.Registration, badge map[pushtoken.User]int, skipped func(string, int)) []job {
 	var out []job
 	seen := map[string]bool{}
 	for _, o := range to {
@@ -88,7 +90,11 @@ func jobs(to []offline, regs map[pushtoken.User][]pushtoken.Registration, skippe
 				continue
 			}
 			seen[k] = true
-			out = append(out, job{to: o, reg: r, done: k})
+			b, ok := badge[o.user]
+			if !ok {
+				b = -1
+			}
+			out = append(out, job{to: o, reg: r, done: k, badge: b})
 		}
 	}
 	return out

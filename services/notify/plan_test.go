@@ -64,10 +64,13 @@ func TestJobsOnePerMessageAndDevice(t *testing.T) {
 			{DeviceID: "phone", Platform: contract.PushAPNs, Token: "p"}},
 	}
 	skipped := map[string]int{}
-	js := jobs(to, regs, func(r string, n int) { skipped[r] += n })
+	js := jobs(to, regs, map[pushtoken.User]int{{Tenant: tenant, User: 2}: 4}, func(r string, n int) { skipped[r] += n })
 	var devices []string
 	for _, j := range js {
 		devices = append(devices, j.reg.DeviceID)
+		if j.badge != 4 {
+			t.Errorf("job of %s: badge %d, want the user's 4", j.reg.DeviceID, j.badge)
+		}
 	}
 	if !slices.Equal(devices, []string{"phone", "tablet"}) {
 		t.Errorf("jobs for devices %v, want [phone tablet]", devices)

@@ -59,14 +59,35 @@ func (s *Service) start(ctx context.Context) error {
 	l.dir, l.loaded, l.rdb, l.m, l.log = dir, s.follower.Loaded, s.rdb, s.m, s.log
 	l.del = newDeliverer(s.cfg, s.rdb, providers, s.m, s.log)
 	l.retry = backoff.New(s.cfg.RetryMin, s.cfg.RetryMax)
+	rpcMode := "none"
+	if l.badges, rpcMode, err = s.openBadges(); err != nil {
+		return err
+	}
 	s.loop.Store(l)
 	s.proc.Go("presence", s.follower.Run)
 	s.proc.Go("batch", l.run)
 	s.proc.OnStarted(func() {
 		s.log.Info("notify: notifying", "group", s.cfg.Group, "shards", s.cfg.ShardCount, "providers", len(providers),
-			"metrics", s.proc.MetricsAddr())
+			"rpc", rpcMode, "metrics", s.proc.MetricsAddr())
 	})
 	return nil
+}
+
+// openBadges dials the SessionProjections for the badge, when they are configured, and says
+// the internal RPC mode it dials them in ("none" without them).
+func (s *Service) openBadges() (*badges, string, error) {
+	if len(s.cfg.SessionAddrs) == 0 {
+		return nil, "none", nil
+	}
+	t, err := s.cfg.RPC.Load("")
+	if err != nil {
+		return nil, "", fmt.Errorf("notify: refusing to start: %w", err)
+	}
+	b, conns, err := dialBadges(s.cfg.SessionAddrs, t.DialOption(contract.RPCServiceSession), s.cfg.shards(), s.m)
+	for _, cc := range conns {
+		s.proc.OnClose("session channel", cc.Close)
+	}
+	return b, t.Mode(), err
 }
 
 // openDispatch resolves every qim.dispatch partition's start and opens the consumer there. A

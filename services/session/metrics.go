@@ -51,7 +51,7 @@ func newMetrics(reg *obs.Registry) *metrics {
 		unowned: reg.Counter("qim_session_unowned_requests_total",
 			"PULL_SESSION_LIST and MARK_READ refused UNAVAILABLE because the user's shard is not owned here (misrouted, e.g. while shards move)."),
 		requests: reg.CounterVec("qim_session_requests_total",
-			"PULL_SESSION_LIST and MARK_READ requests, by op and contract error code (UNSPECIFIED = ok).", "op", "code"),
+			"PULL_SESSION_LIST, MARK_READ and Badge requests, by op and contract error code (UNSPECIFIED = ok).", "op", "code"),
 		latency: reg.HistogramVec("qim_session_request_latency_us",
 			"Latency of PULL_SESSION_LIST and MARK_READ (µs), by op.", obs.LatencyBucketsMicros, "op"),
 	}

@@ -25,6 +25,132 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BadgeQuery names the user whose badge the NotificationService needs.
+type BadgeQuery struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// u128, 16 bytes big-endian.
+	TenantId      []byte `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId        uint64 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BadgeQuery) Reset() {
+	*x = BadgeQuery{}
+	mi := &file_qiminternal_v1_session_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BadgeQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BadgeQuery) ProtoMessage() {}
+
+func (x *BadgeQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_session_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BadgeQuery.ProtoReflect.Descriptor instead.
+func (*BadgeQuery) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *BadgeQuery) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *BadgeQuery) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+// BadgeAnswer is the sum of the exact unread counts (the one definition, invariant 10) of the
+// user's most recently active conversations, up to contract.BadgeMaxConversations of them.
+type BadgeAnswer struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Unread uint32                 `protobuf:"varint,1,opt,name=unread,proto3" json:"unread,omitempty"`
+	// The sum is a lower bound: the user has more conversations than were summed, or one of them
+	// holds more unread than the session page counts exactly.
+	Saturated     bool   `protobuf:"varint,2,opt,name=saturated,proto3" json:"saturated,omitempty"`
+	ErrorCode     uint32 `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BadgeAnswer) Reset() {
+	*x = BadgeAnswer{}
+	mi := &file_qiminternal_v1_session_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BadgeAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BadgeAnswer) ProtoMessage() {}
+
+func (x *BadgeAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_session_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BadgeAnswer.ProtoReflect.Descriptor instead.
+func (*BadgeAnswer) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BadgeAnswer) GetUnread() uint32 {
+	if x != nil {
+		return x.Unread
+	}
+	return 0
+}
+
+func (x *BadgeAnswer) GetSaturated() bool {
+	if x != nil {
+		return x.Saturated
+	}
+	return false
+}
+
+func (x *BadgeAnswer) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *BadgeAnswer) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
 type AuthenticatedPullSessionList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// u128, 16 bytes big-endian.
@@ -39,7 +165,7 @@ type AuthenticatedPullSessionList struct {
 
 func (x *AuthenticatedPullSessionList) Reset() {
 	*x = AuthenticatedPullSessionList{}
-	mi := &file_qiminternal_v1_session_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +177,7 @@ func (x *AuthenticatedPullSessionList) String() string {
 func (*AuthenticatedPullSessionList) ProtoMessage() {}
 
 func (x *AuthenticatedPullSessionList) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_session_proto_msgTypes[0]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +190,7 @@ func (x *AuthenticatedPullSessionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedPullSessionList.ProtoReflect.Descriptor instead.
 func (*AuthenticatedPullSessionList) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{0}
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AuthenticatedPullSessionList) GetTenantId() []byte {
@@ -108,7 +234,7 @@ type PullSessionListOutcome struct {
 
 func (x *PullSessionListOutcome) Reset() {
 	*x = PullSessionListOutcome{}
-	mi := &file_qiminternal_v1_session_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -120,7 +246,7 @@ func (x *PullSessionListOutcome) String() string {
 func (*PullSessionListOutcome) ProtoMessage() {}
 
 func (x *PullSessionListOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_session_proto_msgTypes[1]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -133,7 +259,7 @@ func (x *PullSessionListOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PullSessionListOutcome.ProtoReflect.Descriptor instead.
 func (*PullSessionListOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{1}
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PullSessionListOutcome) GetBatch() *v1.SessionListBatch {
@@ -171,7 +297,7 @@ type AuthenticatedMarkRead struct {
 
 func (x *AuthenticatedMarkRead) Reset() {
 	*x = AuthenticatedMarkRead{}
-	mi := &file_qiminternal_v1_session_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -183,7 +309,7 @@ func (x *AuthenticatedMarkRead) String() string {
 func (*AuthenticatedMarkRead) ProtoMessage() {}
 
 func (x *AuthenticatedMarkRead) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_session_proto_msgTypes[2]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -196,7 +322,7 @@ func (x *AuthenticatedMarkRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticatedMarkRead.ProtoReflect.Descriptor instead.
 func (*AuthenticatedMarkRead) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AuthenticatedMarkRead) GetTenantId() []byte {
@@ -244,7 +370,7 @@ type MarkReadOutcome struct {
 
 func (x *MarkReadOutcome) Reset() {
 	*x = MarkReadOutcome{}
-	mi := &file_qiminternal_v1_session_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -256,7 +382,7 @@ func (x *MarkReadOutcome) String() string {
 func (*MarkReadOutcome) ProtoMessage() {}
 
 func (x *MarkReadOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_qiminternal_v1_session_proto_msgTypes[3]
+	mi := &file_qiminternal_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -269,7 +395,7 @@ func (x *MarkReadOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkReadOutcome.ProtoReflect.Descriptor instead.
 func (*MarkReadOutcome) Descriptor() ([]byte, []int) {
-	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MarkReadOutcome) GetAck() *v1.MarkReadAck {
@@ -304,7 +430,17 @@ var File_qiminternal_v1_session_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1cqiminternal/v1/session.proto\x12\x0fqim.internal.v1\x1a\x14qim/v1/session.proto\"\x9d\x01\n" +
+	"\x1cqiminternal/v1/session.proto\x12\x0fqim.internal.v1\x1a\x14qim/v1/session.proto\"B\n" +
+	"\n" +
+	"BadgeQuery\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\x04R\x06userId\"\x87\x01\n" +
+	"\vBadgeAnswer\x12\x16\n" +
+	"\x06unread\x18\x01 \x01(\rR\x06unread\x12\x1c\n" +
+	"\tsaturated\x18\x02 \x01(\bR\tsaturated\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x03 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"\x9d\x01\n" +
 	"\x1cAuthenticatedPullSessionList\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
@@ -325,10 +461,11 @@ const file_qiminternal_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12*\n" +
-	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry2\xca\x01\n" +
+	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry2\x8e\x02\n" +
 	"\aSession\x12i\n" +
 	"\x0fPullSessionList\x12-.qim.internal.v1.AuthenticatedPullSessionList\x1a'.qim.internal.v1.PullSessionListOutcome\x12T\n" +
-	"\bMarkRead\x12&.qim.internal.v1.AuthenticatedMarkRead\x1a .qim.internal.v1.MarkReadOutcomeB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
+	"\bMarkRead\x12&.qim.internal.v1.AuthenticatedMarkRead\x1a .qim.internal.v1.MarkReadOutcome\x12B\n" +
+	"\x05Badge\x12\x1b.qim.internal.v1.BadgeQuery\x1a\x1c.qim.internal.v1.BadgeAnswerB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
 	file_qiminternal_v1_session_proto_rawDescOnce sync.Once
@@ -342,26 +479,30 @@ func file_qiminternal_v1_session_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_session_proto_rawDescData
 }
 
-var file_qiminternal_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_qiminternal_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_qiminternal_v1_session_proto_goTypes = []any{
-	(*AuthenticatedPullSessionList)(nil), // 0: qim.internal.v1.AuthenticatedPullSessionList
-	(*PullSessionListOutcome)(nil),       // 1: qim.internal.v1.PullSessionListOutcome
-	(*AuthenticatedMarkRead)(nil),        // 2: qim.internal.v1.AuthenticatedMarkRead
-	(*MarkReadOutcome)(nil),              // 3: qim.internal.v1.MarkReadOutcome
-	(*v1.SessionListBatch)(nil),          // 4: qim.v1.SessionListBatch
-	(*v1.MarkReadAck)(nil),               // 5: qim.v1.MarkReadAck
-	(*v1.SessionEntry)(nil),              // 6: qim.v1.SessionEntry
+	(*BadgeQuery)(nil),                   // 0: qim.internal.v1.BadgeQuery
+	(*BadgeAnswer)(nil),                  // 1: qim.internal.v1.BadgeAnswer
+	(*AuthenticatedPullSessionList)(nil), // 2: qim.internal.v1.AuthenticatedPullSessionList
+	(*PullSessionListOutcome)(nil),       // 3: qim.internal.v1.PullSessionListOutcome
+	(*AuthenticatedMarkRead)(nil),        // 4: qim.internal.v1.AuthenticatedMarkRead
+	(*MarkReadOutcome)(nil),              // 5: qim.internal.v1.MarkReadOutcome
+	(*v1.SessionListBatch)(nil),          // 6: qim.v1.SessionListBatch
+	(*v1.MarkReadAck)(nil),               // 7: qim.v1.MarkReadAck
+	(*v1.SessionEntry)(nil),              // 8: qim.v1.SessionEntry
 }
 var file_qiminternal_v1_session_proto_depIdxs = []int32{
-	4, // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
-	5, // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
-	6, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
-	0, // 3: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
-	2, // 4: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
-	1, // 5: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
-	3, // 6: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
-	5, // [5:7] is the sub-list for method output_type
-	3, // [3:5] is the sub-list for method input_type
+	6, // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
+	7, // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
+	8, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
+	2, // 3: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
+	4, // 4: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
+	0, // 5: qim.internal.v1.Session.Badge:input_type -> qim.internal.v1.BadgeQuery
+	3, // 6: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
+	5, // 7: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
+	1, // 8: qim.internal.v1.Session.Badge:output_type -> qim.internal.v1.BadgeAnswer
+	6, // [6:9] is the sub-list for method output_type
+	3, // [3:6] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
 	3, // [3:3] is the sub-list for extension extendee
 	0, // [0:3] is the sub-list for field type_name
@@ -378,7 +519,7 @@ func file_qiminternal_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_session_proto_rawDesc), len(file_qiminternal_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Session_PullSessionList_FullMethodName = "/qim.internal.v1.Session/PullSessionList"
 	Session_MarkRead_FullMethodName        = "/qim.internal.v1.Session/MarkRead"
+	Session_Badge_FullMethodName           = "/qim.internal.v1.Session/Badge"
 )
 
 // SessionClient is the client API for Session service.
@@ -42,6 +43,8 @@ const (
 type SessionClient interface {
 	PullSessionList(ctx context.Context, in *AuthenticatedPullSessionList, opts ...grpc.CallOption) (*PullSessionListOutcome, error)
 	MarkRead(ctx context.Context, in *AuthenticatedMarkRead, opts ...grpc.CallOption) (*MarkReadOutcome, error)
+	// Badge is a user's unread total, for the badge of an offline push (NotificationService).
+	Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.CallOption) (*BadgeAnswer, error)
 }
 
 type sessionClient struct {
@@ -72,6 +75,16 @@ func (c *sessionClient) MarkRead(ctx context.Context, in *AuthenticatedMarkRead,
 	return out, nil
 }
 
+func (c *sessionClient) Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.CallOption) (*BadgeAnswer, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BadgeAnswer)
+	err := c.cc.Invoke(ctx, Session_Badge_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SessionServer is the server API for Session service.
 // All implementations must embed UnimplementedSessionServer
 // for forward compatibility.
@@ -88,6 +101,8 @@ func (c *sessionClient) MarkRead(ctx context.Context, in *AuthenticatedMarkRead,
 type SessionServer interface {
 	PullSessionList(context.Context, *AuthenticatedPullSessionList) (*PullSessionListOutcome, error)
 	MarkRead(context.Context, *AuthenticatedMarkRead) (*MarkReadOutcome, error)
+	// Badge is a user's unread total, for the badge of an offline push (NotificationService).
+	Badge(context.Context, *BadgeQuery) (*BadgeAnswer, error)
 	mustEmbedUnimplementedSessionServer()
 }
 
@@ -103,6 +118,9 @@ func (UnimplementedSessionServer) PullSessionList(context.Context, *Authenticate
 }
 func (UnimplementedSessionServer) MarkRead(context.Context, *AuthenticatedMarkRead) (*MarkReadOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method MarkRead not implemented")
+}
+func (UnimplementedSessionServer) Badge(context.Context, *BadgeQuery) (*BadgeAnswer, error) {
+	return nil, status.Error(codes.Unimplemented, "method Badge not implemented")
 }
 func (UnimplementedSessionServer) mustEmbedUnimplementedSessionServer() {}
 func (UnimplementedSessionServer) testEmbeddedByValue()                 {}
@@ -161,6 +179,24 @@ func _Session_MarkRead_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Session_Badge_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BadgeQuery)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServer).Badge(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Session_Badge_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServer).Badge(ctx, req.(*BadgeQuery))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Session_ServiceDesc is the grpc.ServiceDesc for Session service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -175,6 +211,10 @@ var Session_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MarkRead",
 			Handler:    _Session_MarkRead_Handler,
+		},
+		{
+			MethodName: "Badge",
+			Handler:    _Session_Badge_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -89,7 +89,8 @@ func TestDevSetWhitelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]contract.RPCRole{"gateway-1": contract.RPCRoleGateway, "gateway-2": contract.RPCRoleGateway,
-		"mailbox-1": contract.RPCRoleMailbox, "mailbox-2": contract.RPCRoleMailbox, "admin": contract.RPCRoleAdmin}
+		"mailbox-1": contract.RPCRoleMailbox, "mailbox-2": contract.RPCRoleMailbox, "admin": contract.RPCRoleAdmin,
+		"notify": contract.RPCRoleNotify}
 	if len(peers) != len(want) {
 		t.Fatalf("whitelist has %d fingerprints, want %d: %v", len(peers), len(want), set.Peers)
 	}

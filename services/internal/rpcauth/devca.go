@@ -45,14 +45,16 @@ func DevIdentities(n int) []Identity {
 			Identity{Name: "gateway" + suffix, Services: []string{contract.RPCServiceGatewayPush}, Roles: []contract.RPCRole{contract.RPCRoleGateway}},
 			Identity{Name: "room" + suffix, Services: []string{contract.RPCServiceRoom}})
 	}
-	return append(out, Identity{Name: "admin", Roles: []contract.RPCRole{contract.RPCRoleAdmin}})
+	return append(out, Identity{Name: "admin", Roles: []contract.RPCRole{contract.RPCRoleAdmin}},
+		Identity{Name: "notify", Roles: []contract.RPCRole{contract.RPCRoleNotify}})
 }
 
 // OneProcessIdentity is the certificate of a `qim all` process: it serves as all five services
-// and calls as both the gateway and the MailboxNode.
+// and calls as the gateway, the MailboxNode and the NotificationService.
 func OneProcessIdentity(name string) Identity {
 	return Identity{Name: name, Services: []string{contract.RPCServiceWriter, contract.RPCServiceMailbox,
-		contract.RPCServiceSession, contract.RPCServiceRoom, contract.RPCServiceGatewayPush}, Roles: []contract.RPCRole{contract.RPCRoleGateway, contract.RPCRoleMailbox}}
+		contract.RPCServiceSession, contract.RPCServiceRoom, contract.RPCServiceGatewayPush},
+		Roles: []contract.RPCRole{contract.RPCRoleGateway, contract.RPCRoleMailbox, contract.RPCRoleNotify}}
 }
 
 // DevSet is a development certificate set written to Dir: ca.pem (and ca.key, so more
