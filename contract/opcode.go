@@ -50,6 +50,8 @@ const (
 	// OpTyping and OpTypingEvent carry a typing indicator: ephemeral, never stored, best effort.
 	OpTyping      Opcode = 0x0407
 	OpTypingEvent Opcode = 0x0408
+	// OpReadReceipt tells a user that the peer of a direct conversation read (best effort).
+	OpReadReceipt Opcode = 0x0409
 
 	OpPullHistory  Opcode = 0x0501
 	OpHistoryBatch Opcode = 0x0502
@@ -133,6 +135,8 @@ var opcodeTable = []OpcodeInfo{
 		"no answer: the peer of a direct conversation is sent TYPING_EVENT; never stored; above 2 a second per connection (burst 5) dropped"},
 	{OpTypingEvent, "TYPING_EVENT", Downlink, "TypingEvent", false, true,
 		"request id 0, best effort: someone is (or stopped) typing in a direct conversation with this user; expires on its own"},
+	{OpReadReceipt, "READ_RECEIPT", Downlink, "ReadReceipt", false, true,
+		"request id 0, best effort: the peer of a direct conversation read up to read_conversation_seq; the session list's peer_read_conversation_seq holds it"},
 	{OpPullHistory, "PULL_HISTORY", Uplink, "PullHistory", false, true,
 		"answered by HISTORY_BATCH or ERROR; DIRECT and GROUP (clipped to the reader's intervals, NOT_MEMBER for a never-member); ROOM gets UNIMPLEMENTED"},
 	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true,

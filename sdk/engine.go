@@ -260,6 +260,8 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onSessionDelta(m, now)
 	case contract.OpTypingEvent:
 		e.onTypingEvent(m, now)
+	case contract.OpReadReceipt:
+		e.onReadReceipt(m)
 	case contract.OpMarkReadAck:
 		e.onMarkReadAck(m, now)
 	case contract.OpGroupCreated:

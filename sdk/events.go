@@ -214,6 +214,15 @@ type Typing struct {
 	Until        time.Time
 }
 
+// ReadReceipt: Reader, the peer of the direct conversation Conversation, has read every message
+// up to Seq (a read receipt, pushed best effort as the peer's MARK_READ lands; absolute and
+// forward only, so apply it as max(known, Seq)). Nothing about it is stored.
+type ReadReceipt struct {
+	Conversation contract.ConversationID
+	Reader       contract.UserID
+	Seq          contract.ConversationSeq
+}
+
 func (Online) isEvent()               {}
 func (Offline) isEvent()              {}
 func (MessagesAdded) isEvent()        {}
@@ -230,6 +239,7 @@ func (RoomJoined) isEvent()           {}
 func (RoomEvents) isEvent()           {}
 func (RoomLeft) isEvent()             {}
 func (Typing) isEvent()               {}
+func (ReadReceipt) isEvent()          {}
 
 // The local data types are the store's; these aliases let apps import only package sdk.
 type (

@@ -13,6 +13,7 @@ package sdk
 // UNAVAILABLE after its backend timeout), and the client waits for that.
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -187,4 +188,20 @@ func (e *engine) onTypingEvent(m wire.Message, now time.Time) {
 	}
 	e.emit(Typing{Conversation: conv, User: contract.UserID(ev.GetUserId()), Typing: ev.GetTyping(),
 		Until: now.Add(time.Duration(ev.GetExpiresInMs()) * time.Millisecond)})
+}
+
+// onReadReceipt hands a peer's read receipt to the app.
+func (e *engine) onReadReceipt(m wire.Message) {
+	var r qimv1.ReadReceipt
+	if err := proto.Unmarshal(m.Payload, &r); err != nil {
+		e.fail(fmt.Errorf("%w: READ_RECEIPT: %v", ErrProtocol, err))
+		return
+	}
+	conv, err := contract.ParseConversationID(r.GetConversationId())
+	seq, serr := contract.NewConversationSeq(r.GetReadConversationSeq())
+	if err != nil || serr != nil {
+		e.fail(fmt.Errorf("%w: READ_RECEIPT: %v", ErrProtocol, errors.Join(err, serr)))
+		return
+	}
+	e.emit(ReadReceipt{Conversation: conv, Reader: contract.UserID(r.GetReaderUserId()), Seq: seq})
 }

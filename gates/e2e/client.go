@@ -42,6 +42,7 @@ type Client struct {
 	pushes  chan *qimv1.PushEvents
 	deltas  chan *qimv1.SessionDelta
 	typing  chan *qimv1.TypingEvent
+	receipt chan *qimv1.ReadReceipt
 	kicked  chan *qimv1.Kicked
 	rooms   chan wire.Message             // ROOM_EVENTS and unsolicited ROOM_LEFT, in arrival order
 	stall   atomic.Pointer[chan struct{}] // set: the read loop waits at the next room frame
@@ -67,7 +68,7 @@ func DialFrom(ctx context.Context, addr, from string) (*Client, error) {
 		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)
 	}
 	c := &Client{conn: conn, w: wire.NewWriter(conn), waiting: map[uint32]chan wire.Message{},
-		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), typing: make(chan *qimv1.TypingEvent, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
+		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), typing: make(chan *qimv1.TypingEvent, 64), receipt: make(chan *qimv1.ReadReceipt, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
 		rooms: make(chan wire.Message, roomFrameBuffer), stop: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
@@ -118,6 +119,15 @@ func (c *Client) readLoop() {
 			if proto.Unmarshal(m.Payload, &t) == nil {
 				select {
 				case c.typing <- &t:
+				default:
+				}
+			}
+			continue
+		case contract.OpReadReceipt:
+			var rr qimv1.ReadReceipt
+			if proto.Unmarshal(m.Payload, &rr) == nil {
+				select {
+				case c.receipt <- &rr:
 				default:
 				}
 			}
@@ -250,6 +260,9 @@ func (c *Client) Pushes() <-chan *qimv1.PushEvents { return c.pushes }
 
 // TypingEvents delivers TYPING_EVENT frames (a bounded buffer; extra ones are dropped).
 func (c *Client) TypingEvents() <-chan *qimv1.TypingEvent { return c.typing }
+
+// ReadReceipts delivers READ_RECEIPT frames (the peer of a direct conversation read).
+func (c *Client) ReadReceipts() <-chan *qimv1.ReadReceipt { return c.receipt }
 
 // Typing sends TYPING, which has no answer.
 func (c *Client) Typing(ctx context.Context, peer contract.UserID, on bool) error {

@@ -24,6 +24,7 @@ func ProductScenarios() []Scenario {
 		{"moderation-hook-rejects-rewrites-and-fails-closed", needs(NeedsModeration, scenarioModeration)},
 		{"read-on-the-phone-clears-the-laptop-within-a-second", scenarioReadSync},
 		{"typing-reaches-the-peer-limited-and-unstored", scenarioTyping},
+		{"read-receipt-reaches-the-peer-and-its-session-list", scenarioReadReceipt},
 		{"push-reaches-an-offline-device-once", needs(NeedsPush, scenarioOfflinePush)},
 	}
 }

@@ -140,3 +140,68 @@ func scenarioTyping(ctx context.Context, e *Env) error {
 	}
 	return nil
 }
+
+// A read in a direct conversation reaches the peer — on the other gateway when there are two —
+// as READ_RECEIPT within a second, and the peer's session list carries it durably
+// (peer_read_conversation_seq), so a device that missed the push still shows it.
+func scenarioReadReceipt(ctx context.Context, e *Env) error {
+	alice, bob := e.User(), e.User()
+	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var seq uint64
+	for i := range 2 {
+		ack, err := b.Send(ctx, alice, NewCmid(), fmt.Appendf(nil, "read me %d", i))
+		if err != nil {
+			return err
+		}
+		seq = ack.GetConversationSeq()
+	}
+	// A push to bob proves his MailboxNode's push path knows his gateway, which receipts
+	// travel too (a login is reached a moment after AUTH_OK).
+	if _, err := a.Send(ctx, bob, NewCmid(), []byte("seen")); err != nil {
+		return err
+	}
+	select {
+	case <-b.Pushes():
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("no PUSH_EVENTS to bob within 10 s")
+	}
+	conv := contract.DirectConversationID(e.Tenant, alice, bob).Bytes()
+	if _, err := a.MarkRead(ctx, conv[:], seq); err != nil {
+		return err
+	}
+	select {
+	case r := <-b.ReadReceipts():
+		if r.GetReaderUserId() != uint64(alice) || r.GetReadConversationSeq() < seq {
+			return fmt.Errorf("READ_RECEIPT %v, want alice at %d or later", r, seq)
+		}
+	case <-time.After(readSyncWithin):
+		return fmt.Errorf("no READ_RECEIPT within %v of alice's MARK_READ", readSyncWithin)
+	}
+	// The SessionProjection lists bob's row a moment after his messages (it follows the dispatch
+	// log); the watermark on it is read fresh.
+	var got uint64
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = waitFor(wctx, "bob's row with alice's read watermark", func() (bool, error) {
+		list, err := b.SessionList(ctx, 50)
+		for _, s := range list {
+			if string(s.GetConversationId()) == string(conv[:]) {
+				got = s.GetPeerReadConversationSeq()
+			}
+		}
+		return got >= seq, err
+	})
+	if err != nil {
+		return fmt.Errorf("bob's row: peer_read_conversation_seq %d, want at least %d: %w", got, seq, err)
+	}
+	return nil
+}

@@ -46,7 +46,7 @@ func TestEveryEventHasItsType(t *testing.T) {
 		"kicked": sdk.Kicked{}, "sync_progress": sdk.SyncProgress{}, "local_store_reset": sdk.LocalStoreReset{},
 		"group_created": sdk.GroupCreated{}, "group_create_failed": sdk.GroupCreateFailed{},
 		"membership_changed": sdk.MembershipChanged{}, "room_joined": sdk.RoomJoined{}, "room_events": sdk.RoomEvents{},
-		"room_left": sdk.RoomLeft{}, "typing": sdk.Typing{}}
+		"room_left": sdk.RoomLeft{}, "typing": sdk.Typing{}, "read_receipt": sdk.ReadReceipt{}}
 	for want, ev := range evs {
 		s, err := eventJSON(ev)
 		if err != nil || !strings.Contains(s, `"type":"`+want+`"`) {
@@ -208,5 +208,21 @@ func TestRoomIDRefusals(t *testing.T) {
 		if _, err := sendRoom(h, room, []byte("x"), time.Millisecond); codeOf(err) != codeInvalid {
 			t.Errorf("room %q: %v, want QIM_E_INVALID", room, err)
 		}
+	}
+}
+
+// A push registration names a known platform (an empty token needs none), and offline it is
+// QIM_E_UNAVAILABLE: the app registers again once connected.
+func TestRegisterPushTokenRefusals(t *testing.T) {
+	h, err := openClient(`{"data_dir":"` + t.TempDir() + `","gateway":"127.0.0.1:1","user":"5","device":"d","token":"t"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = closeClient(h) }()
+	if _, err := registerPushToken(h, 9, "tok", "", time.Millisecond); codeOf(err) != codeInvalid {
+		t.Errorf("platform 9: %v, want QIM_E_INVALID", err)
+	}
+	if _, err := registerPushToken(h, 1, "tok", "", time.Millisecond); codeOf(err) != codeUnavailable {
+		t.Errorf("offline: %v, want QIM_E_UNAVAILABLE", err)
 	}
 }

@@ -175,3 +175,13 @@ func qim_leave_group(h C.qim_client, group *C.char, timeoutMs C.int32_t, out, er
 	res, err := leaveGroup(uint64(h), C.GoString(group), time.Duration(timeoutMs)*time.Millisecond)
 	return finish(res, err, out, errOut)
 }
+
+//export qim_register_push_token
+func qim_register_push_token(h C.qim_client, platform C.int32_t, token, appID *C.char, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	if token == nil || appID == nil {
+		return finish("", errorf(codeInvalid, "token and app_id must not be NULL (pass \"\")"), out, errOut)
+	}
+	res, err := registerPushToken(uint64(h), int32(platform), C.GoString(token), C.GoString(appID),
+		time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}

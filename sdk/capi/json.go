@@ -142,6 +142,9 @@ func otherEventJSON(ev sdk.Event) any {
 	case sdk.Typing:
 		return map[string]any{"type": "typing", "conversation": contract.U128(e.Conversation).String(), "user": dec(uint64(e.User)),
 			"typing": e.Typing, "until_ms": e.Until.UnixMilli()}
+	case sdk.ReadReceipt:
+		return map[string]any{"type": "read_receipt", "conversation": contract.U128(e.Conversation).String(),
+			"reader": dec(uint64(e.Reader)), "seq": dec(uint64(e.Seq))}
 	}
 	return map[string]any{"type": "unknown", "go_type": fmt.Sprintf("%T", ev)}
 }

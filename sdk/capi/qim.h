@@ -98,6 +98,14 @@ int qim_group_members(qim_client c, char* group, int32_t timeout_ms, char** resu
  * "membership_version"}. */
 int qim_leave_group(qim_client c, char* group, int32_t timeout_ms, char** result_json, char** err);
 
+/* Registers this device's offline-push token (platform 1 FCM, 2 APNS with app_id the bundle id,
+ * 3 WEBHOOK; an empty token removes the registration): while none of the user's devices is
+ * online, the server wakes it through the provider with the conversation and message id, never
+ * the body. Call it once connected, at every start and whenever the OS hands out a new token.
+ * *result_json: {"registered", "platform"}. Not connected: QIM_E_UNAVAILABLE. timeout_ms 0: 10 s. */
+int qim_register_push_token(qim_client c, int32_t platform, char* token, char* app_id, int32_t timeout_ms,
+                            char** result_json, char** err);
+
 /* Rooms: live and lossy, never stored locally. Each call waits for the server's answer up to
  * timeout_ms (0: 10 s); the room's events arrive as "room_joined", "room_events" and "room_left"
  * events. A room id is 32 hex digits of any non-zero u128 the application chooses. */

@@ -43,6 +43,7 @@ type metrics struct {
 	readSyncs          *prometheus.CounterVec // stage
 	typing             *prometheus.CounterVec // stage
 	pushTokens         *prometheus.CounterVec // outcome
+	receipts           *prometheus.CounterVec // stage
 	rateSyncSeconds    prometheus.Histogram
 	rateSyncFailures   prometheus.Counter
 }
@@ -104,6 +105,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Typing indicators, by stage: sent (handed to the peer's MailboxNode), dropped (above the connection's rate), failed (that call failed), delivered (TYPING_EVENT queued to a connection here).", "stage"),
 		pushTokens: reg.CounterVec("qim_gateway_push_registrations_total",
 			"Offline-push registrations, by outcome: registered, removed (an empty token or LOGOUT), failed (not stored).", "outcome"),
+		receipts: reg.CounterVec("qim_gateway_read_receipts_total",
+			"Read receipts after a MARK_READ in a direct conversation, by stage: sent (handed to the peer's MailboxNode), failed (that call failed), delivered (READ_RECEIPT queued to a connection of the peer here).", "stage"),
 		readSyncs: reg.CounterVec("qim_gateway_read_syncs_total",
 			"Read-state sync after MARK_READ, by stage: sent (handed to the user's MailboxNode), failed (that call failed), delivered (SESSION_DELTA queued to another device's connection here).", "stage"),
 		rateLimited: reg.CounterVec("qim_gateway_send_rate_limited_total",

@@ -60,6 +60,8 @@ func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 		return s.pushControl(conns, t.GetExceptDevice(), contract.OpSessionDelta, t.GetSessionDelta(), s.m.readSyncs.WithLabelValues("delivered"))
 	case t.GetTyping() != nil:
 		return s.pushControl(conns, "", contract.OpTypingEvent, t.GetTyping(), s.m.typing.WithLabelValues("delivered"))
+	case t.GetReceipt() != nil:
+		return s.pushControl(conns, "", contract.OpReadReceipt, t.GetReceipt(), s.m.receipts.WithLabelValues("delivered"))
 	}
 	// Encoded once per target, shared read-only by every connection of the user.
 	payload, err := proto.Marshal(&qimv1.PushEvents{Events: t.GetEvents()})
@@ -84,7 +86,7 @@ func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 // A valid target carries exactly one.
 func payloadKinds(t *internalv1.PushTarget) int {
 	n := 0
-	for _, has := range []bool{len(t.GetEvents()) > 0, t.GetSessionDelta() != nil, t.GetTyping() != nil} {
+	for _, has := range []bool{len(t.GetEvents()) > 0, t.GetSessionDelta() != nil, t.GetTyping() != nil, t.GetReceipt() != nil} {
 		if has {
 			n++
 		}

@@ -67,3 +67,25 @@ func (s *Service) pushControl(conns []*conn, except string, op contract.Opcode, 
 	}
 	return "queued"
 }
+
+// shareReceipt tells the peer of a direct conversation that the user read up to the entry's
+// watermark (READ_RECEIPT), through the peer's MailboxNode like a typing event. Best effort: the
+// peer's next session list carries the watermark anyway (peer_read_conversation_seq).
+func (c *conn) shareReceipt(entry *qimv1.SessionEntry) {
+	peer := contract.UserID(entry.GetPeerUserId())
+	if peer == 0 || peer == c.sess.key.user {
+		return
+	}
+	k, tenant := c.sess.key, c.tenantBytes
+	node := c.s.mailboxFor(k.tenant, peer)
+	r := &qimv1.ReadReceipt{ConversationId: entry.GetConversationId(), ReaderUserId: uint64(k.user),
+		ReadConversationSeq: entry.GetReadConversationSeq()}
+	c.s.m.receipts.WithLabelValues("sent").Inc()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.BackendTimeout)
+		defer cancel()
+		if _, err := node.client.PushSession(ctx, &internalv1.PushTarget{TenantId: tenant, UserId: uint64(peer), Receipt: r}); err != nil {
+			c.s.m.receipts.WithLabelValues("failed").Inc()
+		}
+	}()
+}

@@ -48,7 +48,8 @@ func (c *conn) markRead(ctx context.Context, j pullJob) bool {
 		return false
 	}
 	if out.GetEntry() != nil {
-		c.shareRead(out.GetEntry()) // the user's other devices (readsync.go)
+		c.shareRead(out.GetEntry())    // the user's other devices (readsync.go)
+		c.shareReceipt(out.GetEntry()) // the peer of a direct conversation
 	}
 	return true
 }

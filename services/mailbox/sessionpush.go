@@ -28,6 +28,17 @@ func (g grpcServer) PushSession(_ context.Context, t *internalv1.PushTarget) (*i
 	return &internalv1.PushSessionAck{}, nil
 }
 
+// controlKinds counts the control payloads a session push carries.
+func controlKinds(t *internalv1.PushTarget) int {
+	n := 0
+	for _, has := range []bool{len(t.GetSessionDelta().GetSessions()) > 0, t.GetTyping() != nil, t.GetReceipt() != nil} {
+		if has {
+			n++
+		}
+	}
+	return n
+}
+
 // checkSessionPush refuses a target that is not one session delta of a user of this node.
 func (s *Service) checkSessionPush(t *internalv1.PushTarget) error {
 	tenant, err := contract.U128FromBytes(t.GetTenantId())
@@ -36,8 +47,8 @@ func (s *Service) checkSessionPush(t *internalv1.PushTarget) error {
 		return rpc.Refuse(contract.ErrCodeInvalidArgument, "tenant_id: %v", err)
 	case t.GetUserId() == 0 || len(t.GetEvents()) != 0:
 		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push names a user and carries no mailbox events")
-	case (len(t.GetSessionDelta().GetSessions()) == 0) == (t.GetTyping() == nil):
-		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push carries one session delta or one typing event")
+	case controlKinds(t) != 1:
+		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push carries one session delta, typing event or read receipt")
 	}
 	return s.owned(tenant, contract.UserID(t.GetUserId()))
 }

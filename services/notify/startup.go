@@ -59,7 +59,7 @@ func (s *Service) start(ctx context.Context) error {
 	l.dir, l.loaded, l.rdb, l.m, l.log = dir, s.follower.Loaded, s.rdb, s.m, s.log
 	l.del = newDeliverer(s.cfg, s.rdb, providers, s.m, s.log)
 	l.retry = backoff.New(s.cfg.RetryMin, s.cfg.RetryMax)
-	rpcMode := "none"
+	var rpcMode string
 	if l.badges, rpcMode, err = s.openBadges(); err != nil {
 		return err
 	}

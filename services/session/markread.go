@@ -57,6 +57,9 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 	if err != nil {
 		return nil, err
 	}
+	if err := s.withPeerReads(ctx, k.tenant, []*qimv1.SessionEntry{entry}); err != nil {
+		return nil, err
+	}
 	return &internalv1.MarkReadOutcome{Ack: ack, Entry: entry}, nil
 }
 

@@ -142,6 +142,16 @@ test("a read on one device reaches the user's other device as a conversation eve
   laptop.close();
 });
 
+test("a read in a direct conversation reaches the peer as a receipt and in its session list", async () => {
+  const ack = await b.send({ peer: users.a }, "read me and tell B").committed;
+  await eventually(async () => (await a.api.sessions()).find((s) => s.conversationId === ack.conversationId && s.latestSeq === ack.conversationSeq), "A's row with B's message");
+  const receipt = next(b, "receipt", (r) => r.conversationId === ack.conversationId && r.readSeq === ack.conversationSeq, 5_000);
+  await a.api.markRead(ack.conversationId, ack.conversationSeq);
+  assert.equal((await receipt).readerUserId, users.a);
+  const row = (await b.api.sessions()).find((s) => s.conversationId === ack.conversationId);
+  assert.equal(row?.peerReadSeq, ack.conversationSeq);
+});
+
 test("typing reaches the peer and is never stored", async () => {
   const got = next(b, "typing", (t) => t.userId === users.a && t.typing, 5_000);
   a.typing(users.b, true);

@@ -25,7 +25,7 @@ import { Rooms, type RoomEvents, type RoomJoined, type RoomLeft } from "./rooms.
 import { Sends, type SendHandle, type SendUpdate } from "./sends.js";
 import { DeferredStore, MemoryStore, type ClientStore, type PendingSend } from "./store.js";
 import { Sync } from "./sync.js";
-import { SessionDeltaSchema, TypingEventSchema, TypingSchema } from "./gen/qim/v1/session_pb.js";
+import { ReadReceiptSchema, SessionDeltaSchema, TypingEventSchema, TypingSchema } from "./gen/qim/v1/session_pb.js";
 import { fromMailbox, fromSession, type ChatMessage, type Conversation } from "./types.js";
 
 export type ClientState = "idle" | "connecting" | "online" | "offline" | "ended";
@@ -62,6 +62,8 @@ export interface ClientEvents extends Record<string, unknown> {
   rebuild: Record<string, never>;
   /** Someone is typing to this user in a direct conversation, or stopped (TYPING_EVENT). */
   typing: { conversationId: Hex128; userId: Dec64; typing: boolean; expiresInMs: number };
+  /** The peer of a direct conversation read up to readSeq (READ_RECEIPT; absolute, forward only). */
+  receipt: { conversationId: Hex128; readerUserId: Dec64; readSeq: Dec64 };
   /**
    * Another device of the user changed a conversation's read state (SESSION_DELTA): the
    * conversation's complete row with absolute values, as sessions() would return it now.
@@ -307,6 +309,11 @@ export class QimClient extends Emitter<ClientEvents> {
       case Opcode.TYPING_EVENT: {
         const t = fromBinary(TypingEventSchema, m.payload);
         this.emit("typing", { conversationId: bytesToHex(t.conversationId), userId: fromU64(t.userId), typing: t.typing, expiresInMs: t.expiresInMs });
+        return;
+      }
+      case Opcode.READ_RECEIPT: {
+        const r = fromBinary(ReadReceiptSchema, m.payload);
+        this.emit("receipt", { conversationId: bytesToHex(r.conversationId), readerUserId: fromU64(r.readerUserId), readSeq: fromU64(r.readConversationSeq) });
         return;
       }
       // READ_SYNC is reserved (never sent by this server version); an unsolicited ERROR precedes

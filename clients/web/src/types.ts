@@ -43,6 +43,8 @@ export interface Conversation {
   groupId: Hex128 | undefined;
   latestSeq: Dec64;
   readSeq: Dec64;
+  /** DIRECT: the peer's read watermark here (a read receipt); "0" when the peer read nothing. */
+  peerReadSeq: Dec64;
   unread: number;
   /** false when unread is saturated (above the exact window). */
   unreadExact: boolean;
@@ -87,7 +89,7 @@ export function fromSession(s: SessionEntry): Conversation {
     conversationId: bytesToHex(s.conversationId), kind: s.conversationKind,
     peerUserId: s.peer.case === "peerUserId" ? fromU64(s.peer.value) : undefined,
     groupId: s.peer.case === "groupId" ? bytesToHex(s.peer.value) : undefined,
-    latestSeq: fromU64(s.latestConversationSeq), readSeq: fromU64(s.readConversationSeq),
+    latestSeq: fromU64(s.latestConversationSeq), readSeq: fromU64(s.readConversationSeq), peerReadSeq: fromU64(s.peerReadConversationSeq),
     unread: s.unreadCount, unreadExact: s.unreadExact, head: s.head ? fromHistory(s.head) : undefined,
   };
 }

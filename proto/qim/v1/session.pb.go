@@ -184,9 +184,13 @@ type SessionEntry struct {
 	//
 	//	*SessionEntry_PeerUserId
 	//	*SessionEntry_GroupId
-	Peer          isSessionEntry_Peer `protobuf_oneof:"peer"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Peer isSessionEntry_Peer `protobuf_oneof:"peer"`
+	// DIRECT only: the peer's read watermark in this conversation (a read receipt: the peer has
+	// read every message up to this conversation_seq), 0 when the peer has read nothing. Absolute,
+	// like read_conversation_seq; READ_RECEIPT pushes it as it moves.
+	PeerReadConversationSeq uint64 `protobuf:"varint,11,opt,name=peer_read_conversation_seq,json=peerReadConversationSeq,proto3" json:"peer_read_conversation_seq,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *SessionEntry) Reset() {
@@ -298,6 +302,13 @@ func (x *SessionEntry) GetGroupId() []byte {
 		}
 	}
 	return nil
+}
+
+func (x *SessionEntry) GetPeerReadConversationSeq() uint64 {
+	if x != nil {
+		return x.PeerReadConversationSeq
+	}
+	return 0
 }
 
 type isSessionEntry_Peer interface {
@@ -701,6 +712,72 @@ func (x *TypingEvent) GetExpiresInMs() uint32 {
 	return 0
 }
 
+// ReadReceipt (READ_RECEIPT, downlink, request id 0) tells a user's online devices that the peer
+// of a direct conversation has read up to read_conversation_seq. Best effort, absolute, forward
+// only: a lost one is seen in the next session list (SessionEntry.peer_read_conversation_seq).
+type ReadReceipt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The direct conversation: exactly 16 bytes, big-endian u128.
+	ConversationId []byte `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// Who read: the peer.
+	ReaderUserId uint64 `protobuf:"varint,2,opt,name=reader_user_id,json=readerUserId,proto3" json:"reader_user_id,omitempty"`
+	// The peer's read watermark in the conversation.
+	ReadConversationSeq uint64 `protobuf:"varint,3,opt,name=read_conversation_seq,json=readConversationSeq,proto3" json:"read_conversation_seq,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ReadReceipt) Reset() {
+	*x = ReadReceipt{}
+	mi := &file_qim_v1_session_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadReceipt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadReceipt) ProtoMessage() {}
+
+func (x *ReadReceipt) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadReceipt.ProtoReflect.Descriptor instead.
+func (*ReadReceipt) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReadReceipt) GetConversationId() []byte {
+	if x != nil {
+		return x.ConversationId
+	}
+	return nil
+}
+
+func (x *ReadReceipt) GetReaderUserId() uint64 {
+	if x != nil {
+		return x.ReaderUserId
+	}
+	return 0
+}
+
+func (x *ReadReceipt) GetReadConversationSeq() uint64 {
+	if x != nil {
+		return x.ReadConversationSeq
+	}
+	return 0
+}
+
 var File_qim_v1_session_proto protoreflect.FileDescriptor
 
 const file_qim_v1_session_proto_rawDesc = "" +
@@ -713,7 +790,7 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\x10SessionListBatch\x120\n" +
 	"\bsessions\x18\x01 \x03(\v2\x14.qim.v1.SessionEntryR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\fR\rnextPageToken\x12\x19\n" +
-	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"\xb5\x03\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"\xf2\x03\n" +
 	"\fSessionEntry\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12(\n" +
 	"\x10last_activity_id\x18\x02 \x01(\fR\x0elastActivityId\x12*\n" +
@@ -726,7 +803,8 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\fpeer_user_id\x18\t \x01(\x04H\x00R\n" +
 	"peerUserId\x12\x1b\n" +
 	"\bgroup_id\x18\n" +
-	" \x01(\fH\x00R\agroupIdB\x06\n" +
+	" \x01(\fH\x00R\agroupId\x12;\n" +
+	"\x1apeer_read_conversation_seq\x18\v \x01(\x04R\x17peerReadConversationSeqB\x06\n" +
 	"\x04peer\"@\n" +
 	"\fSessionDelta\x120\n" +
 	"\bsessions\x18\x01 \x03(\v2\x14.qim.v1.SessionEntryR\bsessions\"g\n" +
@@ -750,7 +828,11 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x16\n" +
 	"\x06typing\x18\x03 \x01(\bR\x06typing\x12\"\n" +
-	"\rexpires_in_ms\x18\x04 \x01(\rR\vexpiresInMsB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
+	"\rexpires_in_ms\x18\x04 \x01(\rR\vexpiresInMs\"\x90\x01\n" +
+	"\vReadReceipt\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12$\n" +
+	"\x0ereader_user_id\x18\x02 \x01(\x04R\freaderUserId\x122\n" +
+	"\x15read_conversation_seq\x18\x03 \x01(\x04R\x13readConversationSeqB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
 
 var (
 	file_qim_v1_session_proto_rawDescOnce sync.Once
@@ -764,7 +846,7 @@ func file_qim_v1_session_proto_rawDescGZIP() []byte {
 	return file_qim_v1_session_proto_rawDescData
 }
 
-var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_qim_v1_session_proto_goTypes = []any{
 	(*PullSessionList)(nil),  // 0: qim.v1.PullSessionList
 	(*SessionListBatch)(nil), // 1: qim.v1.SessionListBatch
@@ -775,17 +857,18 @@ var file_qim_v1_session_proto_goTypes = []any{
 	(*ReadSync)(nil),         // 6: qim.v1.ReadSync
 	(*Typing)(nil),           // 7: qim.v1.Typing
 	(*TypingEvent)(nil),      // 8: qim.v1.TypingEvent
-	(*HistoryMessage)(nil),   // 9: qim.v1.HistoryMessage
+	(*ReadReceipt)(nil),      // 9: qim.v1.ReadReceipt
+	(*HistoryMessage)(nil),   // 10: qim.v1.HistoryMessage
 }
 var file_qim_v1_session_proto_depIdxs = []int32{
-	2, // 0: qim.v1.SessionListBatch.sessions:type_name -> qim.v1.SessionEntry
-	9, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
-	2, // 2: qim.v1.SessionDelta.sessions:type_name -> qim.v1.SessionEntry
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2,  // 0: qim.v1.SessionListBatch.sessions:type_name -> qim.v1.SessionEntry
+	10, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
+	2,  // 2: qim.v1.SessionDelta.sessions:type_name -> qim.v1.SessionEntry
+	3,  // [3:3] is the sub-list for method output_type
+	3,  // [3:3] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_qim_v1_session_proto_init() }
@@ -804,7 +887,7 @@ func file_qim_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_session_proto_rawDesc), len(file_qim_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -405,7 +405,10 @@ type PushTarget struct {
 	SessionDelta *v1.SessionDelta `protobuf:"bytes,4,opt,name=session_delta,json=sessionDelta,proto3" json:"session_delta,omitempty"`
 	ExceptDevice string           `protobuf:"bytes,5,opt,name=except_device,json=exceptDevice,proto3" json:"except_device,omitempty"`
 	// TYPING_EVENT for the user's connections (instead of events or a session delta).
-	Typing        *v1.TypingEvent `protobuf:"bytes,6,opt,name=typing,proto3" json:"typing,omitempty"`
+	Typing *v1.TypingEvent `protobuf:"bytes,6,opt,name=typing,proto3" json:"typing,omitempty"`
+	// READ_RECEIPT for the user's connections: the peer of a direct conversation read (instead of
+	// any of the above).
+	Receipt       *v1.ReadReceipt `protobuf:"bytes,7,opt,name=receipt,proto3" json:"receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -478,6 +481,13 @@ func (x *PushTarget) GetExceptDevice() string {
 func (x *PushTarget) GetTyping() *v1.TypingEvent {
 	if x != nil {
 		return x.Typing
+	}
+	return nil
+}
+
+func (x *PushTarget) GetReceipt() *v1.ReadReceipt {
+	if x != nil {
+		return x.Receipt
 	}
 	return nil
 }
@@ -606,7 +616,7 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12\x16\n" +
 	"\x06cursor\x18\x04 \x01(\x04R\x06cursor\"9\n" +
 	"\rOfflineAnswer\x12(\n" +
-	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xfd\x01\n" +
+	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xac\x02\n" +
 	"\n" +
 	"PushTarget\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
@@ -614,7 +624,8 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\x06events\x18\x03 \x03(\v2\x14.qim.v1.MailboxEventR\x06events\x129\n" +
 	"\rsession_delta\x18\x04 \x01(\v2\x14.qim.v1.SessionDeltaR\fsessionDelta\x12#\n" +
 	"\rexcept_device\x18\x05 \x01(\tR\fexceptDevice\x12+\n" +
-	"\x06typing\x18\x06 \x01(\v2\x13.qim.v1.TypingEventR\x06typing\"I\n" +
+	"\x06typing\x18\x06 \x01(\v2\x13.qim.v1.TypingEventR\x06typing\x12-\n" +
+	"\areceipt\x18\a \x01(\v2\x13.qim.v1.ReadReceiptR\areceipt\"I\n" +
 	"\x10PushBatchRequest\x125\n" +
 	"\atargets\x18\x01 \x03(\v2\x1b.qim.internal.v1.PushTargetR\atargets\"I\n" +
 	"\x0fPushBatchResult\x12\x1c\n" +
@@ -657,6 +668,7 @@ var file_qiminternal_v1_mailbox_proto_goTypes = []any{
 	(*v1.MailboxEvent)(nil),          // 11: qim.v1.MailboxEvent
 	(*v1.SessionDelta)(nil),          // 12: qim.v1.SessionDelta
 	(*v1.TypingEvent)(nil),           // 13: qim.v1.TypingEvent
+	(*v1.ReadReceipt)(nil),           // 14: qim.v1.ReadReceipt
 }
 var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	10, // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
@@ -665,22 +677,23 @@ var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	11, // 3: qim.internal.v1.PushTarget.events:type_name -> qim.v1.MailboxEvent
 	12, // 4: qim.internal.v1.PushTarget.session_delta:type_name -> qim.v1.SessionDelta
 	13, // 5: qim.internal.v1.PushTarget.typing:type_name -> qim.v1.TypingEvent
-	7,  // 6: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
-	1,  // 7: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
-	3,  // 8: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
-	5,  // 9: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
-	7,  // 10: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
-	8,  // 11: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
-	2,  // 12: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
-	4,  // 13: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
-	6,  // 14: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
-	0,  // 15: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
-	9,  // 16: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
-	12, // [12:17] is the sub-list for method output_type
-	7,  // [7:12] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	14, // 6: qim.internal.v1.PushTarget.receipt:type_name -> qim.v1.ReadReceipt
+	7,  // 7: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
+	1,  // 8: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
+	3,  // 9: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
+	5,  // 10: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
+	7,  // 11: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
+	8,  // 12: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
+	2,  // 13: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
+	4,  // 14: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
+	6,  // 15: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
+	0,  // 16: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
+	9,  // 17: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
+	13, // [13:18] is the sub-list for method output_type
+	8,  // [8:13] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_mailbox_proto_init() }

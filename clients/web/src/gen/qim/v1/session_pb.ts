@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/session.proto.
  */
 export const file_qim_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCKiAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIAEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiLgoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA1CK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw", [file_qim_v1_history]);
+  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiLgoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA0iXQoLUmVhZFJlY2VpcHQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhYKDnJlYWRlcl91c2VyX2lkGAIgASgEEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgDIAEoBEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_history]);
 
 /**
  * PullSessionList (PULL_SESSION_LIST, uplink) pages through the user's conversations, most
@@ -180,6 +180,15 @@ export type SessionEntry = Message<"qim.v1.SessionEntry"> & {
     value: Uint8Array;
     case: "groupId";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * DIRECT only: the peer's read watermark in this conversation (a read receipt: the peer has
+   * read every message up to this conversation_seq), 0 when the peer has read nothing. Absolute,
+   * like read_conversation_seq; READ_RECEIPT pushes it as it moves.
+   *
+   * @generated from field: uint64 peer_read_conversation_seq = 11;
+   */
+  peerReadConversationSeq: bigint;
 };
 
 /**
@@ -400,4 +409,41 @@ export type TypingEvent = Message<"qim.v1.TypingEvent"> & {
  */
 export const TypingEventSchema: GenMessage<TypingEvent> = /*@__PURE__*/
   messageDesc(file_qim_v1_session, 8);
+
+/**
+ * ReadReceipt (READ_RECEIPT, downlink, request id 0) tells a user's online devices that the peer
+ * of a direct conversation has read up to read_conversation_seq. Best effort, absolute, forward
+ * only: a lost one is seen in the next session list (SessionEntry.peer_read_conversation_seq).
+ *
+ * @generated from message qim.v1.ReadReceipt
+ */
+export type ReadReceipt = Message<"qim.v1.ReadReceipt"> & {
+  /**
+   * The direct conversation: exactly 16 bytes, big-endian u128.
+   *
+   * @generated from field: bytes conversation_id = 1;
+   */
+  conversationId: Uint8Array;
+
+  /**
+   * Who read: the peer.
+   *
+   * @generated from field: uint64 reader_user_id = 2;
+   */
+  readerUserId: bigint;
+
+  /**
+   * The peer's read watermark in the conversation.
+   *
+   * @generated from field: uint64 read_conversation_seq = 3;
+   */
+  readConversationSeq: bigint;
+};
+
+/**
+ * Describes the message qim.v1.ReadReceipt.
+ * Use `create(ReadReceiptSchema)` to create a new message.
+ */
+export const ReadReceiptSchema: GenMessage<ReadReceipt> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 9);
 
