@@ -54,8 +54,9 @@ func TestCertsDevWritesEnvFilesAndRefusesToOverwrite(t *testing.T) {
 			peers = v
 		}
 	}
-	// 2 gateways, 2 MailboxNodes and the admin hold roles; writers and sessions call nobody.
-	if n := len(strings.Split(peers, ",")); n != 5 || !strings.Contains(out, "QIM_RPC_PEERS="+peers) ||
+	// 2 gateways, 2 MailboxNodes, the admin and the NotificationService hold roles; writers and
+	// sessions call nobody.
+	if n := len(strings.Split(peers, ",")); n != 6 || !strings.Contains(out, "QIM_RPC_PEERS="+peers) ||
 		!strings.Contains(string(env), "QIM_RPC_TLS_CERT="+filepath.Join(dir, "gateway-2.pem")) {
 		t.Fatalf("gateway-2.env:\n%s\nstdout:\n%s", env, out)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/contract/devtoken"
 	"github.com/qim-dev/qim/gates/svc"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 )
@@ -26,23 +25,14 @@ func ProductScenarios() []Scenario {
 		{"typing-reaches-the-peer-limited-and-unstored", scenarioTyping},
 		{"read-receipt-reaches-the-peer-and-its-session-list", scenarioReadReceipt},
 		{"push-reaches-an-offline-device-once", needs(NeedsPush, scenarioOfflinePush)},
+		{"post-send-feed-carries-every-acknowledged-message", needs(NeedsFeed, scenarioFeed)},
 	}
 }
 
-// floodToken is a dev token of user in svc.FloodTenant.
-func (e *Env) floodToken(user contract.UserID, device string) string {
-	tok, err := devtoken.Issue(e.Secret, devtoken.Claims{Tenant: svc.FloodTenant, User: user, Device: device,
-		ExpiresAtMs: time.Now().Add(time.Hour).UnixMilli()})
-	if err != nil {
-		panic(err)
-	}
-	return tok
-}
-
-// floodLogin logs user's device in at the gateway with index gw (mod the gateways).
+// floodLogin logs user's device in, in svc.FloodTenant, at the gateway with index gw (mod the
+// gateways).
 func (e *Env) floodLogin(ctx context.Context, user contract.UserID, device string, gw int) (*Client, error) {
-	c, _, err := e.authAt(ctx, e.Gateways[gw%len(e.Gateways)], e.floodToken(user, device), device)
-	return c, err
+	return e.tenantLoginAt(ctx, e.Gateways[gw%len(e.Gateways)], svc.FloodTenant, user, device)
 }
 
 // floodOutcome is what a burst of SENDs got.

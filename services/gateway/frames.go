@@ -47,8 +47,7 @@ func (c *conn) sendErrorRetry(requestID uint32, reqOp contract.Opcode, code cont
 
 // sendRejected answers a SEND the moderation hook refused: REJECTED with the hook's reason code.
 func (c *conn) sendRejected(requestID uint32, msg, reason string) bool {
-	c.s.m.requestErrors.WithLabelValues(opcodeLabel(contract.OpSend), contract.ErrCodeRejected.String()).Inc()
-	payload, err := proto.Marshal(&qimv1.ErrorFrame{Code: uint32(contract.ErrCodeRejected), Message: msg,
+	payload, err := c.encodeError(&qimv1.ErrorFrame{Code: uint32(contract.ErrCodeRejected), Message: msg,
 		RequestOpcode: uint32(contract.OpSend), Reason: reason})
 	if err != nil {
 		return false
@@ -56,11 +55,16 @@ func (c *conn) sendRejected(requestID uint32, msg, reason string) bool {
 	return c.send(contract.OpError, requestID, payload)
 }
 
-// errorPayload encodes an ERROR frame's payload and counts it by request opcode and code: the
-// one place every ERROR answer is built, written at once or queued (queueError).
+// errorPayload encodes an ERROR frame's payload: every ERROR answer, written at once or queued
+// (queueError), is built here or, with a reason, in sendRejected; encodeError counts them all.
 func (c *conn) errorPayload(reqOp contract.Opcode, code contract.ErrorCode, msg string, retryAfterMs uint32) ([]byte, error) {
-	c.s.m.requestErrors.WithLabelValues(opcodeLabel(reqOp), code.String()).Inc()
-	return proto.Marshal(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp), RetryAfterMs: retryAfterMs})
+	return c.encodeError(&qimv1.ErrorFrame{Code: uint32(code), Message: msg, RequestOpcode: uint32(reqOp), RetryAfterMs: retryAfterMs})
+}
+
+// encodeError counts an ERROR frame by its request opcode and code and encodes it.
+func (c *conn) encodeError(f *qimv1.ErrorFrame) ([]byte, error) {
+	c.s.m.requestErrors.WithLabelValues(opcodeLabel(contract.Opcode(f.GetRequestOpcode())), contract.ErrorCode(f.GetCode()).String()).Inc()
+	return proto.Marshal(f)
 }
 
 // backendFailed answers a request whose backend call returned a Go error: a transport failure or

@@ -149,7 +149,7 @@ func (l *Limiter) Allow(conn *rate.Limiter, tenant contract.TenantID, user contr
 	if !tier.Tenant.Off() {
 		ten = l.bucket(bucketKey{tenant: tenant}, tier.Tenant)
 	}
-	for _, b := range []struct {
+	for _, b := range [...]struct { // an array, not a slice: nothing allocated per SEND
 		scope Scope
 		lim   *rate.Limiter
 	}{{ScopeConnection, conn}, {ScopeSender, sender.limiter()}, {ScopeTenant, ten.limiter()}} {
