@@ -140,6 +140,9 @@ const (
 	// TopicPresence is the PresenceDirectory (ADR-0027): compacted, partitioned like
 	// qim.dispatch (partition = the user's mailbox shard); value = PresenceEntry.
 	TopicPresence = "qim.presence"
+	// TopicFeed is the post-send feed's default topic (FeedMessage, key = conversation_id),
+	// produced only when a NotificationService is given QIM_NOTIFY_FEED_TOPIC.
+	TopicFeed = "qim.feed"
 	// GroupArchiver is the HistoryArchiver's default consumer group, and so the member of the
 	// archive watermark the writer's hot-tier trim reads unless configured otherwise.
 	GroupArchiver = "qim-archiver"

@@ -92,6 +92,7 @@ func Constants() []Constant {
 		{"topic_outbox", TopicOutbox, true, "1 partition, key = message_id"},
 		{"topic_dispatch", TopicDispatch, true, "partition = mailbox shard"},
 		{"topic_presence", TopicPresence, true, "compacted; partition = mailbox shard; ADR-0027"},
+		{"topic_feed", TopicFeed, false, "post-send feed (FeedMessage, key = conversation_id); ADR-0036"},
 		{"group_archiver", GroupArchiver, false, "HistoryArchiver consumer group; archive watermark member"},
 		{"domain_group_dispatch", DomainGroupDispatch, true, "dispatch_id hash prefix"},
 		{"domain_endpoint_scope", DomainEndpointScope, true, "client store path segment"},

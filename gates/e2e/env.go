@@ -69,6 +69,8 @@ func (e *Env) Has(need string) bool {
 		return e.Set != nil && e.Set.Moderates()
 	case NeedsPush:
 		return e.Set != nil && e.Set.Push() != nil && e.Set.Notifies()
+	case NeedsFeed:
+		return e.Set != nil && e.Set.Notifies()
 	}
 	return false
 }

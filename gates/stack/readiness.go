@@ -140,7 +140,7 @@ func checkKafka(ctx context.Context, brokers []string, shards int, sec *SecureEn
 	if len(md.Brokers) == 0 {
 		return errors.New("metadata lists no brokers yet")
 	}
-	want := map[string]int{TopicOutbox: 1, TopicDispatch: shards, TopicPresence: shards}
+	want := map[string]int{TopicOutbox: 1, TopicDispatch: shards, TopicPresence: shards, TopicFeed: shards}
 	compact := "compact"
 	for topic, parts := range want {
 		var configs map[string]*string
@@ -155,7 +155,7 @@ func checkKafka(ctx context.Context, brokers []string, shards int, sec *SecureEn
 			return fmt.Errorf("create %s: %w (%s)", topic, r.Err, r.ErrMessage)
 		}
 	}
-	td, err := adm.ListTopics(ctx, TopicOutbox, TopicDispatch, TopicPresence)
+	td, err := adm.ListTopics(ctx, TopicOutbox, TopicDispatch, TopicPresence, TopicFeed)
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
 	}

@@ -25,6 +25,7 @@ const (
 	TopicOutbox   = contract.TopicOutbox
 	TopicDispatch = contract.TopicDispatch
 	TopicPresence = contract.TopicPresence
+	TopicFeed     = contract.TopicFeed
 )
 
 // Endpoints is what a running stack hands to services and tests. It is printed by

@@ -147,7 +147,8 @@ func Deployment(t Topology, at Addressing) []DeployedService {
 			"QIM_GATEWAY_METRICS":        at.Listen(name, PortMetrics)})})
 	}
 	out = append(out, DeployedService{Name: at.Name(Notify, 1), Service: Notify, Identity: Notify, Env: core(map[string]string{
-		"QIM_SESSION_ADDRS": list(Session, PortSession), "QIM_NOTIFY_METRICS": at.Listen(at.Name(Notify, 1), PortMetrics)})})
+		"QIM_SESSION_ADDRS": list(Session, PortSession), "QIM_NOTIFY_FEED_TOPIC": contract.TopicFeed,
+		"QIM_NOTIFY_METRICS": at.Listen(at.Name(Notify, 1), PortMetrics)})})
 	if t.Archiver {
 		name := at.Name(Archiver, 1)
 		out = append(out, DeployedService{Name: name, Service: Archiver, Env: map[string]string{

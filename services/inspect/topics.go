@@ -24,12 +24,14 @@ type TopicSpec struct {
 
 // Topics are the log's topics for a deployment of shards mailbox shards: the Outbox's single
 // partition (one total order of commits), one dispatch partition per shard, and the compacted
-// PresenceDirectory partitioned like the dispatches (ADR-0027).
+// PresenceDirectory partitioned like the dispatches (ADR-0027), and the post-send feed a
+// NotificationService given QIM_NOTIFY_FEED_TOPIC=qim.feed writes (ADR-0036; unused otherwise).
 func Topics(shards int) []TopicSpec {
 	return []TopicSpec{
 		{Name: contract.TopicOutbox, Partitions: 1},
 		{Name: contract.TopicDispatch, Partitions: shards},
 		{Name: contract.TopicPresence, Partitions: shards, Compacted: true},
+		{Name: contract.TopicFeed, Partitions: shards},
 	}
 }
 

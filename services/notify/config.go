@@ -64,6 +64,14 @@ type Config struct {
 	// stand-in in tests, or a corporate TLS proxy.
 	APNsCA string `env:"QIM_NOTIFY_APNS_CA" doc:"extra CA certificate (PEM) to trust for the APNs endpoint; unset: system roots only"`
 
+	// FeedTopic turns on the post-send feed: every committed message of FeedTenants, read from
+	// qim.outbox, produced to this topic as a qim.v1 FeedMessage (at least once, key =
+	// conversation_id). The topic must exist. Its position in qim.outbox is stored under
+	// FeedGroup.
+	FeedTopic   string   `env:"QIM_NOTIFY_FEED_TOPIC" doc:"post-send feed topic the product consumes (e.g. qim.feed; must exist); unset: no feed"`
+	FeedTenants []string `env:"QIM_NOTIFY_FEED_TENANTS" doc:"tenants whose messages go to the feed, comma-separated (unset: every tenant)"`
+	FeedGroup   string   `env:"QIM_NOTIFY_FEED_GROUP" doc:"group under which the feed's qim.outbox position is stored"`
+	feedTenants map[contract.TenantID]bool
 	// Timeout bounds one provider request.
 	Timeout time.Duration `env:"QIM_NOTIFY_TIMEOUT" doc:"bound of one provider request (100ms..1m)"`
 	// Concurrency bounds the provider requests in flight.
@@ -83,6 +91,7 @@ func DefaultConfig() Config {
 	return Config{
 		ShardCount:   contract.MailboxShardsDefault,
 		Group:        "qim-notify",
+		FeedGroup:    "qim-feed",
 		MetricsAddr:  "127.0.0.1:9109",
 		FCMEndpoint:  "https://fcm.googleapis.com",
 		APNsEndpoint: "https://api.push.apple.com",
@@ -131,7 +140,25 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	return errors.Join(c.validateProviders(), c.validateRetries())
+	return errors.Join(c.validateProviders(), c.validateRetries(), c.validateFeed())
+}
+
+func (c *Config) validateFeed() error {
+	if len(c.FeedTenants) == 0 {
+		return nil
+	}
+	if c.FeedTopic == "" {
+		return fmt.Errorf("%w: QIM_NOTIFY_FEED_TENANTS without QIM_NOTIFY_FEED_TOPIC", ErrConfig)
+	}
+	c.feedTenants = map[contract.TenantID]bool{}
+	for _, s := range c.FeedTenants {
+		t, err := authn.ParseTenant(s)
+		if err != nil {
+			return fmt.Errorf("%w: QIM_NOTIFY_FEED_TENANTS: %w", ErrConfig, err)
+		}
+		c.feedTenants[t] = true
+	}
+	return nil
 }
 
 func (c *Config) validateProviders() error {

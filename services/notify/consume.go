@@ -45,6 +45,7 @@ func (d *directory) online(tenant contract.TenantID, user contract.UserID) bool 
 // positions stores where each qim.dispatch partition is processed up to.
 type positions interface {
 	Commit(ctx context.Context, partition int32, next int64) error
+	CommitAll(ctx context.Context, next map[int32]int64) error
 }
 
 // loop is the batch loop: poll qim.dispatch, plan, look the registrations up, deliver, then
@@ -138,9 +139,13 @@ func (l *loop) plan(recs []commitlog.Record) []offline {
 
 func (l *loop) attempt(ctx context.Context, recs []commitlog.Record, to []offline) error {
 	if len(to) > 0 {
+		seen := map[pushtoken.User]bool{}
 		users := make([]pushtoken.User, 0, len(to))
 		for _, o := range to {
-			users = append(users, o.user)
+			if !seen[o.user] {
+				seen[o.user] = true
+				users = append(users, o.user)
+			}
 		}
 		regs, bad, err := pushtoken.List(ctx, l.rdb, users)
 		if err != nil {
@@ -161,10 +166,5 @@ func (l *loop) attempt(ctx context.Context, recs []commitlog.Record, to []offlin
 	for _, r := range recs {
 		next[r.Partition] = max(next[r.Partition], r.Offset+1)
 	}
-	for p, off := range next {
-		if err := l.pos.Commit(ctx, p, off); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.pos.CommitAll(ctx, next) // one request for every partition of the batch
 }

@@ -22,6 +22,8 @@ type metrics struct {
 	batches         prometheus.Counter
 	batchFailures   prometheus.Counter
 	badges          *prometheus.CounterVec // outcome
+	feed            prometheus.Counter
+	feedFailures    prometheus.Counter
 }
 
 func newMetrics(r *obs.Registry) *metrics {
@@ -41,6 +43,9 @@ func newMetrics(r *obs.Registry) *metrics {
 		batches: r.Counter("qim_notify_batches_total", "qim.dispatch batches whose notifications all ended and whose positions were stored."),
 		badges: r.CounterVec("qim_notify_badges_total",
 			"Badge lookups (Session.Badge), by outcome: exact, saturated (a lower bound), failed (sent without a badge).", "outcome"),
+		feed: r.Counter("qim_notify_feed_records_total", "FeedMessages produced to the post-send feed topic and acknowledged."),
+		feedFailures: r.Counter("qim_notify_feed_failures_total",
+			"Attempts of a feed batch (produce and position commit) that failed and were retried."),
 		batchFailures: r.Counter("qim_notify_batch_failures_total",
 			"Attempts of a batch that failed (Redis or the position commit) and were retried."),
 	}

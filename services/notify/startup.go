@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/backoff"
@@ -66,6 +67,13 @@ func (s *Service) start(ctx context.Context) error {
 	s.loop.Store(l)
 	s.proc.Go("presence", s.follower.Run)
 	s.proc.Go("batch", l.run)
+	if s.cfg.FeedTopic != "" {
+		f, err := s.openFeed(ctx, requests)
+		if err != nil {
+			return err
+		}
+		s.proc.Go("feed", f.run)
+	}
 	s.proc.OnStarted(func() {
 		s.log.Info("notify: notifying", "group", s.cfg.Group, "shards", s.cfg.ShardCount, "providers", len(providers),
 			"rpc", rpcMode, "metrics", s.proc.MetricsAddr())
@@ -139,4 +147,57 @@ func (s *Service) openDispatch(ctx context.Context, requests *commitlog.RequestM
 	}
 	s.proc.OnClose("dispatch consumer", func() error { c.Close(); return nil })
 	return &loop{consumer: c, pos: store, shards: s.cfg.shards()}, nil
+}
+
+// openFeed checks the feed topic, resolves the feed's qim.outbox position (its log end on a
+// first start) and opens the consumer there and the feed's producer.
+func (s *Service) openFeed(ctx context.Context, requests *commitlog.RequestMetrics) (*feed, error) {
+	admin, err := commitlog.NewAdmin(s.cfg.KafkaBrokers, commitlog.AdminRequests(requests), commitlog.AdminSecurity(s.cfg.kafkaSec))
+	if err != nil {
+		return nil, err
+	}
+	s.proc.OnClose("feed admin", func() error { admin.Close(); return nil })
+	store, err := commitlog.NewOffsetStore(admin, s.cfg.FeedGroup, contract.TopicOutbox)
+	if err != nil {
+		return nil, err
+	}
+	var start int64
+	err = s.proc.Await(ctx, "the broker ("+s.cfg.FeedTopic+")", func(ctx context.Context) error {
+		if _, err := admin.Watermarks(ctx, s.cfg.FeedTopic); err != nil {
+			return fmt.Errorf("feed topic %s (create it first): %w", s.cfg.FeedTopic, err)
+		}
+		bounds, err := admin.Watermarks(ctx, contract.TopicOutbox)
+		if err != nil {
+			return err
+		}
+		b := bounds[0]
+		committed, ok, err := store.Fetch(ctx, 0)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			start = b.High
+			return nil
+		}
+		start, err = commitlog.ValidateStart(committed, true, b)
+		return err
+	}, commitlog.Refused)
+	if err != nil {
+		return nil, fmt.Errorf("notify: refusing to start the feed: %w", err)
+	}
+	c, err := commitlog.NewPartitionConsumer(s.cfg.KafkaBrokers, contract.TopicOutbox, map[int32]int64{0: start},
+		commitlog.WithClientID("qim-feed"), commitlog.WithRequestMetrics(requests), commitlog.WithSecurity(s.cfg.kafkaSec),
+		commitlog.WithFetchMaxWait(fetchWait), commitlog.WithFetchMinBytes(fetchMinBytes))
+	if err != nil {
+		return nil, fmt.Errorf("notify: feed consumer: %w", err)
+	}
+	s.proc.OnClose("feed consumer", func() error { c.Close(); return nil })
+	p, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.cfg.KafkaBrokers...), kgo.ClientID("qim-feed"),
+		kgo.DefaultProduceTopic(s.cfg.FeedTopic), kgo.RequiredAcks(kgo.AllISRAcks())}, s.cfg.kafkaSec...)...)
+	if err != nil {
+		return nil, fmt.Errorf("notify: feed producer: %w", err)
+	}
+	s.proc.OnClose("feed producer", func() error { p.Close(); return nil })
+	return &feed{consumer: c, producer: p, pos: store, topic: s.cfg.FeedTopic, tenants: s.cfg.feedTenants,
+		retry: backoff.New(s.cfg.RetryMin, s.cfg.RetryMax), m: s.m, log: s.log}, nil
 }

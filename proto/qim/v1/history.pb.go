@@ -339,6 +339,101 @@ func (x *HistoryMessage) GetClientMessageId() []byte {
 	return nil
 }
 
+// FeedMessage is one record of the post-send feed, the topic a deployment gives the product
+// (QIM_NOTIFY_FEED_TOPIC): every committed message of the feed's tenants, once or more (at least
+// once: a consumer deduplicates by message_id), keyed by conversation_id, so one conversation's
+// records keep their commit order within a partition. For the product's after-send processing
+// (search indexing, analytics, content review after the fact), never on the SEND path.
+type FeedMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tenant of the conversation: exactly 16 bytes, big-endian u128.
+	TenantId []byte `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// The message as committed (body included; client_message_id is the sender's).
+	Message *HistoryMessage `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// Raw conversation kind: 1 DIRECT, 2 GROUP.
+	ConversationKind uint32 `protobuf:"varint,3,opt,name=conversation_kind,json=conversationKind,proto3" json:"conversation_kind,omitempty"`
+	// DIRECT: the participant that is not the sender. 0 for GROUP.
+	PeerUserId uint64 `protobuf:"varint,4,opt,name=peer_user_id,json=peerUserId,proto3" json:"peer_user_id,omitempty"`
+	// The sender's device.
+	SenderDeviceId string `protobuf:"bytes,5,opt,name=sender_device_id,json=senderDeviceId,proto3" json:"sender_device_id,omitempty"`
+	// When the commit became durable, Unix ms (the writer's clock).
+	CommittedAtMs int64 `protobuf:"varint,6,opt,name=committed_at_ms,json=committedAtMs,proto3" json:"committed_at_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeedMessage) Reset() {
+	*x = FeedMessage{}
+	mi := &file_qim_v1_history_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeedMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeedMessage) ProtoMessage() {}
+
+func (x *FeedMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_history_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeedMessage.ProtoReflect.Descriptor instead.
+func (*FeedMessage) Descriptor() ([]byte, []int) {
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *FeedMessage) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *FeedMessage) GetMessage() *HistoryMessage {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *FeedMessage) GetConversationKind() uint32 {
+	if x != nil {
+		return x.ConversationKind
+	}
+	return 0
+}
+
+func (x *FeedMessage) GetPeerUserId() uint64 {
+	if x != nil {
+		return x.PeerUserId
+	}
+	return 0
+}
+
+func (x *FeedMessage) GetSenderDeviceId() string {
+	if x != nil {
+		return x.SenderDeviceId
+	}
+	return ""
+}
+
+func (x *FeedMessage) GetCommittedAtMs() int64 {
+	if x != nil {
+		return x.CommittedAtMs
+	}
+	return 0
+}
+
 var File_qim_v1_history_proto protoreflect.FileDescriptor
 
 const file_qim_v1_history_proto_rawDesc = "" +
@@ -372,7 +467,15 @@ const file_qim_v1_history_proto_rawDesc = "" +
 	"\x05flags\x18\n" +
 	" \x01(\rR\x05flags\x12*\n" +
 	"\x11client_message_id\x18\v \x01(\fR\x0fclientMessageIdB\a\n" +
-	"\x05_bodyB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
+	"\x05_body\"\xfd\x01\n" +
+	"\vFeedMessage\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x120\n" +
+	"\amessage\x18\x02 \x01(\v2\x16.qim.v1.HistoryMessageR\amessage\x12+\n" +
+	"\x11conversation_kind\x18\x03 \x01(\rR\x10conversationKind\x12 \n" +
+	"\fpeer_user_id\x18\x04 \x01(\x04R\n" +
+	"peerUserId\x12(\n" +
+	"\x10sender_device_id\x18\x05 \x01(\tR\x0esenderDeviceId\x12&\n" +
+	"\x0fcommitted_at_ms\x18\x06 \x01(\x03R\rcommittedAtMsB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
 
 var (
 	file_qim_v1_history_proto_rawDescOnce sync.Once
@@ -386,19 +489,21 @@ func file_qim_v1_history_proto_rawDescGZIP() []byte {
 	return file_qim_v1_history_proto_rawDescData
 }
 
-var file_qim_v1_history_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_qim_v1_history_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_qim_v1_history_proto_goTypes = []any{
 	(*PullHistory)(nil),    // 0: qim.v1.PullHistory
 	(*HistoryBatch)(nil),   // 1: qim.v1.HistoryBatch
 	(*HistoryMessage)(nil), // 2: qim.v1.HistoryMessage
+	(*FeedMessage)(nil),    // 3: qim.v1.FeedMessage
 }
 var file_qim_v1_history_proto_depIdxs = []int32{
 	2, // 0: qim.v1.HistoryBatch.records:type_name -> qim.v1.HistoryMessage
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 1: qim.v1.FeedMessage.message:type_name -> qim.v1.HistoryMessage
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_qim_v1_history_proto_init() }
@@ -413,7 +518,7 @@ func file_qim_v1_history_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_history_proto_rawDesc), len(file_qim_v1_history_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

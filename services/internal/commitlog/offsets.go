@@ -62,6 +62,38 @@ func (s *OffsetStore) Commit(ctx context.Context, partition int32, next int64) e
 	return nil
 }
 
+// CommitAll stores the positions of several partitions (partition → the offset of the next record
+// to process) in one request, synchronously; it fails when any partition's commit failed.
+func (s *OffsetStore) CommitAll(ctx context.Context, next map[int32]int64) error {
+	var os kadm.Offsets
+	for p, off := range next {
+		if p < 0 || off < 0 {
+			return fmt.Errorf("commitlog: commit %s %s[%d] at %d: negative partition or offset", s.group, s.topic, p, off)
+		}
+		os.Add(kadm.Offset{Topic: s.topic, Partition: p, At: off, LeaderEpoch: -1})
+	}
+	err := withRetry(ctx, func() error {
+		resp, err := s.adm.CommitOffsets(ctx, s.group, os)
+		if err != nil {
+			return err
+		}
+		for p := range next {
+			r, ok := resp.Lookup(s.topic, p)
+			if !ok {
+				return fmt.Errorf("partition %d missing from the response", p)
+			}
+			if r.Err != nil {
+				return fmt.Errorf("partition %d: %w", p, r.Err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commitlog: commit %s positions in %s: %w", s.group, s.topic, err)
+	}
+	return nil
+}
+
 // Fetch returns the stored position of partition: (offset, true, nil) when one exists,
 // (-1, false, nil) when the group never committed one, and an error when the coordinator could
 // not answer.

@@ -47,3 +47,30 @@ func TestOffsetStoreRoundTrip(t *testing.T) {
 		t.Fatal("NewOffsetStore without a group returned nil error")
 	}
 }
+
+// CommitAll stores several partitions' positions in one request; each reads back.
+func TestOffsetStoreCommitAll(t *testing.T) {
+	ep := itest.Endpoints(t)
+	ctx := testCtx(t)
+	adm, err := NewAdmin(ep.KafkaBrokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	s, err := NewOffsetStore(adm, uniqueName(t, "qim-notify-test-"), contract.TopicDispatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int64{0: 3, 5: 0, 7: 11}
+	if err := s.CommitAll(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	for p, next := range want {
+		if off, found, err := s.Fetch(ctx, p); err != nil || !found || off != next {
+			t.Fatalf("Fetch(%d) after CommitAll = (%d, %v, %v), want %d", p, off, found, err, next)
+		}
+	}
+	if err := s.CommitAll(ctx, map[int32]int64{1: -1}); err == nil {
+		t.Fatal("CommitAll of a negative offset returned nil")
+	}
+}
