@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/history.proto.
  */
 export const file_qim_v1_history: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvaGlzdG9yeS5wcm90bxIGcWltLnYxIm8KC1B1bGxIaXN0b3J5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBISCgphbmNob3Jfc2VxGAIgASgEEhEKCWRpcmVjdGlvbhgDIAEoDRINCgVsaW1pdBgEIAEoDRIRCgltYXhfYnl0ZXMYBSABKA0iewoMSGlzdG9yeUJhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBInCgdyZWNvcmRzGAIgAygLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhAKCGhhc19tb3JlGAMgASgIEhcKD25leHRfYW5jaG9yX3NlcRgEIAEoBCKGAgoOSGlzdG9yeU1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAiABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgDIAEoBBIWCg5zZW5kZXJfdXNlcl9pZBgEIAEoBBIUCgxtZXNzYWdlX3R5cGUYBSABKA0SEwoLY3VzdG9tX3R5cGUYBiABKAkSEQoEYm9keRgHIAEoDEgAiAEBEhIKCnNlbnRfYXRfbXMYCCABKAMSEAoIbWVudGlvbnMYCSADKAQSDQoFZmxhZ3MYCiABKA0SGQoRY2xpZW50X21lc3NhZ2VfaWQYCyABKAxCBwoFX2JvZHlCK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw");
+  fileDesc("ChRxaW0vdjEvaGlzdG9yeS5wcm90bxIGcWltLnYxIm8KC1B1bGxIaXN0b3J5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBISCgphbmNob3Jfc2VxGAIgASgEEhEKCWRpcmVjdGlvbhgDIAEoDRINCgVsaW1pdBgEIAEoDRIRCgltYXhfYnl0ZXMYBSABKA0iewoMSGlzdG9yeUJhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBInCgdyZWNvcmRzGAIgAygLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhAKCGhhc19tb3JlGAMgASgIEhcKD25leHRfYW5jaG9yX3NlcRgEIAEoBCKGAgoOSGlzdG9yeU1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAiABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgDIAEoBBIWCg5zZW5kZXJfdXNlcl9pZBgEIAEoBBIUCgxtZXNzYWdlX3R5cGUYBSABKA0SEwoLY3VzdG9tX3R5cGUYBiABKAkSEQoEYm9keRgHIAEoDEgAiAEBEhIKCnNlbnRfYXRfbXMYCCABKAMSEAoIbWVudGlvbnMYCSADKAQSDQoFZmxhZ3MYCiABKA0SGQoRY2xpZW50X21lc3NhZ2VfaWQYCyABKAxCBwoFX2JvZHkirQEKC0ZlZWRNZXNzYWdlEhEKCXRlbmFudF9pZBgBIAEoDBInCgdtZXNzYWdlGAIgASgLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhkKEWNvbnZlcnNhdGlvbl9raW5kGAMgASgNEhQKDHBlZXJfdXNlcl9pZBgEIAEoBBIYChBzZW5kZXJfZGV2aWNlX2lkGAUgASgJEhcKD2NvbW1pdHRlZF9hdF9tcxgGIAEoA0IrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z");
 
 /**
  * PullHistory (PULL_HISTORY, uplink) pages through one conversation by conversation_seq.
@@ -220,4 +220,64 @@ export type HistoryMessage = Message<"qim.v1.HistoryMessage"> & {
  */
 export const HistoryMessageSchema: GenMessage<HistoryMessage> = /*@__PURE__*/
   messageDesc(file_qim_v1_history, 2);
+
+/**
+ * FeedMessage is one record of the post-send feed, the topic a deployment gives the product
+ * (QIM_NOTIFY_FEED_TOPIC): every committed message of the feed's tenants, once or more (at least
+ * once: a consumer deduplicates by message_id), keyed by conversation_id, so one conversation's
+ * records keep their commit order within a partition. For the product's after-send processing
+ * (search indexing, analytics, content review after the fact), never on the SEND path.
+ *
+ * @generated from message qim.v1.FeedMessage
+ */
+export type FeedMessage = Message<"qim.v1.FeedMessage"> & {
+  /**
+   * Tenant of the conversation: exactly 16 bytes, big-endian u128.
+   *
+   * @generated from field: bytes tenant_id = 1;
+   */
+  tenantId: Uint8Array;
+
+  /**
+   * The message as committed (body included; client_message_id is the sender's).
+   *
+   * @generated from field: qim.v1.HistoryMessage message = 2;
+   */
+  message?: HistoryMessage | undefined;
+
+  /**
+   * Raw conversation kind: 1 DIRECT, 2 GROUP.
+   *
+   * @generated from field: uint32 conversation_kind = 3;
+   */
+  conversationKind: number;
+
+  /**
+   * DIRECT: the participant that is not the sender. 0 for GROUP.
+   *
+   * @generated from field: uint64 peer_user_id = 4;
+   */
+  peerUserId: bigint;
+
+  /**
+   * The sender's device.
+   *
+   * @generated from field: string sender_device_id = 5;
+   */
+  senderDeviceId: string;
+
+  /**
+   * When the commit became durable, Unix ms (the writer's clock).
+   *
+   * @generated from field: int64 committed_at_ms = 6;
+   */
+  committedAtMs: bigint;
+};
+
+/**
+ * Describes the message qim.v1.FeedMessage.
+ * Use `create(FeedMessageSchema)` to create a new message.
+ */
+export const FeedMessageSchema: GenMessage<FeedMessage> = /*@__PURE__*/
+  messageDesc(file_qim_v1_history, 3);
 
