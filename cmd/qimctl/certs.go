@@ -101,7 +101,7 @@ func runCertsDev(o *certsDevOptions, out io.Writer) error {
 			roles[i] = string(r)
 		}
 		fmt.Fprintf(out, "%-12s %s  roles: %-8s sha256 %s\n", name, c.CertFile, strings.Join(roles, ","), c.Fingerprint)
-		if len(c.Services) == 0 {
+		if !c.IsProcess() {
 			continue
 		}
 		env := strings.Join(set.EnvAt(name, o.envDir), "\n") + "\n"

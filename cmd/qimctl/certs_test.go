@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -62,6 +63,21 @@ func TestCertsDevWritesEnvFilesAndRefusesToOverwrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "admin.env")); err == nil {
 		t.Fatal("admin.env written: the admin is qimctl, not a service")
+	}
+	// Every certificate env file the compose deployment names must be written, the
+	// NotificationService's too (it serves nothing but calls Session.Badge).
+	compose, err := os.ReadFile(filepath.Join("..", "..", "compose.integration.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile(`\.qim-compose/certs/([a-z0-9-]+)\.env`).FindAllStringSubmatch(string(compose), -1)
+	if len(named) == 0 {
+		t.Fatal("compose.integration.yml names no certificate env file")
+	}
+	for _, m := range named {
+		if _, err := os.Stat(filepath.Join(dir, m[1]+".env")); err != nil {
+			t.Errorf("compose.integration.yml needs %s.env: %v", m[1], err)
+		}
 	}
 	if _, _, err := run(t, "certs", "dev", "--out", dir); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("second run: %v, want a refusal naming --force", err)

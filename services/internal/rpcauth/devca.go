@@ -27,9 +27,24 @@ type Identity struct {
 	Roles    []contract.RPCRole
 }
 
+// IsProcess reports whether the identity is a process of the deployment, which reads its
+// certificate from the environment: it serves, or it calls with a role other than the
+// operator's. The admin certificate is qimctl's, handed over as flags.
+func (id Identity) IsProcess() bool {
+	if len(id.Services) > 0 {
+		return true
+	}
+	for _, r := range id.Roles {
+		if r != contract.RPCRoleAdmin {
+			return true
+		}
+	}
+	return false
+}
+
 // DevIdentities is the set a deployment of n instances of each service needs: a writer, MailboxNode,
-// RoomWriter,
-// SessionProjection and gateway certificate per instance and one admin for qimctl. Instance names
+// RoomWriter, SessionProjection and gateway certificate per instance, one NotificationService
+// and one admin for qimctl. Instance names
 // are numbered from 1 when n > 1 (gateway-1, gateway-2, …).
 func DevIdentities(n int) []Identity {
 	var out []Identity
