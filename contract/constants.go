@@ -69,8 +69,11 @@ const (
 	// MembershipCustomType is the custom_type of every membership CONTROL message; its body is a
 	// qim.v1.MembershipChange.
 	MembershipCustomType = "qim.membership.v1"
-	UnreadExactWindow    = 200 // unread is exact up to this, saturated beyond
-	THeavyConversations  = 5000
+	// AmendCustomType is the custom_type of every amendment (recall, edit, delete) CONTROL
+	// message; its body is a qim.v1.MessageAmendment (amend.go, ADR-0037).
+	AmendCustomType     = "qim.amend.v1"
+	UnreadExactWindow   = 200 // unread is exact up to this, saturated beyond
+	THeavyConversations = 5000
 )
 
 // Time constants.
@@ -116,8 +119,12 @@ const (
 	StartupDependencyWait = 60 * time.Second
 	HistoryHotWindow      = 7 * 24 * time.Hour
 	HistoryRetention      = 30 * 24 * time.Hour
-	MailboxRetention      = 7 * 24 * time.Hour
-	EphemeralRetention    = 24 * time.Hour
+	// AmendRecallWindow is how long after sending the sender may still recall a message (the
+	// writer's default; QIM_WRITER_RECALL_WINDOW changes it per deployment). EDIT and DELETE
+	// have no window.
+	AmendRecallWindow  = 2 * time.Minute
+	MailboxRetention   = 7 * 24 * time.Hour
+	EphemeralRetention = 24 * time.Hour
 )
 
 // SLO targets of the performance gates.

@@ -21,6 +21,7 @@ const (
 	ErrCodeUnimplemented   ErrorCode = 11
 	ErrCodeGroupFull       ErrorCode = 12
 	ErrCodeRejected        ErrorCode = 13
+	ErrCodeForbidden       ErrorCode = 14
 )
 
 // ErrorInfo is one row of the error-code table.
@@ -74,6 +75,9 @@ var errorTable = []ErrorInfo{
 	{ErrCodeRejected, "REJECTED", false,
 		"the product's moderation hook refused the message; ErrorFrame.reason carries its reason code",
 		"SEND (a deployment with a moderation hook)"},
+	{ErrCodeForbidden, "FORBIDDEN", false,
+		"the request is valid but its sender may not do it: amending another user's message, a recall after the recall window, editing a recalled or deleted message",
+		"SEND with an amendment (ADR-0037)"},
 }
 
 var errorIndex = func() map[ErrorCode]ErrorInfo {

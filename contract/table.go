@@ -107,6 +107,8 @@ func Constants() []Constant {
 		{"domain_writer_route", DomainWriterRoute, false, "gateway affinity of a conversation to a writer instance (rendezvous)"},
 		{"domain_room_route", DomainRoomRoute, false, "gateway placement of a room on its RoomWriter instance (rendezvous)"},
 		{"membership_custom_type", MembershipCustomType, true, "custom_type of membership CONTROL messages"},
+		{"amend_custom_type", AmendCustomType, true, "custom_type of amendment (recall, edit, delete) CONTROL messages"},
+		{"amend_recall_window", AmendRecallWindow, false, "how long after sending a message may be recalled (QIM_WRITER_RECALL_WINDOW)"},
 	}
 }
 

@@ -257,6 +257,7 @@ const (
 	Newer         = store.Newer
 	PendingQueued = store.PendingQueued
 	PendingFailed = store.PendingFailed
-	FlagRecalled  = store.FlagRecalled
-	FlagDeleted   = store.FlagDeleted
+	FlagRecalled  = contract.FlagRecalled
+	FlagDeleted   = contract.FlagDeleted
+	FlagEdited    = contract.FlagEdited
 )

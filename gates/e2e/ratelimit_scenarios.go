@@ -26,6 +26,8 @@ func ProductScenarios() []Scenario {
 		{"read-receipt-reaches-the-peer-and-its-session-list", scenarioReadReceipt},
 		{"push-reaches-an-offline-device-once", needs(NeedsPush, scenarioOfflinePush)},
 		{"post-send-feed-carries-every-acknowledged-message", needs(NeedsFeed, scenarioFeed)},
+		{"recalled-message-disappears-from-history-heads-and-unread", scenarioRecall},
+		{"group-owner-deletes-a-members-message-for-everyone", scenarioGroupDelete},
 	}
 }
 

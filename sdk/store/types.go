@@ -48,8 +48,9 @@ type Message struct {
 
 // Flag bits of Message.Flags (qim.v1 HistoryMessage.flags).
 const (
-	FlagRecalled uint32 = 1
-	FlagDeleted  uint32 = 2
+	FlagRecalled = contract.FlagRecalled
+	FlagDeleted  = contract.FlagDeleted
+	FlagEdited   = contract.FlagEdited
 )
 
 // Conversation is one conversation of the local session list, with absolute values.

@@ -60,6 +60,9 @@ func parsePublish(in *internalv1.RoomPublish, maxBody int) (*publishReq, error) 
 	if t := contract.MessageType(req.GetMessageType()); t.ServerOnly() {
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "message_type %d (%s) is produced by the server only", uint32(t), t)
 	}
+	if req.GetAmend() != nil { // a room keeps no history to amend (ADR-0034); never publish it as a message
+		return nil, rpc.Refuse(contract.ErrCodeUnimplemented, "room events cannot be recalled, edited or deleted")
+	}
 	if len(req.GetCustomType()) > contract.CustomTypeMaxBytes {
 		return nil, rpc.Refuse(contract.ErrCodePayloadTooLarge, "custom_type is %d bytes, limit %d",
 			len(req.GetCustomType()), contract.CustomTypeMaxBytes)

@@ -40,8 +40,8 @@ import (
 
 // Record flag bits (records.proto MessageRecord.flags).
 const (
-	flagRecalled = 1
-	flagDeleted  = 2
+	flagRecalled = contract.FlagRecalled
+	flagDeleted  = contract.FlagDeleted
 )
 
 // summary is the content of one session-list row (everything except its position).
@@ -82,7 +82,7 @@ func countUnread(w window) (uint32, bool) {
 			continue
 		}
 		if contract.UserID(r.GetSenderUserId()) == w.self || !contract.MessageType(r.GetMessageType()).CountsAsUnread() ||
-			r.GetFlags()&(flagRecalled|flagDeleted) != 0 {
+			contract.Gone(r.GetFlags()) {
 			continue
 		}
 		n++
@@ -131,7 +131,7 @@ func headOf(r *internalv1.MessageRecord, self contract.UserID, headBodyMax int) 
 		SenderUserId: r.GetSenderUserId(), MessageType: r.GetMessageType(), CustomType: r.GetCustomType(),
 		SentAtMs: r.GetCreatedAtMs(), Mentions: r.GetMentions(), Flags: r.GetFlags(),
 	}
-	if r.GetFlags()&(flagRecalled|flagDeleted) == 0 && len(r.GetBody()) <= headBodyMax {
+	if !contract.Gone(r.GetFlags()) && len(r.GetBody()) <= headBodyMax {
 		m.Body = r.GetBody()
 		if m.Body == nil {
 			m.Body = []byte{} // present-but-empty is a genuinely empty body

@@ -256,7 +256,8 @@ func (c *committer) runMarks(ctx context.Context) error {
 func (c *committer) markBatch(ctx context.Context, batch []*call, reqs []msgstore.MarkRequest) []msgstore.MarkRequest {
 	at := c.now().UnixMilli()
 	for _, cl := range batch {
-		reqs = append(reqs, msgstore.MarkRequest{Key: cl.cmd.key(), CommittedAtMs: at})
+		reqs = append(reqs, msgstore.MarkRequest{Key: cl.cmd.key(), CommittedAtMs: at,
+			Amend: cl.cmd.markAmendment(cl.commit.Seq, cl.commit.MessageID)})
 	}
 	c.m.batchSize.WithLabelValues("mark").Observe(float64(len(batch)))
 	start := time.Now()

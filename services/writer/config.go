@@ -62,6 +62,9 @@ type Config struct {
 	ShardCount int `env:"QIM_MAILBOX_SHARD_COUNT" unit:"shards" doc:"mailbox shard count (power of two; the same on writer, fanout and mailbox): group target shards are frozen with it"`
 	// MaxBodyBytes is the largest body accepted; larger sends get PAYLOAD_TOO_LARGE.
 	MaxBodyBytes int `env:"QIM_WRITER_MAX_BODY" unit:"bytes" doc:"largest message body accepted (at most the frame payload limit)"`
+	// RecallWindow bounds a recall (ADR-0037): the sender may take a message back this long
+	// after sending it. Edits and deletes have no window.
+	RecallWindow time.Duration `env:"QIM_WRITER_RECALL_WINDOW" doc:"how long after sending the sender may still recall a message (1s..720h)"`
 	// History is where history lives. Tiered, PULL_HISTORY reads below each conversation's hot
 	// floor from the CQL archive and the writer trims the hot tier below the archive watermark.
 	History cqlstore.BackendConfig
@@ -94,6 +97,7 @@ func DefaultConfig() Config {
 		RecoveryInterval: 2 * time.Second,
 		RecoveryGrace:    5 * time.Second,
 		MaxBodyBytes:     contract.MaxFramePayload,
+		RecallWindow:     contract.AmendRecallWindow,
 		ShardCount:       contract.MailboxShardsDefault,
 		HotWindow:        contract.HistoryHotWindow,
 		TrimInterval:     5 * time.Second,
@@ -140,6 +144,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: negative QIM_WRITER_RECOVERY_INTERVAL or QIM_WRITER_RECOVERY_GRACE", ErrConfig)
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > contract.MaxFramePayload:
 		return fmt.Errorf("%w: QIM_WRITER_MAX_BODY=%d not in [1, %d]", ErrConfig, c.MaxBodyBytes, contract.MaxFramePayload)
+	case c.RecallWindow < time.Second || c.RecallWindow > contract.HistoryRetention:
+		return fmt.Errorf("%w: QIM_WRITER_RECALL_WINDOW=%s not in [1s, %s]", ErrConfig, c.RecallWindow, contract.HistoryRetention)
 	}
 	if err := c.Moderation.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

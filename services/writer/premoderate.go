@@ -59,14 +59,10 @@ func (s *Service) moderates(in *internalv1.AuthenticatedSend) bool {
 	return err == nil && s.cfg.Moderation.Applies(t)
 }
 
-// prepare parses a client SEND and asks the hook about it. It returns what must run, in the
-// stream's order, once the answer is in: the commit of the (possibly rewritten) send, or the
-// refusal. The idempotency identity is taken before a rewrite: it is the client's request.
-func (s *Service) prepare(ctx context.Context, in *internalv1.AuthenticatedSend, done func(*qimv1.SendAck, error)) func() {
-	cmd, err := parseSendOf(in, s.cfg.MaxBodyBytes, false)
-	if err != nil {
-		return func() { s.refused("validate", err, done) }
-	}
+// prepare asks the hook about a parsed client SEND. It returns what must run, in the stream's
+// order, once the answer is in: the commit of the (possibly rewritten) send, or the refusal.
+// The idempotency identity is taken before a rewrite: it is the client's request.
+func (s *Service) prepare(ctx context.Context, cmd *sendCmd, done func(*qimv1.SendAck, error)) func() {
 	ident := cmd.identity()
 	if err := s.premoderate(ctx, cmd); err != nil {
 		return func() { s.refused("moderation", err, done) }

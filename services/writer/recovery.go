@@ -87,7 +87,11 @@ func (c *committer) resume(ctx context.Context, k msgstore.CommitKey) error {
 	if err != nil {
 		return fmt.Errorf("writer: recover outbox produce: %w", err)
 	}
-	if errs := c.store.MarkCommitted(ctx, []msgstore.MarkRequest{{Key: k, CommittedAtMs: c.now().UnixMilli()}}); errs[0] != nil {
+	amend, err := amendmentOfRecord(cm.Record)
+	if err != nil {
+		return err
+	}
+	if errs := c.store.MarkCommitted(ctx, []msgstore.MarkRequest{{Key: k, CommittedAtMs: c.now().UnixMilli(), Amend: amend}}); errs[0] != nil {
 		return fmt.Errorf("writer: recover mark: %w", errs[0])
 	}
 	return nil

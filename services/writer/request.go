@@ -28,6 +28,12 @@ type sendCmd struct {
 	customType   string
 	body         []byte
 	mentions     []uint64
+	// amend is set on an amendment (amend.go): the CONTROL message that records it is built
+	// from the target once the target is read, and the commit merges it into the index.
+	amend *amendReq
+	// retention is the record's retention class (an amendment takes its target's, so it lives
+	// exactly as long).
+	retention contract.RetentionClass
 }
 
 // parseSendOf validates a forwarded SendRequest at the boundary: a client's (system false: every
@@ -84,6 +90,12 @@ func parseSendOf(in *internalv1.AuthenticatedSend, maxBody int, system bool) (*s
 		}
 	default:
 		return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "SendRequest has no target")
+	}
+	if req.GetAmend() != nil {
+		if system {
+			return nil, rpc.Refuse(contract.ErrCodeInvalidArgument, "the admin API does not amend messages")
+		}
+		return c, parseAmend(c, &req)
 	}
 	return c, nil
 }
@@ -147,6 +159,7 @@ func (c *sendCmd) record(mid contract.MessageID) ([]byte, error) {
 		MessageId: midb[:], SenderUserId: uint64(c.sender), SenderDeviceId: c.device, ClientMessageId: cmid[:],
 		MessageType: c.messageType, CustomType: c.customType, Body: c.body, Mentions: c.mentions,
 		CreatedAtMs: int64(mid.TimeMs()), TraceId: midb[:], DirectPeerUserId: uint64(c.peer),
+		RetentionClass: uint32(c.retention),
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rec)
 	if err != nil {

@@ -99,10 +99,16 @@ func (g grpcServer) readLoop(stream internalv1.Writer_SendStreamServer, permits 
 			continue
 		}
 		order.add(func() func() {
-			if !s.moderates(in) {
-				return func() { s.send(ctx, in, done) }
+			cmd, err := parseSendOf(in, s.cfg.MaxBodyBytes, false)
+			switch {
+			case err != nil:
+				return func() { s.refused("validate", err, done) }
+			case cmd.amend != nil:
+				return func() { s.submitAmend(ctx, in, cmd, done) }
+			case !s.moderates(in):
+				return func() { s.commit(ctx, cmd, cmd.identity(), done) }
 			}
-			return s.prepare(ctx, in, done)
+			return s.prepare(ctx, cmd, done)
 		})
 	}
 }
@@ -162,16 +168,17 @@ func (s *Service) send(ctx context.Context, in *internalv1.AuthenticatedSend, do
 
 // submit is send for a client (system false) or for a SYSTEM message (parseSendOf).
 func (s *Service) submit(ctx context.Context, in *internalv1.AuthenticatedSend, system bool, done func(*qimv1.SendAck, error)) {
-	if !system && s.moderates(in) {
-		s.prepare(ctx, in, done)()
-		return
-	}
 	cmd, err := parseSendOf(in, s.cfg.MaxBodyBytes, system)
-	if err != nil {
+	switch {
+	case err != nil:
 		s.refused("validate", err, done)
-		return
+	case cmd.amend != nil:
+		s.submitAmend(ctx, in, cmd, done)
+	case !system && s.moderates(in):
+		s.prepare(ctx, cmd, done)()
+	default:
+		s.commit(ctx, cmd, cmd.identity(), done)
 	}
-	s.commit(ctx, cmd, cmd.identity(), done)
 }
 
 // refused answers a send refused before it reached the committer, counted by stage.

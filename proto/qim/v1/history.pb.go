@@ -222,8 +222,9 @@ type HistoryMessage struct {
 	SentAtMs int64 `protobuf:"varint,8,opt,name=sent_at_ms,json=sentAtMs,proto3" json:"sent_at_ms,omitempty"`
 	// Users mentioned in the message.
 	Mentions []uint64 `protobuf:"varint,9,rep,packed,name=mentions,proto3" json:"mentions,omitempty"`
-	// Bit set (raw uint32): bit 0 (1) RECALLED by the sender, bit 1 (2) DELETED by moderation or
-	// retention. Unknown bits must be ignored.
+	// Bit set (raw uint32): bit 0 (1) RECALLED by the sender, bit 1 (2) DELETED by its sender,
+	// the group's owner, moderation or retention, bit 2 (4) EDITED (body is the newest edit).
+	// History and session heads serve the amended state (ADR-0037). Unknown bits must be ignored.
 	Flags uint32 `protobuf:"varint,10,opt,name=flags,proto3" json:"flags,omitempty"`
 	// The sender's client_message_id, set only when the reader is the sender (the reconciliation
 	// anchor, as on MailboxEvent); empty otherwise.
@@ -434,6 +435,92 @@ func (x *FeedMessage) GetCommittedAtMs() int64 {
 	return 0
 }
 
+// MessageAmendment is the body of an amendment CONTROL message (message_type 4, custom_type
+// "qim.amend.v1"): the record, in the conversation itself, that a message was recalled, edited
+// or deleted (ADR-0037). Only the server writes it, from a SEND with SendRequest.amend. A
+// device applies it to its copy of the target; history and session heads already serve the
+// target amended.
+type MessageAmendment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// conversation_seq of the amended message (always below this message's own seq).
+	TargetSeq uint64 `protobuf:"varint,1,opt,name=target_seq,json=targetSeq,proto3" json:"target_seq,omitempty"`
+	// message_id of the amended message: exactly 16 bytes, big-endian u128.
+	TargetMessageId []byte `protobuf:"bytes,2,opt,name=target_message_id,json=targetMessageId,proto3" json:"target_message_id,omitempty"`
+	// Raw action: 1 RECALL, 2 EDIT, 3 DELETE (as SendRequest.amend).
+	Action uint32 `protobuf:"varint,3,opt,name=action,proto3" json:"action,omitempty"`
+	// The user who amended it (the sender, or the group's owner for a DELETE).
+	ActorUserId uint64 `protobuf:"varint,4,opt,name=actor_user_id,json=actorUserId,proto3" json:"actor_user_id,omitempty"`
+	// EDIT: the new body (present, possibly empty). Absent for RECALL and DELETE.
+	Body          []byte `protobuf:"bytes,5,opt,name=body,proto3,oneof" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageAmendment) Reset() {
+	*x = MessageAmendment{}
+	mi := &file_qim_v1_history_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageAmendment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageAmendment) ProtoMessage() {}
+
+func (x *MessageAmendment) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_history_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageAmendment.ProtoReflect.Descriptor instead.
+func (*MessageAmendment) Descriptor() ([]byte, []int) {
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MessageAmendment) GetTargetSeq() uint64 {
+	if x != nil {
+		return x.TargetSeq
+	}
+	return 0
+}
+
+func (x *MessageAmendment) GetTargetMessageId() []byte {
+	if x != nil {
+		return x.TargetMessageId
+	}
+	return nil
+}
+
+func (x *MessageAmendment) GetAction() uint32 {
+	if x != nil {
+		return x.Action
+	}
+	return 0
+}
+
+func (x *MessageAmendment) GetActorUserId() uint64 {
+	if x != nil {
+		return x.ActorUserId
+	}
+	return 0
+}
+
+func (x *MessageAmendment) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
 var File_qim_v1_history_proto protoreflect.FileDescriptor
 
 const file_qim_v1_history_proto_rawDesc = "" +
@@ -475,7 +562,15 @@ const file_qim_v1_history_proto_rawDesc = "" +
 	"\fpeer_user_id\x18\x04 \x01(\x04R\n" +
 	"peerUserId\x12(\n" +
 	"\x10sender_device_id\x18\x05 \x01(\tR\x0esenderDeviceId\x12&\n" +
-	"\x0fcommitted_at_ms\x18\x06 \x01(\x03R\rcommittedAtMsB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
+	"\x0fcommitted_at_ms\x18\x06 \x01(\x03R\rcommittedAtMs\"\xbb\x01\n" +
+	"\x10MessageAmendment\x12\x1d\n" +
+	"\n" +
+	"target_seq\x18\x01 \x01(\x04R\ttargetSeq\x12*\n" +
+	"\x11target_message_id\x18\x02 \x01(\fR\x0ftargetMessageId\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\rR\x06action\x12\"\n" +
+	"\ractor_user_id\x18\x04 \x01(\x04R\vactorUserId\x12\x17\n" +
+	"\x04body\x18\x05 \x01(\fH\x00R\x04body\x88\x01\x01B\a\n" +
+	"\x05_bodyB+Z)github.com/qim-dev/qim/proto/qim/v1;qimv1b\x06proto3"
 
 var (
 	file_qim_v1_history_proto_rawDescOnce sync.Once
@@ -489,12 +584,13 @@ func file_qim_v1_history_proto_rawDescGZIP() []byte {
 	return file_qim_v1_history_proto_rawDescData
 }
 
-var file_qim_v1_history_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_qim_v1_history_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_qim_v1_history_proto_goTypes = []any{
-	(*PullHistory)(nil),    // 0: qim.v1.PullHistory
-	(*HistoryBatch)(nil),   // 1: qim.v1.HistoryBatch
-	(*HistoryMessage)(nil), // 2: qim.v1.HistoryMessage
-	(*FeedMessage)(nil),    // 3: qim.v1.FeedMessage
+	(*PullHistory)(nil),      // 0: qim.v1.PullHistory
+	(*HistoryBatch)(nil),     // 1: qim.v1.HistoryBatch
+	(*HistoryMessage)(nil),   // 2: qim.v1.HistoryMessage
+	(*FeedMessage)(nil),      // 3: qim.v1.FeedMessage
+	(*MessageAmendment)(nil), // 4: qim.v1.MessageAmendment
 }
 var file_qim_v1_history_proto_depIdxs = []int32{
 	2, // 0: qim.v1.HistoryBatch.records:type_name -> qim.v1.HistoryMessage
@@ -512,13 +608,14 @@ func file_qim_v1_history_proto_init() {
 		return
 	}
 	file_qim_v1_history_proto_msgTypes[2].OneofWrappers = []any{}
+	file_qim_v1_history_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_history_proto_rawDesc), len(file_qim_v1_history_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

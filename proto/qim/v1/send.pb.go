@@ -61,7 +61,14 @@ type SendRequest struct {
 	// sender's own UI while pending); never used for ordering.
 	ClientTimeMs int64 `protobuf:"varint,7,opt,name=client_time_ms,json=clientTimeMs,proto3" json:"client_time_ms,omitempty"`
 	// Users mentioned in the message (for mention badges and notifications); duplicates ignored.
-	Mentions      []uint64 `protobuf:"varint,8,rep,packed,name=mentions,proto3" json:"mentions,omitempty"`
+	Mentions []uint64 `protobuf:"varint,8,rep,packed,name=mentions,proto3" json:"mentions,omitempty"`
+	// Set: this SEND amends an earlier message of its (DIRECT or GROUP) target instead of adding
+	// one (ADR-0037). message_type, custom_type and mentions must then be empty, and body is the
+	// new body of an EDIT (empty otherwise). The server commits the amendment as a CONTROL
+	// message of the conversation (custom_type "qim.amend.v1", body qim.v1.MessageAmendment)
+	// with its own conversation_seq, so every device receives it like a message; the SendAck is
+	// that CONTROL message's. Retrying with the same client_message_id is safe, as for any SEND.
+	Amend         *Amend `protobuf:"bytes,10,opt,name=amend,proto3" json:"amend,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -172,6 +179,13 @@ func (x *SendRequest) GetMentions() []uint64 {
 	return nil
 }
 
+func (x *SendRequest) GetAmend() *Amend {
+	if x != nil {
+		return x.Amend
+	}
+	return nil
+}
+
 type isSendRequest_Target interface {
 	isSendRequest_Target()
 }
@@ -202,6 +216,66 @@ func (*SendRequest_GroupId) isSendRequest_Target() {}
 
 func (*SendRequest_RoomId) isSendRequest_Target() {}
 
+// Amend names the message a SEND amends and what to do to it. Who may: RECALL and EDIT the
+// message's sender (RECALL only within the deployment's recall window after the message was
+// sent), DELETE the sender or the group's owner; anyone else gets FORBIDDEN. A CONTROL message
+// cannot be amended, nor a recalled or deleted one edited.
+type Amend struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// conversation_seq of the message to amend, in the SEND's target conversation (no message
+	// there: INVALID_ARGUMENT).
+	TargetSeq uint64 `protobuf:"varint,1,opt,name=target_seq,json=targetSeq,proto3" json:"target_seq,omitempty"`
+	// Raw action: 1 RECALL (the sender takes it back), 2 EDIT (the SEND's body replaces the
+	// message's), 3 DELETE (removed for everyone).
+	Action        uint32 `protobuf:"varint,2,opt,name=action,proto3" json:"action,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Amend) Reset() {
+	*x = Amend{}
+	mi := &file_qim_v1_send_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Amend) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Amend) ProtoMessage() {}
+
+func (x *Amend) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_send_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Amend.ProtoReflect.Descriptor instead.
+func (*Amend) Descriptor() ([]byte, []int) {
+	return file_qim_v1_send_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Amend) GetTargetSeq() uint64 {
+	if x != nil {
+		return x.TargetSeq
+	}
+	return 0
+}
+
+func (x *Amend) GetAction() uint32 {
+	if x != nil {
+		return x.Action
+	}
+	return 0
+}
+
 // SendAck (SEND_ACK, downlink) confirms that a SEND is durably committed. It is produced only
 // from a COMMITTED commit of the conversation log, never optimistically, so a client that holds
 // a SendAck may drop its local retry state. A SEND whose outcome is unknown (ERROR UNAVAILABLE,
@@ -231,7 +305,7 @@ type SendAck struct {
 
 func (x *SendAck) Reset() {
 	*x = SendAck{}
-	mi := &file_qim_v1_send_proto_msgTypes[1]
+	mi := &file_qim_v1_send_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +317,7 @@ func (x *SendAck) String() string {
 func (*SendAck) ProtoMessage() {}
 
 func (x *SendAck) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_send_proto_msgTypes[1]
+	mi := &file_qim_v1_send_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +330,7 @@ func (x *SendAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendAck.ProtoReflect.Descriptor instead.
 func (*SendAck) Descriptor() ([]byte, []int) {
-	return file_qim_v1_send_proto_rawDescGZIP(), []int{1}
+	return file_qim_v1_send_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SendAck) GetClientMessageId() []byte {
@@ -298,7 +372,7 @@ var File_qim_v1_send_proto protoreflect.FileDescriptor
 
 const file_qim_v1_send_proto_rawDesc = "" +
 	"\n" +
-	"\x11qim/v1/send.proto\x12\x06qim.v1\"\xb9\x02\n" +
+	"\x11qim/v1/send.proto\x12\x06qim.v1\"\xde\x02\n" +
 	"\vSendRequest\x12*\n" +
 	"\x11client_message_id\x18\x01 \x01(\fR\x0fclientMessageId\x12\"\n" +
 	"\fpeer_user_id\x18\x02 \x01(\x04H\x00R\n" +
@@ -310,8 +384,14 @@ const file_qim_v1_send_proto_rawDesc = "" +
 	"customType\x12\x12\n" +
 	"\x04body\x18\x06 \x01(\fR\x04body\x12$\n" +
 	"\x0eclient_time_ms\x18\a \x01(\x03R\fclientTimeMs\x12\x1a\n" +
-	"\bmentions\x18\b \x03(\x04R\bmentionsB\b\n" +
-	"\x06target\"\xd0\x01\n" +
+	"\bmentions\x18\b \x03(\x04R\bmentions\x12#\n" +
+	"\x05amend\x18\n" +
+	" \x01(\v2\r.qim.v1.AmendR\x05amendB\b\n" +
+	"\x06target\">\n" +
+	"\x05Amend\x12\x1d\n" +
+	"\n" +
+	"target_seq\x18\x01 \x01(\x04R\ttargetSeq\x12\x16\n" +
+	"\x06action\x18\x02 \x01(\rR\x06action\"\xd0\x01\n" +
 	"\aSendAck\x12*\n" +
 	"\x11client_message_id\x18\x01 \x01(\fR\x0fclientMessageId\x12\x1d\n" +
 	"\n" +
@@ -332,17 +412,19 @@ func file_qim_v1_send_proto_rawDescGZIP() []byte {
 	return file_qim_v1_send_proto_rawDescData
 }
 
-var file_qim_v1_send_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_qim_v1_send_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_qim_v1_send_proto_goTypes = []any{
 	(*SendRequest)(nil), // 0: qim.v1.SendRequest
-	(*SendAck)(nil),     // 1: qim.v1.SendAck
+	(*Amend)(nil),       // 1: qim.v1.Amend
+	(*SendAck)(nil),     // 2: qim.v1.SendAck
 }
 var file_qim_v1_send_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	1, // 0: qim.v1.SendRequest.amend:type_name -> qim.v1.Amend
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_qim_v1_send_proto_init() }
@@ -361,7 +443,7 @@ func file_qim_v1_send_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_send_proto_rawDesc), len(file_qim_v1_send_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

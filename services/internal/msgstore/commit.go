@@ -127,7 +127,8 @@ func (s *Store) Record(ctx context.Context, k CommitKey) (Commit, error) {
 // the key is forgotten and the same client_message_id creates a new message (the window is the
 // contract). Marking twice keeps the first committed_at and redoes, from it, the expiry, owner and
 // recovery-index writes that follow the state change, so a mark that died after its state write
-// is finished by the next one.
+// is finished by the next one. A request with an Amend is merged into its amendment index
+// first and not marked when that failed.
 func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 	errs := make([]error, len(reqs))
 	calls := make([]call, 0, len(reqs))
@@ -136,6 +137,11 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 	for i, r := range reqs {
 		if r.CommittedAtMs <= 0 {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
+		}
+	}
+	s.indexAmendments(ctx, reqs, errs) // a round trip of its own, only when the batch amends
+	for i, r := range reqs {
+		if errs[i] != nil {
 			continue
 		}
 		tag := tagOf(r.Key.Tenant, r.Key.Conversation)

@@ -161,7 +161,7 @@ func TestCommitStateMachine(t *testing.T) {
 	if rdb.Exists(ctx, string(appendNumKey(nil, newConvKeys(f.tenant, f.conv).hrec, uint64(r.Seq)))).Val() != 0 {
 		t.Fatal("Reserve wrote history")
 	}
-	if errs := s.MarkCommitted(ctx, []MarkRequest{{in.Key, time.Now().UnixMilli()}}); !errors.Is(errs[0], ErrNotRecorded) {
+	if errs := s.MarkCommitted(ctx, []MarkRequest{{Key: in.Key, CommittedAtMs: time.Now().UnixMilli()}}); !errors.Is(errs[0], ErrNotRecorded) {
 		t.Fatalf("MarkCommitted on R: %v, want ErrNotRecorded", errs[0])
 	}
 	// A fused retry of the same request (another message_id, as the writer mints one per call)
@@ -183,7 +183,7 @@ func TestCommitStateMachine(t *testing.T) {
 	}
 	cat := time.Now().UnixMilli()
 	for i := range 2 {
-		if errs := s.MarkCommitted(ctx, []MarkRequest{{in.Key, cat + int64(i)*1000}}); errs[0] != nil {
+		if errs := s.MarkCommitted(ctx, []MarkRequest{{Key: in.Key, CommittedAtMs: cat + int64(i)*1000}}); errs[0] != nil {
 			t.Fatalf("MarkCommitted #%d: %v", i, errs[0])
 		}
 	}

@@ -21,7 +21,7 @@ func TestWindowExpiryForgetsKey(t *testing.T) {
 	in := f.intent(t, 20)
 	first := reserveOne(t, ctx, s, in)
 	past := time.Now().Add(-contract.IdempotencyWindow - time.Second).UnixMilli()
-	if errs := s.MarkCommitted(ctx, []MarkRequest{{in.Key, past}}); errs[0] != nil {
+	if errs := s.MarkCommitted(ctx, []MarkRequest{{Key: in.Key, CommittedAtMs: past}}); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
 	if _, found, err := s.LoadCommit(ctx, in.Key); err != nil || found {

@@ -110,10 +110,17 @@ func (s *Store) HistoryPage(ctx context.Context, q HistoryQuery) (HistoryPage, e
 // historyOnce reads one page; moved reports a trim under the read (the page is then discarded).
 func (s *Store) historyOnce(ctx context.Context, q HistoryQuery) (p HistoryPage, moved bool, err error) {
 	ck := newConvKeys(q.Tenant, q.Conversation)
-	vals, err := s.rdb.MGet(ctx, ck.seq, ck.floor()).Result()
+	var mget *redis.SliceCmd
+	var amended *redis.IntCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		mget = p.MGet(ctx, ck.seq, ck.floor())
+		amended = p.Exists(ctx, ck.amend())
+		return nil
+	})
 	if err != nil {
 		return HistoryPage{}, false, fmt.Errorf("msgstore: history: read counter and floor: %w", err)
 	}
+	vals := mget.Val()
 	latest, err := counterValue(vals[0], q.Tenant, q.Conversation)
 	if err != nil {
 		return HistoryPage{}, false, err
@@ -147,7 +154,13 @@ func (s *Store) historyOnce(ctx context.Context, q HistoryQuery) (p HistoryPage,
 			return HistoryPage{}, false, err
 		}
 	}
-	return w.page(recs), false, nil
+	page := w.page(recs)
+	if amended.Val() > 0 {
+		if err := s.foldAmendments(ctx, q.Tenant, []amendJob{{conv: q.Conversation, recs: page.Records}}); err != nil {
+			return HistoryPage{}, false, err
+		}
+	}
+	return page, false, nil
 }
 
 // coldNewer reads the archive part of a NEWER page, (anchor, floor], and leaves the walk set to

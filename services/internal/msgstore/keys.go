@@ -232,6 +232,8 @@ func KeyFamilies() []keyfamily.Family {
 		keyfamily.New("msgstore.hot_floor", core, "qim:hfloor:{tag}:<tenant>:<cid>", hfloorPrefix, t+":"+h+":"+h).
 			WithExample(ck.floor()).WithConversations(convInKey(hfloorPrefix)).
 			Permanent("the conversation's hot floor F: expired, reads of trimmed seqs would go to Redis and find silent holes"),
+		keyfamily.New("msgstore.amendment_index", core, "qim:amend:{tag}:<tenant>:<cid>", amendPrefix, t+":"+h+":"+h).
+			WithExample(ck.amend()).WithConversations(convInKey(amendPrefix)).Expiring(),
 		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
 			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),
 	)

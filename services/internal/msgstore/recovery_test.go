@@ -27,7 +27,7 @@ func TestPendingCommits(t *testing.T) {
 	for _, in := range []Intent{d, c, recent} {
 		reserveOne(t, ctx, s, in)
 	}
-	if errs := s.MarkCommitted(ctx, []MarkRequest{{c.Key, time.Now().UnixMilli()}}); errs[0] != nil {
+	if errs := s.MarkCommitted(ctx, []MarkRequest{{Key: c.Key, CommittedAtMs: time.Now().UnixMilli()}}); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
 	got, err := s.PendingCommits(ctx, 3001, 10)
@@ -50,7 +50,7 @@ func TestPendingCommits(t *testing.T) {
 	if _, err := s.Record(ctx, got[0]); err != nil {
 		t.Fatal(err)
 	}
-	if errs := s.MarkCommitted(ctx, []MarkRequest{{r.Key, time.Now().UnixMilli()}, {d.Key, time.Now().UnixMilli()}}); errs[0] != nil || errs[1] != nil {
+	if errs := s.MarkCommitted(ctx, []MarkRequest{{Key: r.Key, CommittedAtMs: time.Now().UnixMilli()}, {Key: d.Key, CommittedAtMs: time.Now().UnixMilli()}}); errs[0] != nil || errs[1] != nil {
 		t.Fatal(errs)
 	}
 	if got, _ := s.PendingCommits(ctx, 3001, 10); len(got) != 0 {

@@ -130,6 +130,7 @@ type (
 	recordBinding      = luascript.Binding[recordArgs, commitReply]
 	markBinding        = luascript.Binding[markArgs, markReply]
 	trimBinding        = luascript.Binding[trimArgs, trimReply]
+	amendBinding       = luascript.Binding[amendArgs, amendReply]
 )
 
 // scripts are shared by every Store: the SHA is computed once per process, never per call.
@@ -142,6 +143,7 @@ var scripts = func() scriptSet {
 		groupSend:        luascript.MustBind[groupSendArgs, commitReply](luaFS, "prelude.lua", "group_send.lua"),
 		groupChange:      luascript.MustBind[groupChangeArgs, commitReply](luaFS, "prelude.lua", "group_change.lua"),
 		trim:             luascript.MustBind[trimArgs, trimReply](luaFS, "prelude.lua", "trim.lua"),
+		amend:            luascript.MustBind[amendArgs, amendReply](luaFS, "prelude.lua", "amend.lua"),
 	}
 	// commitResult decodes the replies of all three commit scripts with one binding; that is
 	// sound only while their reply lines are the same.
@@ -161,6 +163,7 @@ type scriptSet struct {
 	groupSend                 *groupSendBinding
 	groupChange               *groupChangeBinding
 	trim                      *trimBinding
+	amend                     *amendBinding
 }
 
 // call is one queued script invocation of a pipeline.

@@ -139,4 +139,7 @@ type Commit struct {
 type MarkRequest struct {
 	Key           CommitKey
 	CommittedAtMs int64
+	// Amend, on the commit of an amendment CONTROL message, is merged into the conversation's
+	// amendment index before the commit is marked (amend.go): never COMMITTED unindexed.
+	Amend *Amendment
 }

@@ -129,6 +129,9 @@ func (s *Store) tailsOnce(ctx context.Context, tenant contract.TenantID, qs []Ta
 			}
 		}
 	}
+	if err := s.amendTails(ctx, tenant, walks, out); err != nil {
+		return nil, false, err
+	}
 	return out, false, nil
 }
 
@@ -151,14 +154,15 @@ func (q TailQuery) validate() error {
 // ends at bucket 0, when it has the span and Min seqs, or after maxEmpty consecutive empty
 // buckets (holes are legal and may be wide, so the head search is bounded like a history page).
 type tailWalk struct {
-	q      TailQuery
-	keys   convKeys
-	tenant contract.TenantID
-	next   uint64 // next bucket to read
-	floor  uint64 // the hot floor F: only seqs above it are read from Redis
-	empty  int
-	seqs   []uint64
-	done   bool
+	q       TailQuery
+	keys    convKeys
+	tenant  contract.TenantID
+	next    uint64 // next bucket to read
+	floor   uint64 // the hot floor F: only seqs above it are read from Redis
+	empty   int
+	seqs    []uint64
+	done    bool
+	amended bool // the conversation's amendment index exists (read with the floor)
 }
 
 // tailRound reads up to n buckets of every active walk in one pipeline.

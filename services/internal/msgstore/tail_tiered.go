@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/qim-dev/qim/contract"
 )
 
 // tailFloors reads every walk's hot floor in one pipeline.
@@ -14,9 +16,11 @@ func (s *Store) tailFloors(ctx context.Context, walks []*tailWalk) error {
 		return nil
 	}
 	cmds := make([]*redis.StringCmd, len(walks))
+	amended := make([]*redis.IntCmd, len(walks))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, w := range walks {
 			cmds[i] = p.Get(ctx, w.keys.floor())
+			amended[i] = p.Exists(ctx, w.keys.amend())
 		}
 		return nil
 	})
@@ -27,8 +31,23 @@ func (s *Store) tailFloors(ctx context.Context, walks []*tailWalk) error {
 		if w.floor, err = parseFloor(cmds[i], w.tenant, w.q.Conversation); err != nil {
 			return err
 		}
+		w.amended = amended[i].Val() > 0
 	}
 	return nil
+}
+
+// amendTails folds the amendment index into the tails of the walks that found one.
+func (s *Store) amendTails(ctx context.Context, tenant contract.TenantID, walks []*tailWalk, out []Tail) error {
+	var jobs []amendJob
+	for i, w := range walks {
+		if w.amended {
+			jobs = append(jobs, amendJob{conv: w.q.Conversation, recs: out[i].Records})
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	return s.foldAmendments(ctx, tenant, jobs)
 }
 
 // coldTail completes one tail below its hot floor from the archive: every record of the span

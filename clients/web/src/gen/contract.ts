@@ -66,6 +66,7 @@ export const ErrorCode = {
   UNIMPLEMENTED: 11,
   GROUP_FULL: 12,
   REJECTED: 13,
+  FORBIDDEN: 14,
 } as const;
 
 const errors = new Map<number, [string, boolean]>([
@@ -82,6 +83,7 @@ const errors = new Map<number, [string, boolean]>([
   [11, ["UNIMPLEMENTED", false]],
   [12, ["GROUP_FULL", false]],
   [13, ["REJECTED", false]],
+  [14, ["FORBIDDEN", false]],
 ]);
 
 /** errorName is the code's name, or UNKNOWN_<code> for a code this SDK does not know. */

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/history.proto.
  */
 export const file_qim_v1_history: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvaGlzdG9yeS5wcm90bxIGcWltLnYxIm8KC1B1bGxIaXN0b3J5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBISCgphbmNob3Jfc2VxGAIgASgEEhEKCWRpcmVjdGlvbhgDIAEoDRINCgVsaW1pdBgEIAEoDRIRCgltYXhfYnl0ZXMYBSABKA0iewoMSGlzdG9yeUJhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBInCgdyZWNvcmRzGAIgAygLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhAKCGhhc19tb3JlGAMgASgIEhcKD25leHRfYW5jaG9yX3NlcRgEIAEoBCKGAgoOSGlzdG9yeU1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAiABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgDIAEoBBIWCg5zZW5kZXJfdXNlcl9pZBgEIAEoBBIUCgxtZXNzYWdlX3R5cGUYBSABKA0SEwoLY3VzdG9tX3R5cGUYBiABKAkSEQoEYm9keRgHIAEoDEgAiAEBEhIKCnNlbnRfYXRfbXMYCCABKAMSEAoIbWVudGlvbnMYCSADKAQSDQoFZmxhZ3MYCiABKA0SGQoRY2xpZW50X21lc3NhZ2VfaWQYCyABKAxCBwoFX2JvZHkirQEKC0ZlZWRNZXNzYWdlEhEKCXRlbmFudF9pZBgBIAEoDBInCgdtZXNzYWdlGAIgASgLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhkKEWNvbnZlcnNhdGlvbl9raW5kGAMgASgNEhQKDHBlZXJfdXNlcl9pZBgEIAEoBBIYChBzZW5kZXJfZGV2aWNlX2lkGAUgASgJEhcKD2NvbW1pdHRlZF9hdF9tcxgGIAEoA0IrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z");
+  fileDesc("ChRxaW0vdjEvaGlzdG9yeS5wcm90bxIGcWltLnYxIm8KC1B1bGxIaXN0b3J5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBISCgphbmNob3Jfc2VxGAIgASgEEhEKCWRpcmVjdGlvbhgDIAEoDRINCgVsaW1pdBgEIAEoDRIRCgltYXhfYnl0ZXMYBSABKA0iewoMSGlzdG9yeUJhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBInCgdyZWNvcmRzGAIgAygLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhAKCGhhc19tb3JlGAMgASgIEhcKD25leHRfYW5jaG9yX3NlcRgEIAEoBCKGAgoOSGlzdG9yeU1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAiABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgDIAEoBBIWCg5zZW5kZXJfdXNlcl9pZBgEIAEoBBIUCgxtZXNzYWdlX3R5cGUYBSABKA0SEwoLY3VzdG9tX3R5cGUYBiABKAkSEQoEYm9keRgHIAEoDEgAiAEBEhIKCnNlbnRfYXRfbXMYCCABKAMSEAoIbWVudGlvbnMYCSADKAQSDQoFZmxhZ3MYCiABKA0SGQoRY2xpZW50X21lc3NhZ2VfaWQYCyABKAxCBwoFX2JvZHkirQEKC0ZlZWRNZXNzYWdlEhEKCXRlbmFudF9pZBgBIAEoDBInCgdtZXNzYWdlGAIgASgLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhkKEWNvbnZlcnNhdGlvbl9raW5kGAMgASgNEhQKDHBlZXJfdXNlcl9pZBgEIAEoBBIYChBzZW5kZXJfZGV2aWNlX2lkGAUgASgJEhcKD2NvbW1pdHRlZF9hdF9tcxgGIAEoAyKEAQoQTWVzc2FnZUFtZW5kbWVudBISCgp0YXJnZXRfc2VxGAEgASgEEhkKEXRhcmdldF9tZXNzYWdlX2lkGAIgASgMEg4KBmFjdGlvbhgDIAEoDRIVCg1hY3Rvcl91c2VyX2lkGAQgASgEEhEKBGJvZHkYBSABKAxIAIgBAUIHCgVfYm9keUIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z");
 
 /**
  * PullHistory (PULL_HISTORY, uplink) pages through one conversation by conversation_seq.
@@ -198,8 +198,9 @@ export type HistoryMessage = Message<"qim.v1.HistoryMessage"> & {
   mentions: bigint[];
 
   /**
-   * Bit set (raw uint32): bit 0 (1) RECALLED by the sender, bit 1 (2) DELETED by moderation or
-   * retention. Unknown bits must be ignored.
+   * Bit set (raw uint32): bit 0 (1) RECALLED by the sender, bit 1 (2) DELETED by its sender,
+   * the group's owner, moderation or retention, bit 2 (4) EDITED (body is the newest edit).
+   * History and session heads serve the amended state (ADR-0037). Unknown bits must be ignored.
    *
    * @generated from field: uint32 flags = 10;
    */
@@ -280,4 +281,57 @@ export type FeedMessage = Message<"qim.v1.FeedMessage"> & {
  */
 export const FeedMessageSchema: GenMessage<FeedMessage> = /*@__PURE__*/
   messageDesc(file_qim_v1_history, 3);
+
+/**
+ * MessageAmendment is the body of an amendment CONTROL message (message_type 4, custom_type
+ * "qim.amend.v1"): the record, in the conversation itself, that a message was recalled, edited
+ * or deleted (ADR-0037). Only the server writes it, from a SEND with SendRequest.amend. A
+ * device applies it to its copy of the target; history and session heads already serve the
+ * target amended.
+ *
+ * @generated from message qim.v1.MessageAmendment
+ */
+export type MessageAmendment = Message<"qim.v1.MessageAmendment"> & {
+  /**
+   * conversation_seq of the amended message (always below this message's own seq).
+   *
+   * @generated from field: uint64 target_seq = 1;
+   */
+  targetSeq: bigint;
+
+  /**
+   * message_id of the amended message: exactly 16 bytes, big-endian u128.
+   *
+   * @generated from field: bytes target_message_id = 2;
+   */
+  targetMessageId: Uint8Array;
+
+  /**
+   * Raw action: 1 RECALL, 2 EDIT, 3 DELETE (as SendRequest.amend).
+   *
+   * @generated from field: uint32 action = 3;
+   */
+  action: number;
+
+  /**
+   * The user who amended it (the sender, or the group's owner for a DELETE).
+   *
+   * @generated from field: uint64 actor_user_id = 4;
+   */
+  actorUserId: bigint;
+
+  /**
+   * EDIT: the new body (present, possibly empty). Absent for RECALL and DELETE.
+   *
+   * @generated from field: optional bytes body = 5;
+   */
+  body?: Uint8Array | undefined;
+};
+
+/**
+ * Describes the message qim.v1.MessageAmendment.
+ * Use `create(MessageAmendmentSchema)` to create a new message.
+ */
+export const MessageAmendmentSchema: GenMessage<MessageAmendment> = /*@__PURE__*/
+  messageDesc(file_qim_v1_history, 4);
 

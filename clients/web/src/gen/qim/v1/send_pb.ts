@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/send.proto.
  */
 export const file_qim_v1_send: GenFile = /*@__PURE__*/
-  fileDesc("ChFxaW0vdjEvc2VuZC5wcm90bxIGcWltLnYxItQBCgtTZW5kUmVxdWVzdBIZChFjbGllbnRfbWVzc2FnZV9pZBgBIAEoDBIWCgxwZWVyX3VzZXJfaWQYAiABKARIABISCghncm91cF9pZBgDIAEoDEgAEhEKB3Jvb21faWQYCSABKAxIABIUCgxtZXNzYWdlX3R5cGUYBCABKA0SEwoLY3VzdG9tX3R5cGUYBSABKAkSDAoEYm9keRgGIAEoDBIWCg5jbGllbnRfdGltZV9tcxgHIAEoAxIQCghtZW50aW9ucxgIIAMoBEIICgZ0YXJnZXQihAEKB1NlbmRBY2sSGQoRY2xpZW50X21lc3NhZ2VfaWQYASABKAwSEgoKbWVzc2FnZV9pZBgCIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAyABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgEIAEoBBIXCg9jb21taXR0ZWRfYXRfbXMYBSABKANCK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw");
+  fileDesc("ChFxaW0vdjEvc2VuZC5wcm90bxIGcWltLnYxIvIBCgtTZW5kUmVxdWVzdBIZChFjbGllbnRfbWVzc2FnZV9pZBgBIAEoDBIWCgxwZWVyX3VzZXJfaWQYAiABKARIABISCghncm91cF9pZBgDIAEoDEgAEhEKB3Jvb21faWQYCSABKAxIABIUCgxtZXNzYWdlX3R5cGUYBCABKA0SEwoLY3VzdG9tX3R5cGUYBSABKAkSDAoEYm9keRgGIAEoDBIWCg5jbGllbnRfdGltZV9tcxgHIAEoAxIQCghtZW50aW9ucxgIIAMoBBIcCgVhbWVuZBgKIAEoCzINLnFpbS52MS5BbWVuZEIICgZ0YXJnZXQiKwoFQW1lbmQSEgoKdGFyZ2V0X3NlcRgBIAEoBBIOCgZhY3Rpb24YAiABKA0ihAEKB1NlbmRBY2sSGQoRY2xpZW50X21lc3NhZ2VfaWQYASABKAwSEgoKbWVzc2FnZV9pZBgCIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAyABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgEIAEoBBIXCg9jb21taXR0ZWRfYXRfbXMYBSABKANCK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw");
 
 /**
  * SendRequest (SEND, uplink) asks the server to commit one message. Retrying with the same
@@ -113,6 +113,18 @@ export type SendRequest = Message<"qim.v1.SendRequest"> & {
    * @generated from field: repeated uint64 mentions = 8;
    */
   mentions: bigint[];
+
+  /**
+   * Set: this SEND amends an earlier message of its (DIRECT or GROUP) target instead of adding
+   * one (ADR-0037). message_type, custom_type and mentions must then be empty, and body is the
+   * new body of an EDIT (empty otherwise). The server commits the amendment as a CONTROL
+   * message of the conversation (custom_type "qim.amend.v1", body qim.v1.MessageAmendment)
+   * with its own conversation_seq, so every device receives it like a message; the SendAck is
+   * that CONTROL message's. Retrying with the same client_message_id is safe, as for any SEND.
+   *
+   * @generated from field: qim.v1.Amend amend = 10;
+   */
+  amend?: Amend | undefined;
 };
 
 /**
@@ -121,6 +133,39 @@ export type SendRequest = Message<"qim.v1.SendRequest"> & {
  */
 export const SendRequestSchema: GenMessage<SendRequest> = /*@__PURE__*/
   messageDesc(file_qim_v1_send, 0);
+
+/**
+ * Amend names the message a SEND amends and what to do to it. Who may: RECALL and EDIT the
+ * message's sender (RECALL only within the deployment's recall window after the message was
+ * sent), DELETE the sender or the group's owner; anyone else gets FORBIDDEN. A CONTROL message
+ * cannot be amended, nor a recalled or deleted one edited.
+ *
+ * @generated from message qim.v1.Amend
+ */
+export type Amend = Message<"qim.v1.Amend"> & {
+  /**
+   * conversation_seq of the message to amend, in the SEND's target conversation (no message
+   * there: INVALID_ARGUMENT).
+   *
+   * @generated from field: uint64 target_seq = 1;
+   */
+  targetSeq: bigint;
+
+  /**
+   * Raw action: 1 RECALL (the sender takes it back), 2 EDIT (the SEND's body replaces the
+   * message's), 3 DELETE (removed for everyone).
+   *
+   * @generated from field: uint32 action = 2;
+   */
+  action: number;
+};
+
+/**
+ * Describes the message qim.v1.Amend.
+ * Use `create(AmendSchema)` to create a new message.
+ */
+export const AmendSchema: GenMessage<Amend> = /*@__PURE__*/
+  messageDesc(file_qim_v1_send, 1);
 
 /**
  * SendAck (SEND_ACK, downlink) confirms that a SEND is durably committed. It is produced only
@@ -179,5 +224,5 @@ export type SendAck = Message<"qim.v1.SendAck"> & {
  * Use `create(SendAckSchema)` to create a new message.
  */
 export const SendAckSchema: GenMessage<SendAck> = /*@__PURE__*/
-  messageDesc(file_qim_v1_send, 1);
+  messageDesc(file_qim_v1_send, 2);
 
