@@ -3,6 +3,8 @@ package sdk
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	"github.com/qim-dev/qim/sdk/store"
@@ -45,9 +47,29 @@ func (w wireMessage) toStore(src store.Source) (store.Message, error) {
 	if err != nil {
 		return store.Message{}, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
-	return store.Message{ID: id, Conversation: conv, Seq: seq, Sender: contract.UserID(w.sender),
+	m := store.Message{ID: id, Conversation: conv, Seq: seq, Sender: contract.UserID(w.sender),
 		Type: contract.MessageType(w.msgType), CustomType: w.customType, HasBody: w.body != nil, Body: w.body,
-		ClientMessageID: cmid, SentAtMs: w.sentAtMs, Flags: w.flags, Source: src}, nil
+		ClientMessageID: cmid, SentAtMs: w.sentAtMs, Flags: w.flags, Source: src}
+	m.Amend, err = amendOf(m)
+	return m, err
+}
+
+// amendOf decodes an amendment CONTROL message (nil for any other message). One whose body
+// the mailbox left out (a large group) is stored without being applied; history serves the
+// target amended all the same.
+func amendOf(m store.Message) (*store.Amend, error) {
+	if m.Type != contract.MessageControl || m.CustomType != contract.AmendCustomType || !m.HasBody {
+		return nil, nil
+	}
+	var a qimv1.MessageAmendment
+	if err := proto.Unmarshal(m.Body, &a); err != nil {
+		return nil, fmt.Errorf("%w: amendment %s: %v", ErrProtocol, m.ID, err)
+	}
+	target, err := contract.NewConversationSeq(a.GetTargetSeq())
+	if err != nil || target == 0 || target >= m.Seq {
+		return nil, fmt.Errorf("%w: amendment %s targets seq %d", ErrProtocol, m.ID, a.GetTargetSeq())
+	}
+	return &store.Amend{Target: target, Flags: contract.AmendAction(a.GetAction()).Flag(), Body: a.GetBody()}, nil
 }
 
 // eventMessages converts the MESSAGE events of a batch or push; events of types this build does

@@ -116,6 +116,7 @@ type request struct {
 	sentAt  time.Time
 	cmid    contract.ClientMessageID // reqSend
 	ordinal uint64                   // reqSend
+	amend   *store.Amend             // reqSend of an amendment: applied with its ack
 	hist    *historyCmd              // reqHistory
 	mark    store.ReadMark           // reqMarkRead
 	create  *store.GroupCreate       // reqCreate

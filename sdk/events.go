@@ -152,6 +152,15 @@ type MembershipChanged struct {
 	Err error
 }
 
+// MessagesAmended: stored messages changed by a recall, edit or delete (ADR-0037), as they are
+// now stored: Flags has contract.FlagRecalled or FlagDeleted (no body any more) or FlagEdited
+// (Body is the newest edit). It follows the MessagesAdded of the amendment's own CONTROL message
+// and the ConversationsUpdated whose unread already leaves a recalled message out. Messages
+// this device never stored are not reported; History serves them amended.
+type MessagesAmended struct {
+	Messages []Message
+}
+
 // RoomJoined: the connection receives a room's events now (ROOM_JOINED), after the app's
 // JoinRoom or after the SDK rejoined on its own (Rejoin: a reconnect, or ROOM_LEFT SLOW_CONSUMER
 // or UNAVAILABLE). It precedes every RoomEvents of that membership. RoomSeq is the room's latest
@@ -240,6 +249,7 @@ func (RoomEvents) isEvent()           {}
 func (RoomLeft) isEvent()             {}
 func (Typing) isEvent()               {}
 func (ReadReceipt) isEvent()          {}
+func (MessagesAmended) isEvent()      {}
 
 // The local data types are the store's; these aliases let apps import only package sdk.
 type (

@@ -88,7 +88,12 @@ func (e *engine) sendPending(p store.Pending, now time.Time) bool {
 		g := p.Conversation.Bytes() // a group's conversation id is its group id
 		req.Target = &qimv1.SendRequest_GroupId{GroupId: g[:]}
 	}
-	id := e.request(reqSend, contract.OpSend, req, now, &request{cmid: p.ClientMessageID, ordinal: p.Ordinal})
+	amend, err := amendRequest(req, p)
+	if err != nil {
+		e.fail(err)
+		return false
+	}
+	id := e.request(reqSend, contract.OpSend, req, now, &request{cmid: p.ClientMessageID, ordinal: p.Ordinal, amend: amend})
 	if id == 0 {
 		return false
 	}
@@ -126,6 +131,7 @@ func (e *engine) onAck(m wire.Message, now time.Time) {
 		e.fail(err)
 		return
 	}
+	a.Amend = r.amend
 	applied, found, err := e.st.ResolveAck(storeCtx, a)
 	if err != nil {
 		// Still pending: the next connection resends it and gets the same ACK back.

@@ -126,8 +126,8 @@ func (e *engine) onBatch(m wire.Message, now time.Time) {
 }
 
 // committed runs after a successful commit: dedup entries, then events (conversations before
-// messages, see Event, then the decoded membership changes among them), then the pending sends
-// the batch resolved.
+// messages, see Event, then the decoded membership changes among them, then the messages the
+// batch's amendments changed), then the pending sends the batch resolved.
 func (e *engine) committed(a store.Applied, msgs []store.Message, src store.Source, announce bool) {
 	for _, m := range msgs {
 		e.dedup.add(m.ID)
@@ -143,6 +143,9 @@ func (e *engine) committed(a store.Applied, msgs []store.Message, src store.Sour
 		for _, ev := range membershipEvents(a.Added) {
 			e.emit(ev)
 		}
+	}
+	if len(a.Amended) > 0 { // the user's own amendment too: its ack changed the target here
+		e.emit(MessagesAmended{Messages: a.Amended})
 	}
 	for _, r := range a.Resolved {
 		e.emit(Committed{ClientMessageID: r.ClientMessageID, Message: r.Message})

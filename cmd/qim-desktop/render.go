@@ -27,13 +27,17 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 	case sdk.MessagesAdded:
 		for _, m := range e.Messages {
 			switch {
-			case sdk.IsMembership(m):
-				// rendered from the MembershipChanged that follows
+			case sdk.IsMembership(m), isAmendment(m):
+				// rendered from the MembershipChanged or MessagesAmended that follows
 			case m.Conversation.Kind() == contract.KindGroup:
 				con.printf("[group %s] %s", shortID(contract.U128(m.Conversation)), describe(c, m))
 			default:
 				con.printf("[msg] %s", describe(c, m))
 			}
+		}
+	case sdk.MessagesAmended:
+		for _, m := range e.Messages {
+			con.printf("%s", describeAmended(c, m))
 		}
 	case sdk.MembershipChanged:
 		con.printf("[group %s] %s", shortID(contract.U128(e.Group)), describeMembership(func(u contract.UserID) string {
@@ -90,8 +94,10 @@ func describe(c *sdk.Client, m sdk.Message) string {
 			sdk.MembershipChanged{MembershipChange: mc, Err: err})
 	}
 	switch {
-	case m.Flags&(sdk.FlagRecalled|sdk.FlagDeleted) != 0:
-		return who + ": <removed>"
+	case m.Flags&sdk.FlagRecalled != 0:
+		return who + ": <recalled>"
+	case m.Flags&sdk.FlagDeleted != 0:
+		return who + ": <deleted>"
 	case !m.HasBody:
 		return who + ": <large message; /history to fetch>"
 	case m.Type != contract.MessageText:

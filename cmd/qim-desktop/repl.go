@@ -83,6 +83,7 @@ func readLines(in io.Reader, lines chan<- string) {
 
 // helpText is /help's answer; main.go's Long lists the same commands.
 const helpText = `/login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /quit
+/recall USER SEQ  /edit USER SEQ TEXT  /delete USER SEQ   (SEQ: the message's #number)
 /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /leave GROUP
 /join ROOM [FROM]  /room ROOM TEXT  /rooms  /leave ROOM
   GROUP: a group's 32-digit id, or the start of one this device knows (the 8 digits printed)
@@ -122,6 +123,12 @@ func handle(c *sdk.Client, con *console, line string) bool {
 		cmdConvs(ctx, c, con)
 	case "/read":
 		cmdRead(ctx, c, con, rest)
+	case "/recall":
+		cmdAmend(ctx, c, con, contract.AmendRecall, rest)
+	case "/edit":
+		cmdAmend(ctx, c, con, contract.AmendEdit, rest)
+	case "/delete":
+		cmdAmend(ctx, c, con, contract.AmendDelete, rest)
 	case "/gcreate":
 		cmdGCreate(ctx, c, con, rest)
 	case "/gmsg":

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+	"github.com/qim-dev/qim/sdk"
 )
 
 // Amend sends an amendment (recall, edit, delete; ADR-0037) of the message at target in the
@@ -206,4 +207,71 @@ func scenarioGroupDelete(ctx context.Context, e *Env) error {
 		}
 		return r != nil && r.GetUnreadCount() == 0 && r.GetHead().GetFlags()&contract.FlagDeleted != 0, err
 	})
+}
+
+// Through the SDK: alice recalls one message and edits another from her local copies
+// (Client.Recall, Client.Edit); bob's SDK store applies both — the recalled message without its
+// body and out of his unread, the edited one with its new body — and so does alice's own.
+func scenarioSDKAmend(ctx context.Context, e *Env) error {
+	dirs, cleanup, err := sdkDirs(2)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	alice, bob := e.User(), e.User()
+	a, err := openSDKPeer(e, alice, "phone", dirs[0])
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	b, err := openSDKPeerAt(e, e.Gateways[1%len(e.Gateways)], bob, "phone", dirs[1])
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	for _, body := range []string{"typo", "regret"} {
+		if _, err := a.Send(ctx, bob, []byte(body), sdk.SendOptions{}); err != nil {
+			return err
+		}
+	}
+	conv := a.DirectConversation(bob)
+	var last string
+	if err := waitFor(ctx, "both messages committed and at bob, 2 unread", func() (bool, error) {
+		c, err := b.conversation(ctx, conv)
+		own, _, _ := a.LocalMessages(ctx, conv, 0, sdk.Newer, 10)
+		last = fmt.Sprintf("bob's row %+v, alice's own %d", c, len(own))
+		return c.Unread == 2 && len(own) == 2, err
+	}); err != nil {
+		return fmt.Errorf("%w (last: %s)", err, last)
+	}
+	mine, _, err := a.LocalMessages(ctx, conv, 0, sdk.Newer, 10)
+	if err != nil || len(mine) != 2 {
+		return fmt.Errorf("alice's local copies: %d (%v), want 2", len(mine), err)
+	}
+	if _, err := a.Edit(ctx, mine[0], []byte("fixed")); err != nil {
+		return err
+	}
+	if _, err := a.Recall(ctx, mine[1]); err != nil {
+		return err
+	}
+	for _, p := range []*sdkPeer{b, a} {
+		if err := waitFor(ctx, "the edit and the recall applied locally", func() (bool, error) {
+			msgs, _, err := p.LocalMessages(ctx, conv, 0, sdk.Newer, 10)
+			var edited, recalled bool
+			for _, m := range msgs {
+				edited = edited || (m.Seq == mine[0].Seq && m.Flags == contract.FlagEdited && string(m.Body) == "fixed")
+				recalled = recalled || (m.Seq == mine[1].Seq && m.Flags&contract.FlagRecalled != 0 && !m.HasBody)
+			}
+			return edited && recalled, err
+		}); err != nil {
+			msgs, _, _ := p.LocalMessages(context.Background(), conv, 0, sdk.Newer, 10)
+			pend, _ := a.Pending(context.Background())
+			return fmt.Errorf("user %d: %w (local %+v; alice's pending %+v)", p.user, err, msgs, pend)
+		}
+	}
+	c, err := b.conversation(ctx, conv)
+	if err != nil || c.Unread != 1 {
+		return fmt.Errorf("bob's local unread %d (%v), want 1: the recalled message left it", c.Unread, err)
+	}
+	return nil
 }

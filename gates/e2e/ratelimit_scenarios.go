@@ -28,6 +28,7 @@ func ProductScenarios() []Scenario {
 		{"post-send-feed-carries-every-acknowledged-message", needs(NeedsFeed, scenarioFeed)},
 		{"recalled-message-disappears-from-history-heads-and-unread", scenarioRecall},
 		{"group-owner-deletes-a-members-message-for-everyone", scenarioGroupDelete},
+		{"sdk-recall-and-edit-apply-to-every-local-store", scenarioSDKAmend},
 	}
 }
 

@@ -97,6 +97,8 @@ func eventJSON(ev sdk.Event) (string, error) {
 		v = map[string]any{"type": "offline", "retry": e.Retry, "retry_in_ms": e.RetryIn.Milliseconds(), "error": errText(e.Err)}
 	case sdk.MessagesAdded:
 		v = map[string]any{"type": "messages_added", "source": e.Source.String(), "messages": messagesJSON(e.Messages)}
+	case sdk.MessagesAmended:
+		v = map[string]any{"type": "messages_amended", "messages": messagesJSON(e.Messages)}
 	case sdk.ConversationsUpdated:
 		v = map[string]any{"type": "conversations_updated", "conversations": conversationsJSON(e.Conversations)}
 	case sdk.Committed:

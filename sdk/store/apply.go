@@ -50,9 +50,18 @@ func (s *Store) applyTx(ctx context.Context, tx *sql.Tx, b Batch) (Applied, erro
 		if err := validMessage(m); err != nil {
 			return out, err
 		}
-		added, err := s.insertMessage(ctx, tx, m, b.Source, now)
+		m, added, err := s.insertMessage(ctx, tx, m, b.Source, now)
 		if err != nil {
 			return out, err
+		}
+		if m.Amend != nil && added {
+			target, ok, err := s.applyAmend(ctx, tx, m)
+			if err != nil {
+				return out, err
+			}
+			if ok {
+				out.Amended = append(out.Amended, target)
+			}
 		}
 		resolved := false
 		if m.Sender == s.id.User && !contract.U128(m.ClientMessageID).IsZero() {
@@ -135,34 +144,33 @@ func (s *Store) touch(t *convTouch, m Message, src Source, visible bool) {
 	t.visible = t.visible || visible
 }
 
-// insertMessage stores m unless its message_id is already stored; it reports whether it did. A
-// stored message without its body gets the body when a later copy carries one (history after a
-// non-inlined mailbox entry). Another message at the same (conversation, seq) is refused.
-func (s *Store) insertMessage(ctx context.Context, tx *sql.Tx, m Message, src Source, now int64) (bool, error) {
+// insertMessage stores m, amended by whatever amendment of it came first (amend.go), unless its
+// message_id is already stored; it returns m as amended and reports whether it stored it. A stored copy takes what a later copy
+// knows more (refreshCopy). Another message at the same (conversation, seq) is refused.
+func (s *Store) insertMessage(ctx context.Context, tx *sql.Tx, m Message, src Source, now int64) (Message, bool, error) {
 	id := u128b(contract.U128(m.ID))
+	m, err := withAmendments(ctx, tx, m)
+	if err != nil {
+		return m, false, err
+	}
 	var hasBody bool
-	err := tx.QueryRowContext(ctx, "SELECT has_body FROM messages WHERE message_id = ?", id).Scan(&hasBody)
+	var flags int64
+	err = tx.QueryRowContext(ctx, "SELECT has_body, flags FROM messages WHERE message_id = ?", id).Scan(&hasBody, &flags)
 	switch {
 	case err == nil:
-		if !hasBody && m.HasBody {
-			if _, err := tx.ExecContext(ctx, "UPDATE messages SET has_body = 1, body = ? WHERE message_id = ?",
-				nonNil(m.Body), id); err != nil {
-				return false, fmt.Errorf("store: fill body: %w", err)
-			}
-		}
-		return false, nil
+		return m, false, refreshCopy(ctx, tx, id, hasBody, uint32(flags), m)
 	case !errNoRow(err):
-		return false, fmt.Errorf("store: look up message: %w", err)
+		return m, false, fmt.Errorf("store: look up message: %w", err)
 	}
 	var other []byte
 	err = tx.QueryRowContext(ctx, "SELECT message_id FROM messages WHERE conversation_id = ? AND conversation_seq = ?",
 		u128b(contract.U128(m.Conversation)), i64(uint64(m.Seq))).Scan(&other)
 	if err == nil {
 		o, _ := contract.U128FromBytes(other)
-		return false, &SeqConflictError{Conversation: m.Conversation, Seq: m.Seq, Stored: contract.MessageID(o), New: m.ID}
+		return m, false, &SeqConflictError{Conversation: m.Conversation, Seq: m.Seq, Stored: contract.MessageID(o), New: m.ID}
 	}
 	if !errNoRow(err) {
-		return false, fmt.Errorf("store: look up seq: %w", err)
+		return m, false, fmt.Errorf("store: look up seq: %w", err)
 	}
 	var cmid any
 	if !contract.U128(m.ClientMessageID).IsZero() {
@@ -176,9 +184,39 @@ func (s *Store) insertMessage(ctx context.Context, tx *sql.Tx, m Message, src So
 		id, u128b(contract.U128(m.Conversation)), i64(uint64(m.Seq)), i64(uint64(m.Sender)), int64(m.Type),
 		m.CustomType, m.HasBody, nonNil(body), cmid, m.SentAtMs, int64(m.Flags), int64(src), now)
 	if err != nil {
-		return false, fmt.Errorf("store: insert message: %w", err)
+		return m, false, fmt.Errorf("store: insert message: %w", err)
 	}
-	return true, nil
+	return m, true, nil
+}
+
+// refreshCopy updates a stored message from a later copy of it: a body the stored copy lacked
+// (history after a non-inlined mailbox entry), flags the later copy carries (a history page the
+// server served amended), never a body back once the message is recalled or deleted.
+func refreshCopy(ctx context.Context, tx *sql.Tx, id []byte, hasBody bool, stored uint32, m Message) error {
+	merged := stored | m.Flags
+	body, keep := m.Body, m.HasBody
+	switch {
+	case contract.Gone(merged):
+		body, keep = nil, false
+	case m.Flags&contract.FlagEdited != 0 && m.HasBody: // the newest edit the copy knows
+	case !hasBody && m.HasBody:
+	default:
+		if merged == stored {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, "UPDATE messages SET flags = ? WHERE message_id = ?", int64(merged), id)
+		return wrapErr("store: merge flags", err)
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE messages SET flags = ?, has_body = ?, body = ? WHERE message_id = ?",
+		int64(merged), keep, nonNil(body), id)
+	return wrapErr("store: refresh message", err)
+}
+
+func wrapErr(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 func deletePending(ctx context.Context, tx *sql.Tx, cmid contract.ClientMessageID) (bool, error) {

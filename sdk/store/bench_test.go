@@ -18,7 +18,7 @@ func BenchmarkAddPending(b *testing.B) {
 	body := make([]byte, 200)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText, Body: body}); err != nil {
+		if _, err := s.AddPending(ctx, NewPending{NowMs: 1, Peer: peer, Type: contract.MessageText, Body: body}); err != nil {
 			b.Fatal(err)
 		}
 	}

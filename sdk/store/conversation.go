@@ -206,3 +206,17 @@ func (s *Store) Gaps(ctx context.Context) ([]Gap, error) {
 	}
 	return out, rows.Err()
 }
+
+// PeerOf is the other user of a direct conversation as stored (0 while unknown or for a group).
+func (s *Store) PeerOf(ctx context.Context, conv contract.ConversationID) (contract.UserID, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	var peer int64
+	err := s.db.QueryRowContext(ctx, "SELECT peer_user FROM conversations WHERE conversation_id = ?",
+		u128b(contract.U128(conv))).Scan(&peer)
+	if err != nil && !errNoRow(err) {
+		return 0, fmt.Errorf("store: read conversation: %w", err)
+	}
+	return contract.UserID(peer), nil
+}

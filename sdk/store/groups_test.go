@@ -29,7 +29,7 @@ func TestGroupCreateIsDurableAndListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText, Body: []byte("x")})
+	p, err := s.AddPending(ctx, NewPending{NowMs: 1, Peer: peer, Type: contract.MessageText, Body: []byte("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +94,14 @@ func TestGroupCreateResolveAndFail(t *testing.T) {
 func TestGroupPendingTarget(t *testing.T) {
 	s := openTest(t, testIdentity())
 	group := contract.DeriveGroupID(contract.TenantID{}, self, contract.U128{Lo: 1})
-	p, err := s.AddPending(ctx, NewPending{Group: group, Type: contract.MessageText, Body: []byte("hi")})
+	p, err := s.AddPending(ctx, NewPending{NowMs: 1, Group: group, Type: contract.MessageText, Body: []byte("hi")})
 	if err != nil || p.Conversation != group || p.Peer != 0 {
 		t.Fatalf("group send: %+v %v", p, err)
 	}
 	for name, np := range map[string]NewPending{
-		"both":   {Peer: peer, Group: group},
-		"none":   {},
-		"direct": {Group: directConv()},
+		"both":   {Peer: peer, Group: group, NowMs: 1},
+		"none":   {NowMs: 1},
+		"direct": {Group: directConv(), NowMs: 1},
 	} {
 		if _, err := s.AddPending(ctx, np); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

@@ -15,6 +15,9 @@ import (
 // was never used before, or nothing happened. It works the same online and offline: the SDK's
 // connection goroutine sends whatever is pending once it has reconciled with the mailbox.
 func (s *Store) AddPending(ctx context.Context, np NewPending) (Pending, error) {
+	if np.NowMs <= 0 { // a zero creation time would expire the send at once (ClientPendingMaxAge)
+		return Pending{}, fmt.Errorf("%w: pending send without a creation time", ErrInvalid)
+	}
 	conv, err := s.pendingTarget(np)
 	if err != nil {
 		return Pending{}, err
@@ -177,7 +180,7 @@ func (s *Store) ResolveAck(ctx context.Context, ack Ack) (Applied, bool, error) 
 		found = true
 		m := Message{ID: ack.MessageID, Conversation: ack.Conversation, Seq: ack.Seq, Sender: s.id.User,
 			Type: p.Type, CustomType: p.CustomType, HasBody: true, Body: p.Body, ClientMessageID: ack.ClientMessageID,
-			SentAtMs: ack.CommittedAtMs, Source: SourceAck}
+			SentAtMs: ack.CommittedAtMs, Source: SourceAck, Amend: ack.Amend}
 		out, err = s.applyTx(ctx, tx, Batch{Source: SourceAck, Messages: []Message{m}})
 		return err
 	})

@@ -216,6 +216,7 @@ func TestMigrateVersion1(t *testing.T) {
 func downgrade(t *testing.T, s *Store, v int) {
 	t.Helper()
 	steps := map[int][]string{ // undoes migrations[v-1], the step from v to v+1
+		3: {"DROP TABLE amendments"},
 		2: {"DROP TABLE group_creates", "ALTER TABLE conversations DROP COLUMN head_seq"},
 		1: {"ALTER TABLE conversations DROP COLUMN read_sent_seq"},
 	}

@@ -3,7 +3,7 @@ package store
 // schemaVersion is PRAGMA user_version of a database this package created. A database with a
 // higher version was written by a newer SDK and is refused rather than misread; a lower one is
 // migrated forward in the transaction that opens it (migrations).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // schema creates the current version. Every table that holds one row has a CHECK (id = 1), so a
 // bug can never create a second cursor or a second ordinal range. Columns added by a migration
@@ -70,6 +70,7 @@ var schema = []string{
 		error_code INTEGER NOT NULL,
 		error_text TEXT NOT NULL) WITHOUT ROWID`,
 	groupCreatesTable,
+	amendmentsTable,
 }
 
 // groupCreatesTable holds the CREATE_GROUP requests the server has not confirmed (groups.go).
@@ -104,4 +105,7 @@ var migrations = [][]string{
 		`UPDATE conversations SET head_seq = latest_seq WHERE latest_message_id IS NOT NULL`,
 		groupCreatesTable,
 	},
+	// 3 → 4: amendments (amend.go), the merged recall, edit and delete state of amended
+	// messages. A version-3 store never applied one: its messages stay as they were stored.
+	{amendmentsTable},
 }

@@ -96,7 +96,7 @@ func TestOrdinalsNeverRepeatAcrossReopen(t *testing.T) {
 		}
 		before, _ := s.ReservedOrdinals(ctx)
 		for i := 0; i < 70; i++ { // crosses one range boundary per round
-			p, err := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText, Body: []byte("x")})
+			p, err := s.AddPending(ctx, NewPending{NowMs: 1, Peer: peer, Type: contract.MessageText, Body: []byte("x")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +198,7 @@ func TestPendingResolution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openTest(t, testIdentity())
-			p, err := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText, Body: []byte("hi")})
+			p, err := s.AddPending(ctx, NewPending{NowMs: 1, Peer: peer, Type: contract.MessageText, Body: []byte("hi")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +227,7 @@ func TestPendingResolution(t *testing.T) {
 
 func TestFailPendingStopsResend(t *testing.T) {
 	s := openTest(t, testIdentity())
-	p, _ := s.AddPending(ctx, NewPending{Peer: peer, Type: contract.MessageText})
+	p, _ := s.AddPending(ctx, NewPending{NowMs: 1, Peer: peer, Type: contract.MessageText})
 	ok, err := s.FailPending(ctx, p.ClientMessageID, contract.ErrCodePayloadTooLarge, "too big")
 	if err != nil || !ok {
 		t.Fatalf("fail: %v %v", ok, err)

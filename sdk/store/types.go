@@ -42,8 +42,11 @@ type Message struct {
 	// ClientMessageID is set on the user's own messages only (the reconciliation anchor).
 	ClientMessageID contract.ClientMessageID
 	SentAtMs        int64
-	Flags           uint32 // bit 0 recalled, bit 1 deleted
+	Flags           uint32 // bit 0 recalled, bit 1 deleted, bit 2 edited (Body is the newest edit)
 	Source          Source
+	// Amend is set on an amendment CONTROL message (custom_type contract.AmendCustomType): what
+	// it does to its target, which Apply changes in the store. Not stored itself.
+	Amend *Amend
 }
 
 // Flag bits of Message.Flags (qim.v1 HistoryMessage.flags).
@@ -149,6 +152,8 @@ type Ack struct {
 	Conversation    contract.ConversationID
 	Seq             contract.ConversationSeq
 	CommittedAtMs   int64
+	// Amend: the ack is an amendment's (the pending send was one), applied with it.
+	Amend *Amend
 }
 
 // Gap is a conversation whose local history may be missing messages after FromSeq.
@@ -180,6 +185,7 @@ type Batch struct {
 // conversation the batch touched, so callers overwrite rather than add.
 type Applied struct {
 	Added         []Message  // newly stored messages that did not resolve an own pending send
+	Amended       []Message  // stored messages this batch's amendments changed, as now stored
 	Resolved      []Resolved // own pending sends resolved by this batch
 	Conversations []Conversation
 	Cursor        CursorState
