@@ -20,9 +20,9 @@ import (
 const hookDownFor = 5 * time.Second
 
 func moderationCell(name, title string, failOpen bool) Cell {
-	env := []string{"QIM_WRITER_MODERATION_TENANTS=0"}
+	env := []string{"QIM_MODERATION_TENANTS=0"}
 	if failOpen {
-		env = append(env, "QIM_WRITER_MODERATION_FAIL_OPEN=true")
+		env = append(env, "QIM_MODERATION_FAIL_OPEN=true")
 	}
 	return Cell{Name: name, Title: title,
 		Fault: hookDown(true), Hold: hookDownFor, Heal: func(ctx context.Context, t *Target) error {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/contract/devtoken"
+	"github.com/qim-dev/qim/gates/moderationtest"
 	"github.com/qim-dev/qim/gates/svc"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
-	"github.com/qim-dev/qim/services/writer/moderation/moderationtest"
 )
 
 // NeedsModeration: the scenario needs writers that put svc.ModeratedTenant's SENDs to the Set's
@@ -36,7 +36,7 @@ func (e *Env) tenantLoginAt(ctx context.Context, gateway string, tenant contract
 // The pre-send hook: a SEND it rejects is refused REJECTED with its reason and commits nothing, a
 // SEND it rewrites is delivered rewritten, another tenant's SENDs are not put to it, and while it
 // is down (fail-closed) a SEND is refused UNAVAILABLE and goes through, with the same
-// client_message_id, once it is back.
+// client_message_id, once it is back. Room SENDs go through it too.
 func scenarioModeration(ctx context.Context, e *Env) error {
 	from, to := e.User(), e.User()
 	c, err := e.tenantLogin(ctx, svc.ModeratedTenant, from, "phone")
@@ -60,6 +60,9 @@ func scenarioModeration(ctx context.Context, e *Env) error {
 		return err
 	}
 	if err := receivedAsModerated(ctx, e, to); err != nil {
+		return err
+	}
+	if err := roomModerated(ctx, c); err != nil {
 		return err
 	}
 	other, err := e.tenantLogin(ctx, contract.TenantID{Lo: 0x0e2e}, from, "phone")
@@ -111,6 +114,36 @@ func receivedAsModerated(ctx context.Context, e *Env, to contract.UserID) error 
 			bodies = append(bodies, string(ev.GetBody()))
 		}
 		return fmt.Errorf("the peer received %q, want [%q %q]", bodies, moderationtest.RewriteTo, "while down")
+	}
+	return nil
+}
+
+// roomModerated: a room SEND the hook rejects is refused REJECTED and reaches no member; one it
+// rewrites is broadcast rewritten, as the only event of the room.
+func roomModerated(ctx context.Context, c *Client) error {
+	room := NewRoomID()
+	if _, err := c.JoinRoom(ctx, room, nil); err != nil {
+		return err
+	}
+	_, err := c.SendRoom(ctx, room, NewCmid(), []byte(moderationtest.RejectPrefix+" in a room"))
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != contract.ErrCodeRejected || se.Reason != moderationtest.RejectReason {
+		return fmt.Errorf("a room SEND the hook rejects: %v, want REJECTED with reason %q", err, moderationtest.RejectReason)
+	}
+	ack, err := c.SendRoom(ctx, room, NewCmid(), []byte(moderationtest.RewriteFrom))
+	if err != nil {
+		return fmt.Errorf("a room SEND the hook rewrites: %w", err)
+	}
+	evs, err := c.RoomEventsThrough(ctx, room, ack.GetConversationSeq())
+	if err != nil {
+		return err
+	}
+	if len(evs) != 1 || string(evs[0].GetBody()) != moderationtest.RewriteTo {
+		bodies := []string{}
+		for _, ev := range evs {
+			bodies = append(bodies, string(ev.GetBody()))
+		}
+		return fmt.Errorf("the room broadcast %q, want only %q", bodies, moderationtest.RewriteTo)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ const NeedsInstances = "two instances of each writer, MailboxNode, SessionProjec
 // needHints says how to get what a scenario needs.
 var needHints = map[string]string{NeedsCQL: "run with --with-cql", NeedsInstances: "run with --instances 2",
 	NeedsIdP: "the gateway binary predates QIM_AUTH_ISSUERS", NeedsRateLimits: "the gateway binary predates QIM_GATEWAY_RATE_LIMITS",
-	NeedsModeration: "the writer binary predates QIM_WRITER_MODERATION_URL",
+	NeedsModeration: "the writer binary predates QIM_MODERATION_URL",
 	NeedsPush:       "the binary predates qim notify", NeedsFeed: "the binary predates qim notify"}
 
 // needs wraps run so it is skipped, with the reason, on an Env without what it needs.

@@ -23,7 +23,7 @@ func useModeration(ctx context.Context, env *gates.Env, base *loadgen.Config) er
 		return err
 	}
 	if !set.Moderates() {
-		return errors.New("gates: perf --moderation-hook: the deployment's writers have no moderation hook (a binary from before QIM_WRITER_MODERATION_URL?)")
+		return errors.New("gates: perf --moderation-hook: the deployment's writers have no moderation hook (a binary from before QIM_MODERATION_URL?)")
 	}
 	base.Tenant = svc.ModeratedTenant
 	return nil

@@ -33,8 +33,8 @@ func (s *Set) Env(name string) []string {
 	if service == Gateway || name == OneProcessName {
 		s.rateLimitEnv(vars)
 	}
-	if service == Writer || name == OneProcessName {
-		s.moderationEnv(vars)
+	if service == Writer || service == Room || name == OneProcessName {
+		s.moderationEnv(service, vars)
 	}
 	if service == Notify || name == OneProcessName {
 		s.pushEnv(vars)

@@ -16,12 +16,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/qim-dev/qim/gates/moderationtest"
 	"github.com/qim-dev/qim/gates/ports"
 	"github.com/qim-dev/qim/gates/proc"
 	"github.com/qim-dev/qim/gates/stack"
 	"github.com/qim-dev/qim/services"
 	"github.com/qim-dev/qim/services/authn/authntest"
-	"github.com/qim-dev/qim/services/writer/moderation/moderationtest"
 )
 
 // Names of the services, in start order (a backend starts before its callers).

@@ -125,6 +125,8 @@ func (c *conn) onRoomSend(m wire.Message, key roomKey) bool {
 		switch {
 		case err != nil:
 			c.backendFailed(m.RequestID, contract.OpSend, "room", err)
+		case contract.ErrorCode(out.GetErrorCode()) == contract.ErrCodeRejected:
+			c.sendRejected(m.RequestID, out.GetErrorMessage(), out.GetErrorReason())
 		case out.GetErrorCode() != 0:
 			c.sendErrorRetry(m.RequestID, contract.OpSend, contract.ErrorCode(out.GetErrorCode()), out.GetErrorMessage(), out.GetRetryAfterMs())
 		default:

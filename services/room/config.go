@@ -8,6 +8,7 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
+	sendhook "github.com/qim-dev/qim/services/internal/moderation"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/storeauth"
 )
@@ -81,6 +82,9 @@ type Config struct {
 	// Every event is held in the buffer and sent to every gateway with members, so a room's
 	// memory and bandwidth scale with it; at most contract.MaxFramePayload.
 	MaxBody int `env:"QIM_ROOM_MAX_BODY" unit:"bytes" doc:"largest body of a room event; larger publishes are PAYLOAD_TOO_LARGE (at most the frame payload limit)"`
+	// Moderation is the pre-send hook (sendhook.Config), the writers' own: a deployment has
+	// one hook, asked about every client SEND, room events included.
+	Moderation sendhook.Config
 }
 
 // DefaultConfig is the configuration with every default set. RPC stays empty: the boundary's
@@ -93,6 +97,7 @@ func DefaultConfig() Config {
 		BufferAge:    contract.RoomBufferAgeDefault,
 		LinkQueue:    65536,
 		MaxBody:      64 << 10,
+		Moderation:   sendhook.DefaultConfig(),
 	}
 }
 
@@ -135,6 +140,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BufferAge < minBufferAge || c.BufferAge > maxBufferAge {
 		return fmt.Errorf("%w: QIM_ROOM_BUFFER_AGE=%v not in [%v, %v]", ErrConfig, c.BufferAge, minBufferAge, maxBufferAge)
+	}
+	if err := c.Moderation.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.RPC.Validate(rpcauth.Addr{Var: "QIM_ROOM_LISTEN", Addr: c.ListenAddr}); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

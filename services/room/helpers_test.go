@@ -1,6 +1,7 @@
 package room
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -130,7 +131,7 @@ func ptr[T any](v T) *T { return &v }
 // mustPublish publishes and fails the test on any refusal.
 func mustPublish(t *testing.T, s *Service, in *internalv1.RoomPublish) *qimv1.SendAck {
 	t.Helper()
-	ack, _, err := s.publish(in)
+	ack, _, err := s.publish(context.Background(), in)
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}

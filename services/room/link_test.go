@@ -194,7 +194,7 @@ func TestJoinAnswerOrderedAmongConcurrentPublishes(t *testing.T) {
 		var last uint64
 		after := -1 // publishes left once the join is done
 		for i := uint64(1); after != 0; i++ {
-			ack, _, err := s.publish(publishOf(t, 1, room, i, "x"))
+			ack, _, err := s.publish(context.Background(), publishOf(t, 1, room, i, "x"))
 			if err != nil {
 				t.Errorf("publish: %v", err)
 				break

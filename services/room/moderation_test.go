@@ -1,6 +1,7 @@
 package room
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func mustModerate(t *testing.T, s *Service, m *internalv1.RoomModeration) *inter
 
 func publishCode(t *testing.T, s *Service, in *internalv1.RoomPublish) (contract.ErrorCode, time.Duration) {
 	t.Helper()
-	_, wait, err := s.publish(in)
+	_, wait, err := s.publish(context.Background(), in)
 	return rpc.CodeOf(err), wait
 }
 

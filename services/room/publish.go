@@ -1,6 +1,7 @@
 package room
 
 import (
+	"context"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -77,8 +78,11 @@ func parsePublish(in *internalv1.RoomPublish, maxBody int) (*publishReq, error) 
 // publish puts a client SEND into its room and queues it for every link with joined connections
 // (or, for a retry still buffered, answers the first ack again). The ack's message_id is 16 zero
 // bytes and conversation_seq the room_seq: a room event is identified by its room and room_seq.
-func (s *Service) publish(in *internalv1.RoomPublish) (*qimv1.SendAck, time.Duration, error) {
+func (s *Service) publish(ctx context.Context, in *internalv1.RoomPublish) (*qimv1.SendAck, time.Duration, error) {
 	p, err := parsePublish(in, s.cfg.MaxBody)
+	if err == nil && s.moderates(p.key.tenant) {
+		err = s.premoderate(ctx, p)
+	}
 	if err != nil {
 		s.m.publishes.WithLabelValues(publishRefused).Inc()
 		return nil, 0, err

@@ -150,7 +150,7 @@ func TestPublishRefusals(t *testing.T) {
 		in := &internalv1.RoomPublish{TenantId: tenantBytes(), SenderUserId: 1, SendRequest: req(func(r *qimv1.SendRequest) {
 			r.MessageType = uint32(mt)
 		})}
-		if _, _, err := s.publish(in); err == nil {
+		if _, _, err := s.publish(context.Background(), in); err == nil {
 			t.Fatalf("message_type %s accepted", mt)
 		}
 	}

@@ -14,6 +14,7 @@ type bufferedEvent struct {
 	cmid contract.ClientMessageID
 	at   time.Time // when this process appended it (its clock, never the client's)
 	size int       // encoded size of ev, for the replay's byte budget
+	sent []byte    // the client's body when the moderation hook rewrote it (publishReq.sent)
 }
 
 // idemKey is a publish's idempotency key within a room.

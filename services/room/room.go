@@ -82,11 +82,27 @@ type publishReq struct {
 	messageType uint32
 	customType  string
 	body        []byte
+	// sent is the body as the client sent it when the moderation hook rewrote body (nil
+	// otherwise): a retry is recognised by what the client sent, not by the rewrite.
+	sent []byte
 }
 
-// same reports whether ev carries p's content: a retry, not a reuse of the key.
-func (p *publishReq) same(ev *qimv1.RoomEvent) bool {
-	return ev.GetMessageType() == p.messageType && ev.GetCustomType() == p.customType && bytes.Equal(ev.GetBody(), p.body)
+// asSent is the body the client sent.
+func (p *publishReq) asSent() []byte {
+	if p.sent != nil {
+		return p.sent
+	}
+	return p.body
+}
+
+// same reports whether prev carries p's content as the client sent it: a retry, not a reuse of
+// the key.
+func (p *publishReq) same(prev *bufferedEvent) bool {
+	body := prev.ev.GetBody()
+	if prev.sent != nil {
+		body = prev.sent
+	}
+	return prev.ev.GetMessageType() == p.messageType && prev.ev.GetCustomType() == p.customType && bytes.Equal(body, p.asSent())
 }
 
 // publish puts p into the room at now and queues it on every link with joined connections; a
@@ -94,7 +110,7 @@ func (p *publishReq) same(ev *qimv1.RoomEvent) bool {
 // may refuse it (wait: when slow mode or the rate limit would take it). r.mu is held.
 func (r *room) publish(p *publishReq, now time.Time) (ev *qimv1.RoomEvent, dup bool, wait time.Duration, err error) {
 	if prev, ok := r.ring.lookup(idemKey{p.sender, p.cmid}, now); ok {
-		if !p.same(prev.ev) {
+		if !p.same(prev) {
 			return nil, false, 0, rpc.Refuse(contract.ErrCodeConflict,
 				"client_message_id was already used in this room with other content")
 		}
@@ -107,7 +123,7 @@ func (r *room) publish(p *publishReq, now time.Time) (ev *qimv1.RoomEvent, dup b
 	ev = &qimv1.RoomEvent{RoomSeq: r.seq, SenderUserId: p.sender, MessageType: p.messageType,
 		CustomType: p.customType, Body: p.body, SentAtMs: now.UnixMilli()}
 	size := proto.Size(ev)
-	r.ring.push(bufferedEvent{ev: ev, cmid: p.cmid, at: now, size: size}, now)
+	r.ring.push(bufferedEvent{ev: ev, cmid: p.cmid, at: now, size: size, sent: p.sent}, now)
 	r.last = now
 	for l := range r.links {
 		l.push(linkItem{room: r, ev: ev, size: size + itemOverhead})

@@ -33,11 +33,11 @@ type grpcServer struct {
 	s *Service
 }
 
-func (g grpcServer) Publish(_ context.Context, in *internalv1.RoomPublish) (*internalv1.RoomPublishOutcome, error) {
-	ack, wait, err := g.s.publish(in)
+func (g grpcServer) Publish(ctx context.Context, in *internalv1.RoomPublish) (*internalv1.RoomPublishOutcome, error) {
+	ack, wait, err := g.s.publish(ctx, in)
 	if err != nil {
 		return &internalv1.RoomPublishOutcome{ErrorCode: uint32(rpc.CodeOf(err)), ErrorMessage: rpc.ClientMessage(err),
-			RetryAfterMs: uint32((wait + time.Millisecond - 1) / time.Millisecond)}, nil
+			RetryAfterMs: uint32((wait + time.Millisecond - 1) / time.Millisecond), ErrorReason: rpc.ReasonOf(err)}, nil
 	}
 	return &internalv1.RoomPublishOutcome{Ack: ack}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
+	sendhook "github.com/qim-dev/qim/services/internal/moderation"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
 	"github.com/qim-dev/qim/services/internal/redisdur"
@@ -34,6 +35,9 @@ type Service struct {
 	mods  modStore // the rooms' stored moderation (modload.go), set by start
 	tally tally
 	now   func() time.Time // the only clock read; rooms and rings are given its readings
+	// hook is the pre-send moderation hook (nil without QIM_MODERATION_URL); premoderate.go.
+	hook     *sendhook.Hook
+	failOpen func()
 
 	queued   atomic.Int64  // items on every link's queue
 	nextLink atomic.Uint64 // link ids, for logs
@@ -59,6 +63,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 		proc: lifecycle.New("room", log, reg, cfg.MetricsAddr)}
 	s.rooms = newRegistry(cfg.BufferEvents, cfg.BufferAge, &s.tally)
 	s.gauges()
+	s.openModeration()
 	return s, nil
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/qim-dev/qim/contract"
 	"github.com/qim-dev/qim/services/internal/config"
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/moderation"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/internal/storeauth"
-	"github.com/qim-dev/qim/services/writer/moderation"
 )
 
 // Config is the ConversationWriter's configuration: one field per QIM_* variable (the tags give

@@ -3,51 +3,24 @@ package writer
 import (
 	"context"
 	"errors"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
+	"github.com/qim-dev/qim/services/internal/moderation"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/rpc"
-	"github.com/qim-dev/qim/services/writer/moderation"
 )
-
-// moderationMetrics count the pre-send hook's calls (moderation.Hook).
-type moderationMetrics struct {
-	calls    *prometheus.CounterVec // outcome: allow, reject, rewrite, unavailable
-	seconds  prometheus.Histogram
-	failOpen prometheus.Counter
-}
-
-func newModerationMetrics(reg prometheus.Registerer) *moderationMetrics {
-	m := &moderationMetrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "qim_writer_moderation_calls_total",
-			Help: "Calls of the pre-send moderation hook, by outcome (allow, reject, rewrite, unavailable)."}, []string{"outcome"}),
-		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "qim_writer_moderation_seconds",
-			Help: "Duration of one pre-send moderation hook call, the wait for a free call slot included.", Buckets: latencyBuckets}),
-		failOpen: prometheus.NewCounter(prometheus.CounterOpts{Name: "qim_writer_moderation_fail_open_total",
-			Help: "SENDs committed unchecked because the moderation hook did not answer (QIM_WRITER_MODERATION_FAIL_OPEN)."}),
-	}
-	reg.MustRegister(m.calls, m.seconds, m.failOpen)
-	return m
-}
 
 // openModeration builds the hook when one is configured.
 func (s *Service) openModeration() {
 	if !s.cfg.Moderation.Enabled() {
 		return
 	}
-	mm := newModerationMetrics(s.reg)
+	mm := moderation.NewMetrics(s.reg, "writer", latencyBuckets)
 	s.hook = moderation.New(moderation.Options{URL: s.cfg.Moderation.URL, Timeout: s.cfg.Moderation.Timeout,
-		MaxConcurrency: s.cfg.Moderation.MaxConcurrency, MaxBody: s.cfg.MaxBodyBytes,
-		Observe: func(outcome string, took time.Duration) {
-			mm.calls.WithLabelValues(outcome).Inc()
-			mm.seconds.Observe(took.Seconds())
-		}})
-	s.hookFailOpen = mm.failOpen
+		MaxConcurrency: s.cfg.Moderation.MaxConcurrency, MaxBody: s.cfg.MaxBodyBytes, Observe: mm.Observe})
+	s.hookFailOpen = mm.FailOpen
 }
 
 // moderates reports whether in goes through the hook: a client's SEND of a moderated tenant.

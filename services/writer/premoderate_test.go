@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
-	"github.com/qim-dev/qim/services/writer/moderation"
-	"github.com/qim-dev/qim/services/writer/moderation/moderationtest"
+	"github.com/qim-dev/qim/gates/moderationtest"
+	"github.com/qim-dev/qim/services/internal/moderation"
 )
 
 func startProductHook(t *testing.T) *moderationtest.Server {
@@ -72,7 +72,7 @@ func TestModerationFailOpen(t *testing.T) {
 	mustAck(t, w.send(t, sendSpec{sender: a, peer: b, cmid: newCmid(t), body: []byte("spam unchecked"), messageType: 1}))
 }
 
-// Tenants outside QIM_WRITER_MODERATION_TENANTS are never sent to the hook.
+// Tenants outside QIM_MODERATION_TENANTS are never sent to the hook.
 func TestModerationOnlyForItsTenants(t *testing.T) {
 	h := startProductHook(t)
 	w := startWriter(t, func(c *Config) {

@@ -16,12 +16,12 @@ import (
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
+	"github.com/qim-dev/qim/services/internal/moderation"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 	"github.com/qim-dev/qim/services/internal/obs"
 	"github.com/qim-dev/qim/services/internal/redisdur"
 	"github.com/qim-dev/qim/services/internal/rpcauth"
 	"github.com/qim-dev/qim/services/writer/identity"
-	"github.com/qim-dev/qim/services/writer/moderation"
 )
 
 // ErrLeaseLost stops the writer: without its writer_id lease another writer may issue the same
@@ -41,7 +41,7 @@ type Service struct {
 	lease     *identity.Lease
 	ids       *identity.Issuer
 	committer *committer
-	// hook is the pre-send moderation hook (nil without QIM_WRITER_MODERATION_URL); premoderate.go.
+	// hook is the pre-send moderation hook (nil without QIM_MODERATION_URL); premoderate.go.
 	hook         *moderation.Hook
 	hookFailOpen prometheus.Counter
 	trim         *hotTrim      // nil with the redis backend

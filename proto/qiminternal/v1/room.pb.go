@@ -732,7 +732,9 @@ type RoomPublishOutcome struct {
 	ErrorCode    uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	ErrorMessage string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
 	// With RATE_LIMITED (slow mode, the room's rate limit): when a retry may be accepted.
-	RetryAfterMs  uint32 `protobuf:"varint,4,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	RetryAfterMs uint32 `protobuf:"varint,4,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	// With REJECTED (the moderation hook refused the event): the hook's reason code.
+	ErrorReason   string `protobuf:"bytes,5,opt,name=error_reason,json=errorReason,proto3" json:"error_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -793,6 +795,13 @@ func (x *RoomPublishOutcome) GetRetryAfterMs() uint32 {
 		return x.RetryAfterMs
 	}
 	return 0
+}
+
+func (x *RoomPublishOutcome) GetErrorReason() string {
+	if x != nil {
+		return x.ErrorReason
+	}
+	return ""
 }
 
 // RoomModeration is one operator decision about one room. The RoomWriter owning the room stores
@@ -1353,13 +1362,14 @@ const file_qiminternal_v1_room_proto_rawDesc = "" +
 	"\vRoomPublish\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12$\n" +
 	"\x0esender_user_id\x18\x02 \x01(\x04R\fsenderUserId\x12!\n" +
-	"\fsend_request\x18\x03 \x01(\fR\vsendRequest\"\xa1\x01\n" +
+	"\fsend_request\x18\x03 \x01(\fR\vsendRequest\"\xc4\x01\n" +
 	"\x12RoomPublishOutcome\x12!\n" +
 	"\x03ack\x18\x01 \x01(\v2\x0f.qim.v1.SendAckR\x03ack\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12$\n" +
-	"\x0eretry_after_ms\x18\x04 \x01(\rR\fretryAfterMs\"\xfc\x03\n" +
+	"\x0eretry_after_ms\x18\x04 \x01(\rR\fretryAfterMs\x12!\n" +
+	"\ferror_reason\x18\x05 \x01(\tR\verrorReason\"\xfc\x03\n" +
 	"\x0eRoomModeration\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\aroom_id\x18\x02 \x01(\fR\x06roomId\x123\n" +

@@ -75,6 +75,6 @@ func TestConfig(t *testing.T) {
 	c := Config{URL: "https://m/x", Tenants: []string{"7"}}
 	_ = c.Validate()
 	if !c.Applies(contract.TenantID{Lo: 7}) || c.Applies(contract.TenantID{Lo: 8}) {
-		t.Error("Applies ignores QIM_WRITER_MODERATION_TENANTS")
+		t.Error("Applies ignores QIM_MODERATION_TENANTS")
 	}
 }

@@ -1,11 +1,12 @@
 // Package moderation is the ModerationService's synchronous pre-send hook: the ConversationWriter
-// asks the product's backend about every client SEND before it reserves a conversation_seq, and
-// the backend allows the message, rejects it with a reason code, or rewrites its body.
+// asks the product's backend about every client SEND before it reserves a conversation_seq (the
+// RoomWriter about every room SEND before it takes a room_seq), and the backend allows the
+// message, rejects it with a reason code, or rewrites its body.
 //
 // Request: POST url, Content-Type application/json,
 //
 //	{"tenant": "<32 hex>", "sender": 42, "device": "phone", "conversation": "<32 hex>",
-//	 "kind": "direct" | "group", "peer": 43 (direct only), "client_message_id": "<32 hex>",
+//	 "kind": "direct" | "group" | "room", "peer": 43 (direct only), "client_message_id": "<32 hex>",
 //	 "message_type": 1, "custom_type": "", "mentions": [7], "body": "<base64>"}
 //
 // Answer 200 with {"action": "allow"}, {"action": "reject", "reason": "spam"} (a reason code of

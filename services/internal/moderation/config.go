@@ -10,22 +10,23 @@ import (
 	"github.com/qim-dev/qim/services/authn"
 )
 
-// Config is the writer's pre-send hook (the QIM_WRITER_MODERATION_URL family). No URL: no
-// hook, every SEND is committed without asking.
+// Config is the deployment's pre-send hook (the QIM_MODERATION_URL family), read by every
+// writer and RoomWriter: one hook asked about every client SEND, room events included. No URL:
+// no hook, every SEND is committed without asking.
 type Config struct {
 	// URL of the product's moderation endpoint: https, or http on loopback.
-	URL string `env:"QIM_WRITER_MODERATION_URL" doc:"pre-send moderation hook (https, or http on loopback); unset: no hook"`
+	URL string `env:"QIM_MODERATION_URL" doc:"pre-send moderation hook (https, or http on loopback); unset: no hook"`
 	// Timeout bounds one call. Every moderated SEND's SEND_ACK waits for it: it spends the
 	// SEND_ACK latency budget (150 ms at P99), so keep the hook well inside it.
-	Timeout time.Duration `env:"QIM_WRITER_MODERATION_TIMEOUT" doc:"bound of one moderation hook call (10ms..10s)"`
+	Timeout time.Duration `env:"QIM_MODERATION_TIMEOUT" doc:"bound of one moderation hook call (10ms..10s)"`
 	// FailOpen commits SENDs unchecked while the hook does not answer (counted). Default: refuse
 	// them UNAVAILABLE (the client retries with the same client_message_id), so nothing the
 	// product has not seen is delivered; the price is that a hook outage stops moderated sends.
-	FailOpen bool `env:"QIM_WRITER_MODERATION_FAIL_OPEN" doc:"commit SENDs unchecked while the hook does not answer (default: refuse them UNAVAILABLE)"`
+	FailOpen bool `env:"QIM_MODERATION_FAIL_OPEN" doc:"commit SENDs unchecked while the hook does not answer (default: refuse them UNAVAILABLE)"`
 	// MaxConcurrency bounds the calls in flight per writer; more wait within Timeout.
-	MaxConcurrency int `env:"QIM_WRITER_MODERATION_CONCURRENCY" unit:"calls" doc:"moderation hook calls in flight per writer (1..4096)"`
+	MaxConcurrency int `env:"QIM_MODERATION_CONCURRENCY" unit:"calls" doc:"moderation hook calls in flight per process (1..4096)"`
 	// Tenants limits the hook to these tenants (32 hex digits or decimals). Unset: every tenant.
-	Tenants []string `env:"QIM_WRITER_MODERATION_TENANTS" doc:"tenants whose SENDs the hook checks, comma-separated (unset: every tenant)"`
+	Tenants []string `env:"QIM_MODERATION_TENANTS" doc:"tenants whose SENDs the hook checks, comma-separated (unset: every tenant)"`
 	// tenants is Tenants as parsed by Validate; nil: every tenant.
 	tenants map[contract.TenantID]bool
 }
@@ -61,17 +62,17 @@ func (c *Config) Validate() error {
 	u, err := url.Parse(c.URL)
 	switch {
 	case err != nil:
-		return fmt.Errorf("QIM_WRITER_MODERATION_URL: %w", err)
+		return fmt.Errorf("QIM_MODERATION_URL: %w", err)
 	case u.Scheme == "https" && u.Host != "":
 	case u.Scheme == "http" && authn.IsLoopback(u.Hostname()):
 	default:
-		return errors.New("QIM_WRITER_MODERATION_URL: want https (http only on loopback): messages would cross the network in clear")
+		return errors.New("QIM_MODERATION_URL: want https (http only on loopback): messages would cross the network in clear")
 	}
 	switch {
 	case c.Timeout < 10*time.Millisecond || c.Timeout > 10*time.Second:
-		return fmt.Errorf("QIM_WRITER_MODERATION_TIMEOUT=%s not in [10ms, 10s]", c.Timeout)
+		return fmt.Errorf("QIM_MODERATION_TIMEOUT=%s not in [10ms, 10s]", c.Timeout)
 	case c.MaxConcurrency < 1 || c.MaxConcurrency > 4096:
-		return fmt.Errorf("QIM_WRITER_MODERATION_CONCURRENCY=%d not in [1, 4096]", c.MaxConcurrency)
+		return fmt.Errorf("QIM_MODERATION_CONCURRENCY=%d not in [1, 4096]", c.MaxConcurrency)
 	}
 	if len(c.Tenants) == 0 {
 		return nil
@@ -80,7 +81,7 @@ func (c *Config) Validate() error {
 	for _, s := range c.Tenants {
 		t, err := authn.ParseTenant(s)
 		if err != nil {
-			return fmt.Errorf("QIM_WRITER_MODERATION_TENANTS: %w", err)
+			return fmt.Errorf("QIM_MODERATION_TENANTS: %w", err)
 		}
 		c.tenants[t] = true
 	}
