@@ -6,16 +6,23 @@
 // committed or failed once, and the user's own copy arriving from the mailbox merges into it
 // instead of adding a second row (the seed's GUI bug: a committed event before the send call
 // returned).
+//
+// Recall, edit and delete (docs/protocol.md §7.12a): history pages arrive already amended (flags);
+// an "amended" event updates the row it targets through the SDK's merge (amendMessage), and the
+// user's own committed rows offer Edit, Recall and Delete. The amendment's own "send" events
+// add no row.
 
 import {
-  IndexedDBStore, KickReason, QimClient, conversationKind, ConversationKind,
-  type ChatMessage, type Conversation, type SendUpdate, type RoomEvent,
+  IndexedDBStore, KickReason, QimClient, conversationKind, ConversationKind, MessageFlag, MessageType, amendMessage, isGone,
+  type Amendment, type ChatMessage, type Conversation, type SendHandle, type SendUpdate, type RoomEvent,
 } from "../src/index.js";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const dec = new TextDecoder();
+const enc = new TextEncoder();
 
-interface Row { key: string; cmid: string; messageId: string; seq: string; sender: string; text: string; state: string; sentAtMs: number }
+/** flags: MessageFlag bits; editSeq: the seq of the edit whose text this is (amendMessage's). */
+interface Row { key: string; cmid: string; messageId: string; seq: string; sender: string; text: string; state: string; sentAtMs: number; flags: number; editSeq?: string }
 interface View { kind: "conv" | "room"; id: string; title: string; peer?: string; group?: string; rows: Row[]; oldest?: string; hasOlder: boolean }
 
 let client: QimClient | undefined;
@@ -67,6 +74,7 @@ function wire(c: QimClient): void {
   c.on("state", ({ state }) => { $("status").textContent = state === "online" ? "" : `(${state})`; });
   c.on("message", (m) => onMessage(m));
   c.on("send", (u) => onSend(u));
+  c.on("amended", (a) => onAmended(a));
   c.on("synced", () => void refreshConvs());
   c.on("conversation", () => void refreshConvs()); // read on another device
   c.on("kicked", (k) => {
@@ -76,14 +84,14 @@ function wire(c: QimClient): void {
   });
   c.on("roomEvents", (e) => {
     if (view?.kind !== "room" || view.id !== e.roomId) return;
-    if (e.gap) roomBanner(`Messages ${e.gap.from}–${e.gap.to} of this room were missed.`);
+    if (e.gap) banner(`Messages ${e.gap.from}–${e.gap.to} of this room were missed.`);
     for (const ev of e.events) addRow(roomRow(ev));
     renderMsgs();
   });
   c.on("roomJoined", (j) => {
-    if (view?.kind === "room" && view.id === j.roomId && j.replayTruncated) roomBanner("Earlier messages of this room are no longer available.");
+    if (view?.kind === "room" && view.id === j.roomId && j.replayTruncated) banner("Earlier messages of this room are no longer available.");
   });
-  c.on("roomLeft", (l) => { if (view?.kind === "room" && view.id === l.roomId && !l.rejoining) roomBanner("You left this room."); });
+  c.on("roomLeft", (l) => { if (view?.kind === "room" && view.id === l.roomId && !l.rejoining) banner("You left this room."); });
 }
 
 async function refreshConvs(): Promise<void> {
@@ -100,7 +108,7 @@ async function refreshConvs(): Promise<void> {
     t.className = "title";
     t.textContent = title;
     const small = document.createElement("small");
-    small.textContent = c.head?.body ? dec.decode(c.head.body) : "";
+    small.textContent = c.head ? (isGone(c.head.flags) ? goneText(c.head.flags) : c.head.body ? dec.decode(c.head.body) : "") : "";
     t.append(small);
     b.append(t);
     if (c.unread > 0) {
@@ -179,7 +187,8 @@ async function joinRoom(room: string): Promise<void> {
   await client!.joinRoom(room, "1");
 }
 
-function roomBanner(text: string): void {
+/** banner shows a notice above the messages: a room's lost events, a refused amendment. */
+function banner(text: string): void {
   $("room-banner").textContent = text;
   $("room-banner").hidden = false;
 }
@@ -196,13 +205,16 @@ async function sendText(): Promise<void> {
   }
   const h = client.send(v.group ? { group: v.group } : { peer: v.peer! }, text);
   const ack = await h.committed.catch(() => undefined);
-  if (ack && v.id.startsWith("peer:")) v.id = ack.conversationId; // a new chat learns its id from the ack
+  if (ack && v.id.startsWith("peer:")) {
+    v.id = ack.conversationId; // a new chat learns its id from the ack
+    renderMsgs(); // its rows can be amended now
+  }
   await refreshConvs();
 }
 
 function onSend(u: SendUpdate): void {
   const v = view;
-  if (!v || v.kind !== "conv") return;
+  if (!v || v.kind !== "conv" || u.amend) return; // an amendment shows through "amended"
   const to = "peer" in u.target ? v.peer === u.target.peer && !v.group : v.group === u.target.group;
   if (!to) return;
   const row = v.rows.find((r) => r.cmid === u.clientMessageId);
@@ -210,7 +222,7 @@ function onSend(u: SendUpdate): void {
     if (row.state === "pending") row.state = u.state;
     if (u.ack) Object.assign(row, { messageId: u.ack.messageId, seq: u.ack.conversationSeq });
   } else if (u.state === "pending") {
-    addRow({ key: u.clientMessageId, cmid: u.clientMessageId, messageId: "", seq: "", sender: client!.userId!, text: dec.decode(u.body), state: "pending", sentAtMs: Date.now() });
+    addRow({ key: u.clientMessageId, cmid: u.clientMessageId, messageId: "", seq: "", sender: client!.userId!, text: dec.decode(u.body), state: "pending", sentAtMs: Date.now(), flags: 0 });
   }
   renderMsgs();
 }
@@ -255,12 +267,53 @@ function onMessage(m: ChatMessage): void {
 
 function msgRow(m: ChatMessage): Row {
   return { key: m.clientMessageId && m.senderUserId === client?.userId ? m.clientMessageId : m.messageId, cmid: m.clientMessageId,
-    messageId: m.messageId, seq: m.conversationSeq, sender: m.senderUserId, text: m.body ? dec.decode(m.body) : "(not inlined)",
-    state: "committed", sentAtMs: m.sentAtMs };
+    messageId: m.messageId, seq: m.conversationSeq, sender: m.senderUserId,
+    text: m.body ? dec.decode(m.body) : isGone(m.flags) ? "" : "(not inlined)", state: "committed", sentAtMs: m.sentAtMs, flags: m.flags };
 }
 
 function roomRow(e: RoomEvent): Row {
-  return { key: `r${e.roomSeq}`, cmid: "", messageId: "", seq: e.roomSeq, sender: e.senderUserId, text: dec.decode(e.body), state: "committed", sentAtMs: e.sentAtMs };
+  return { key: `r${e.roomSeq}`, cmid: "", messageId: "", seq: e.roomSeq, sender: e.senderUserId, text: dec.decode(e.body), state: "committed", sentAtMs: e.sentAtMs, flags: 0 };
+}
+
+function goneText(flags: number): string {
+  return flags & MessageFlag.RECALLED ? "message recalled" : "message deleted";
+}
+
+/** asMessage is a row as the SDK's ChatMessage, for amendMessage (the app keeps rows, not messages). */
+function asMessage(conv: string, r: Row): ChatMessage {
+  return { messageId: r.messageId, conversationId: conv, conversationSeq: r.seq, senderUserId: r.sender, messageType: MessageType.TEXT,
+    customType: "", body: enc.encode(r.text), sentAtMs: r.sentAtMs, clientMessageId: r.cmid, flags: r.flags, editSeq: r.editSeq };
+}
+
+/** onAmended applies a recall, edit or delete to its row, if on screen (history serves the rest amended). */
+function onAmended(a: Amendment): void {
+  const v = view;
+  if (!v || v.kind !== "conv" || v.id !== a.conversationId) return;
+  const row = v.rows.find((r) => r.seq === a.targetSeq);
+  if (!row) return;
+  const m = amendMessage(asMessage(v.id, row), a);
+  Object.assign(row, { flags: m.flags, editSeq: m.editSeq, text: m.body ? dec.decode(m.body) : "" });
+  renderMsgs();
+}
+
+/** amend runs one of the user's actions on their own row; a refusal (FORBIDDEN: the recall window passed) shows in the banner. */
+function amend(r: Row, action: "edit" | "recall" | "delete"): void {
+  const v = view;
+  if (!v || v.kind !== "conv" || !client) return;
+  const to = v.group ? { group: v.group } : { peer: v.peer! };
+  const msg = { conversationId: v.id, conversationSeq: r.seq, senderUserId: r.sender, messageType: MessageType.TEXT };
+  let h: SendHandle;
+  try {
+    if (action === "edit") {
+      const text = prompt("Edit message", r.text);
+      if (text === null || text === r.text) return;
+      h = client.edit(to, msg, text);
+    } else h = action === "recall" ? client.recall(to, msg) : client.deleteMessage(to, msg);
+  } catch (err) {
+    banner(`Cannot ${action}: ${(err as Error).message}`);
+    return;
+  }
+  h.committed.catch((err: Error) => banner(`Could not ${action} the message: ${err.message}`));
 }
 
 /** addRow merges by key (own sends by client_message_id, others by message_id) and keeps seq order. */
@@ -268,7 +321,10 @@ function addRow(r: Row): void {
   const rows = view!.rows;
   const i = rows.findIndex((x) => x.key === r.key || (r.messageId && x.messageId === r.messageId));
   if (i >= 0) {
-    rows[i] = { ...rows[i]!, ...r, text: rows[i]!.text || r.text, state: rows[i]!.state === "failed" ? "failed" : r.state };
+    const old = rows[i]!;
+    // An own row keeps the text it was sent with, unless the server's copy is edited (a history page).
+    const text = r.flags & MessageFlag.EDITED && old.editSeq === undefined ? r.text : old.text || r.text;
+    rows[i] = { ...old, ...r, text, flags: old.flags | r.flags, editSeq: old.editSeq, state: old.state === "failed" ? "failed" : r.state };
   } else rows.push(r);
   rows.sort((a, b) => (a.seq && b.seq ? Number(BigInt(a.seq) - BigInt(b.seq)) : a.seq ? -1 : b.seq ? 1 : a.sentAtMs - b.sentAtMs));
 }
@@ -281,12 +337,30 @@ function renderMsgs(): void {
     const li = document.createElement("li");
     li.dataset.state = r.state;
     li.dataset.key = r.key;
-    if (r.sender === client?.userId) li.className = "mine";
-    li.textContent = r.text;
+    const mine = r.sender === client?.userId;
+    if (mine) li.className = "mine";
+    const gone = isGone(r.flags);
+    if (gone) li.dataset.amended = r.flags & MessageFlag.RECALLED ? "recalled" : "deleted";
+    else if (r.flags & MessageFlag.EDITED) li.dataset.amended = "edited";
+    li.textContent = gone ? goneText(r.flags) : r.text;
     const meta = document.createElement("span");
     meta.className = "meta";
-    meta.textContent = `${r.sender === client?.userId ? "you" : `user ${r.sender}`} · ${r.state === "committed" ? new Date(r.sentAtMs).toLocaleTimeString() : r.state}`;
+    meta.textContent = `${mine ? "you" : `user ${r.sender}`} · ${r.state === "committed" ? new Date(r.sentAtMs).toLocaleTimeString() : r.state}${!gone && r.flags & MessageFlag.EDITED ? " (edited)" : ""}`;
     li.append(meta);
+    if (mine && v.kind === "conv" && !gone && r.state === "committed" && r.seq && !v.id.startsWith("peer:")) {
+      const actions = document.createElement("span");
+      actions.className = "actions";
+      for (const [action, label] of [["edit", "Edit"], ["recall", "Recall"], ["delete", "Delete"]] as const) {
+        const b = document.createElement("button");
+        b.className = "secondary";
+        b.dataset.action = action;
+        b.textContent = label;
+        b.setAttribute("aria-label", `${label} this message`);
+        b.addEventListener("click", () => amend(r, action));
+        actions.append(b);
+      }
+      li.append(actions);
+    }
     return li;
   }));
   const box = $("msgs");

@@ -130,6 +130,24 @@ test("an offline user catches up after a reload", async () => {
   assert.equal(await row(b, "hello from Chromium").count(), 1, "history before the reload is shown once");
 });
 
+test("an edit and a recall from the sender's row reach the peer's open conversation", async () => {
+  await a.fill("#text", "typo here");
+  await a.press("#text", "Enter");
+  await a.fill("#text", "take this back");
+  await a.press("#text", "Enter");
+  await row(a, "take this back").and(a.locator("[data-state=committed]")).waitFor();
+  await row(b, "take this back").waitFor();
+  a.once("dialog", (d) => void d.accept("typo fixed"));
+  await row(a, "typo here").locator("button[data-action=edit]").click();
+  await row(b, "typo fixed").and(b.locator("[data-amended=edited]")).waitFor();
+  await row(a, "take this back").locator("button[data-action=recall]").click();
+  await b.locator("#msgs li[data-amended=recalled]", { hasText: "message recalled" }).waitFor();
+  await a.locator("#msgs li[data-amended=recalled]", { hasText: "message recalled" }).waitFor();
+  assert.equal(await row(b, "take this back").count(), 0, "the recalled text is still shown to the peer");
+  await shot(b, "05-edited-and-recalled-phone");
+  await shot(a, "05-edited-and-recalled-desktop");
+});
+
 test("a group: created in one browser, messaged, seen in the other", async () => {
   await a.fill("#group-name", "browser group");
   await a.fill("#group-members", users.b);
@@ -157,7 +175,7 @@ test("a room with replay: the later joiner sees the earlier event and the trunca
   await b.click("#join-room button");
   await row(b, "first in the room").waitFor();
   assert.match(await b.locator("#room-banner").innerText(), /no longer available/);
-  await shot(b, "05-room-replay");
+  await shot(b, "06-room-replay");
 });
 
 test("a duplicate login kicks the older tab, which offers to sign in again", async () => {
@@ -165,7 +183,7 @@ test("a duplicate login kicks the older tab, which offers to sign in again", asy
   await signIn(ctxA2, "A");
   await a.locator("#kicked:not([hidden])").waitFor();
   assert.match(await a.locator("#kicked-text").innerText(), /signed in somewhere else/);
-  await shot(a, "06-kicked");
+  await shot(a, "07-kicked");
   await a.click("#relogin");
   await a.locator("#login:not([hidden])").waitFor();
   await ctxA2.close();

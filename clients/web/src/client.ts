@@ -9,6 +9,7 @@
 // ends the client ("ended") instead of looping; everything else is retried.
 
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { AmendAction, amendmentOf, checkAmendable, type AmendableMessage, type Amendment, type SendTarget } from "./amend.js";
 import { Backoff } from "./backoff.js";
 import { Connection, type WebSocketFactory } from "./connection.js";
 import { Emitter } from "./emitter.js";
@@ -56,6 +57,11 @@ export interface ClientEvents extends Record<string, unknown> {
   state: { state: ClientState; error?: Error };
   /** Each committed message once, from pushes and pulls, in mailbox order per pull. */
   message: ChatMessage;
+  /**
+   * A recall, edit or delete reached this device (right after the "message" event of its CONTROL
+   * message): apply it to the application's copy of the target with amendMessage.
+   */
+  amended: Amendment;
   send: SendUpdate;
   kicked: { reason: number; detail: string };
   /** The mailbox cursor expired: refresh conversations from sessions() and history(). */
@@ -154,13 +160,39 @@ export class QimClient extends Emitter<ClientEvents> {
   }
 
   /** send sends body to a user (peer, Dec64) or a group (group, Hex128); "pending" is emitted before it returns. */
-  send(to: { peer: Dec64 } | { group: Hex128 }, body: Uint8Array | string, opts: { messageType?: number; customType?: string } = {}): SendHandle {
-    const target: PendingSend["target"] = "peer" in to ? { peer: fromU64(toU64(to.peer)) } : { group: to.group.toLowerCase() };
-    if ("group" in target) hexToBytes(target.group);
+  send(to: SendTarget, body: Uint8Array | string, opts: { messageType?: number; customType?: string } = {}): SendHandle {
+    const target = canonical(to);
     const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
     const custom = opts.customType ?? "";
     if (new TextEncoder().encode(custom).length > Limits.customTypeMaxBytes) throw new RangeError(`customType above ${Limits.customTypeMaxBytes} bytes`);
     return this.sends.start(target, bytes, opts.messageType ?? MessageType.TEXT, custom);
+  }
+
+  /**
+   * recall takes back one of the user's own messages for everyone, within the server's recall
+   * window (2 minutes by default; later FORBIDDEN fails the send). to is the message's
+   * conversation as send() takes it: its group, or the peer of the direct conversation (the
+   * sender of a message from someone else). Like send, it is pending before it returns, stored
+   * and retried until committed or failed ("send" events carry amend).
+   */
+  recall(to: SendTarget, msg: AmendableMessage): SendHandle {
+    return this.amend(to, msg, AmendAction.RECALL, new Uint8Array(0));
+  }
+
+  /** edit replaces the body of one of the user's own messages for everyone (see recall). */
+  edit(to: SendTarget, msg: AmendableMessage, body: Uint8Array | string): SendHandle {
+    return this.amend(to, msg, AmendAction.EDIT, typeof body === "string" ? new TextEncoder().encode(body) : body);
+  }
+
+  /** deleteMessage removes a message for everyone: the user's own, or any in a group the user owns (see recall). */
+  deleteMessage(to: SendTarget, msg: AmendableMessage): SendHandle {
+    return this.amend(to, msg, AmendAction.DELETE, new Uint8Array(0));
+  }
+
+  private amend(to: SendTarget, msg: AmendableMessage, action: number, body: Uint8Array): SendHandle {
+    const target = canonical(to);
+    checkAmendable(target, msg, this.session?.userId);
+    return this.sends.start(target, body, 0, "", { targetSeq: fromU64(toU64(msg.conversationSeq)), action });
   }
 
   /** settled is the outcome of a send this client tracks (including ones restored from the store). */
@@ -329,6 +361,8 @@ export class QimClient extends Emitter<ClientEvents> {
           conversationId: msg.conversationId, conversationSeq: msg.conversationSeq, committedAtMs: msg.sentAtMs });
       }
       this.emit("message", msg);
+      const a = amendmentOf(msg);
+      if (a) this.emit("amended", a);
     }
   }
 
@@ -337,6 +371,13 @@ export class QimClient extends Emitter<ClientEvents> {
     // reconnect; closing makes the reconnect happen now instead of waiting for a push.
     if (err instanceof QimError && err.retryable) this.conn?.close(new ConnectionClosedError(`mailbox pull failed: ${err.message}`));
   }
+}
+
+/** canonical checks a send target and spells its ids as the SDK does (Dec64, lowercase Hex128). */
+function canonical(to: SendTarget): PendingSend["target"] {
+  const target: PendingSend["target"] = "peer" in to ? { peer: fromU64(toU64(to.peer)) } : { group: to.group.toLowerCase() };
+  if ("group" in target) hexToBytes(target.group);
+  return target;
 }
 
 function isTerminal(err: Error): boolean {

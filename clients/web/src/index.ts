@@ -1,7 +1,11 @@
 // @qim/client: the Q-IM client SDK for browsers and Node (docs/web-sdk.md).
 export { QimClient, type ClientOptions, type ClientEvents, type ClientState, type Session } from "./client.js";
 export { Direction, PushPlatform, type HistoryPage, type Group, type Member, Requests } from "./requests.js";
-export { MemoryStore, IndexedDBStore, DeferredStore, type ClientStore, type PendingSend } from "./store.js";
+export { MemoryStore, IndexedDBStore, DeferredStore, type ClientStore, type PendingSend, type PendingAmend } from "./store.js";
+export {
+  AmendAction, MessageFlag, amendCustomType, amendmentOf, amendMessage, applyAmendment, flagOf, isGone,
+  type Amendment, type AmendableMessage, type SendTarget,
+} from "./amend.js";
 export { QimError, ProtocolError, ConnectionClosedError, SessionEndedError } from "./errors.js";
 export type { SendHandle, SendUpdate, SendState } from "./sends.js";
 export type { RoomJoined, RoomEvents, RoomLeft } from "./rooms.js";

@@ -8,14 +8,17 @@
 // race; the seed's GUI found the committed event arriving before the send call returned, so
 // "pending" is emitted inside send(), before it returns); a retry never uses a new id; a send is
 // deleted from the store only once settled.
+//
+// A recall, edit or delete (amend.ts) is such a send with PendingSend.amend set, so it is
+// stored, retried, resent after a reload and settled exactly like a message.
 
 import { create } from "@bufbuild/protobuf";
 import type { Connection } from "./connection.js";
 import { ConnectionClosedError, QimError } from "./errors.js";
 import { ErrorCode, Opcode } from "./gen/contract.js";
-import { SendAckSchema, SendRequestSchema } from "./gen/qim/v1/send_pb.js";
+import { AmendSchema, SendAckSchema, SendRequestSchema } from "./gen/qim/v1/send_pb.js";
 import { bytesToHex, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
-import type { ClientStore, PendingSend } from "./store.js";
+import type { ClientStore, PendingAmend, PendingSend } from "./store.js";
 import { fromAck, type Ack } from "./types.js";
 
 export type SendState = "pending" | "committed" | "failed";
@@ -29,6 +32,8 @@ export interface SendUpdate {
   error?: Error;
   /** On "pending": what is being sent, for an optimistic row. */
   body?: Uint8Array;
+  /** Set on every update of a recall, edit or delete: it adds no message of its own. */
+  amend?: PendingAmend;
 }
 
 export interface SendHandle {
@@ -58,8 +63,9 @@ export class Sends {
   ) {}
 
   /** start records a new send as pending (emitted before it returns) and transmits it when online. */
-  start(target: PendingSend["target"], body: Uint8Array, messageType: number, customType: string): SendHandle {
+  start(target: PendingSend["target"], body: Uint8Array, messageType: number, customType: string, amend?: PendingAmend): SendHandle {
     const p: PendingSend = { clientMessageId: bytesToHex(randomId128()), target, messageType, customType, body, createdAtMs: Date.now() };
+    if (amend) p.amend = { targetSeq: amend.targetSeq, action: amend.action };
     const w = this.track(p);
     void this.store.putPending(p).then(
       () => this.transmit(p),
@@ -96,7 +102,7 @@ export class Sends {
     this.states.set(p.clientMessageId, "pending");
     this.waiters.set(p.clientMessageId, w);
     this.sends.set(p.clientMessageId, p);
-    this.emit({ clientMessageId: p.clientMessageId, state: "pending", target: p.target, body: p.body });
+    this.emit({ clientMessageId: p.clientMessageId, state: "pending", target: p.target, body: p.body, ...(p.amend && { amend: p.amend }) });
     return w;
   }
 
@@ -108,6 +114,7 @@ export class Sends {
       clientTimeMs: BigInt(Date.now()),
       target: "peer" in p.target ? { case: "peerUserId", value: toU64(p.target.peer) } : { case: "groupId", value: hexToBytes(p.target.group) },
     });
+    if (p.amend) req.amend = create(AmendSchema, { targetSeq: toU64(p.amend.targetSeq), action: p.amend.action });
     try {
       const ack = await conn.call(Opcode.SEND, SendRequestSchema, req, Opcode.SEND_ACK, SendAckSchema);
       this.settle(p.clientMessageId, { ack: fromAck(ack) });
@@ -130,7 +137,7 @@ export class Sends {
     const w = this.waiters.get(id)!;
     this.waiters.delete(id);
     void this.store.deletePending(id).catch(() => undefined); // left behind, a reload resends: the server answers the same ack
-    this.emit({ clientMessageId: id, state, target: p.target, ...r });
+    this.emit({ clientMessageId: id, state, target: p.target, ...(p.amend && { amend: p.amend }), ...r });
     if (r.ack) w.resolve(r.ack);
     else w.reject(r.error!);
   }

@@ -14,6 +14,18 @@ export interface PendingSend {
   customType: string;
   body: Uint8Array;
   createdAtMs: number;
+  /**
+   * Set: the send amends the message at targetSeq of the target's conversation (action: 1
+   * RECALL, 2 EDIT, 3 DELETE; body is an EDIT's new body, messageType 0 and customType "").
+   * Optional, so records stored before amendments existed still read as ordinary sends.
+   */
+  amend?: PendingAmend;
+}
+
+/** PendingAmend is what a pending amendment sends as SendRequest.amend (a plain object, for IndexedDB). */
+export interface PendingAmend {
+  targetSeq: Dec64;
+  action: number;
 }
 
 export interface ClientStore {

@@ -17,11 +17,24 @@ export interface ChatMessage {
   senderUserId: Dec64;
   messageType: number;
   customType: string;
-  /** undefined: not inlined in the mailbox (fetch it with history); otherwise the exact bytes. */
+  /**
+   * undefined: not inlined in the mailbox (fetch it with history), or recalled or deleted (see
+   * flags); otherwise the exact bytes (the newest edit's once EDITED).
+   */
   body: Uint8Array | undefined;
   sentAtMs: number;
   /** Set on the sender's own copy: settles a send whose ack was lost. */
   clientMessageId: Hex128;
+  /**
+   * MessageFlag bits (1 RECALLED, 2 DELETED, 4 EDITED; unknown bits ignored): history pages and
+   * session heads serve them, a mailbox copy is 0 until amendMessage applies an amendment.
+   */
+  flags: number;
+  /**
+   * The conversation seq of the EDIT whose body this is, once amendMessage applied one (a later
+   * EDIT replaces the body, an earlier one arriving late does not); undefined otherwise.
+   */
+  editSeq?: Dec64;
 }
 
 /** Ack is a committed send: its message id and place in the conversation. */
@@ -65,7 +78,7 @@ export function fromMailbox(e: MailboxEvent): ChatMessage {
   return {
     messageId: bytesToHex(e.messageId), conversationId: bytesToHex(e.conversationId),
     conversationSeq: fromU64(e.conversationSeq), senderUserId: fromU64(e.senderUserId), messageType: e.messageType,
-    customType: e.customType, body: e.body, sentAtMs: Number(e.sentAtMs), clientMessageId: bytesToHex(e.clientMessageId),
+    customType: e.customType, body: e.body, sentAtMs: Number(e.sentAtMs), clientMessageId: bytesToHex(e.clientMessageId), flags: 0,
   };
 }
 
@@ -73,7 +86,7 @@ export function fromHistory(h: HistoryMessage): ChatMessage {
   return {
     messageId: bytesToHex(h.messageId), conversationId: bytesToHex(h.conversationId),
     conversationSeq: fromU64(h.conversationSeq), senderUserId: fromU64(h.senderUserId), messageType: h.messageType,
-    customType: h.customType, body: h.body, sentAtMs: Number(h.sentAtMs), clientMessageId: bytesToHex(h.clientMessageId),
+    customType: h.customType, body: h.body, sentAtMs: Number(h.sentAtMs), clientMessageId: bytesToHex(h.clientMessageId), flags: h.flags,
   };
 }
 
