@@ -11,7 +11,6 @@ import (
 
 	"github.com/qim-dev/qim/contract"
 	sendhook "github.com/qim-dev/qim/services/internal/moderation"
-	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // hookBuckets are the hook call's latency buckets (seconds).
@@ -35,27 +34,18 @@ func (s *Service) moderates(tenant contract.TenantID) bool {
 
 // premoderate applies the hook's decision to p, or returns the refusal.
 func (s *Service) premoderate(ctx context.Context, p *publishReq) error {
-	d, err := s.hook.Check(ctx, sendhook.MessageOf(p.key.tenant, contract.UserID(p.sender), "", p.key.conv, 0,
-		contract.U128(p.cmid), p.messageType, p.customType, nil, p.body))
-	var refusal error
-	switch {
-	case err != nil && s.cfg.Moderation.FailOpen:
+	o := s.hook.Decide(ctx, sendhook.MessageOf(p.key.tenant, contract.UserID(p.sender), "", p.key.conv, 0,
+		contract.U128(p.cmid), p.messageType, p.customType, nil, p.body), s.cfg.Moderation.FailOpen)
+	if o.FailedOpen {
 		s.failOpen()
-		return nil
-	case err != nil:
-		refusal = rpc.Refuse(contract.ErrCodeUnavailable, "the moderation hook does not answer; retry later with the same client_message_id")
-	case d.Action == sendhook.Reject:
-		refusal = rpc.Reject(d.Reason)
-	case d.Action == sendhook.Rewrite:
-		p.sent, p.body = p.body, d.Body
-		return nil
-	default:
+	}
+	if o.Rewritten {
+		p.sent, p.body = p.body, o.Body
+	}
+	if o.Refusal == nil || s.buffered(p) { // a buffered retry: the room answers its first ack
 		return nil
 	}
-	if s.buffered(p) {
-		return nil // the room answers the first ack (or CONFLICT for other content)
-	}
-	return refusal
+	return o.Refusal
 }
 
 // buffered reports whether the room still holds an event under p's idempotency key.

@@ -2,14 +2,11 @@ package writer
 
 import (
 	"context"
-	"errors"
 
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/moderation"
-	"github.com/qim-dev/qim/services/internal/msgstore"
-	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // openModeration builds the hook when one is configured.
@@ -47,30 +44,16 @@ func (s *Service) prepare(ctx context.Context, cmd *sendCmd, done func(*qimv1.Se
 // given after checking that the idempotency key holds no commit: a retry of a SEND committed
 // before (its ACK lost) goes on to the committer, which answers the original SEND_ACK.
 func (s *Service) premoderate(ctx context.Context, cmd *sendCmd) error {
-	d, err := s.hook.Check(ctx, moderation.MessageOf(cmd.tenant, cmd.sender, cmd.device, cmd.conversation, cmd.peer,
-		contract.U128(cmd.cmid), cmd.messageType, cmd.customType, cmd.mentions, cmd.body))
-	var refusal error
-	switch {
-	case err != nil && s.cfg.Moderation.FailOpen:
+	o := s.hook.Decide(ctx, moderation.MessageOf(cmd.tenant, cmd.sender, cmd.device, cmd.conversation, cmd.peer,
+		contract.U128(cmd.cmid), cmd.messageType, cmd.customType, cmd.mentions, cmd.body), s.cfg.Moderation.FailOpen)
+	if o.FailedOpen {
 		s.hookFailOpen.Inc()
-		return nil
-	case err != nil:
-		refusal = rpc.Refuse(contract.ErrCodeUnavailable, "the moderation hook does not answer; retry later with the same client_message_id")
-	case d.Action == moderation.Reject:
-		refusal = rpc.Reject(d.Reason)
-	case d.Action == moderation.Rewrite:
-		cmd.body = d.Body
-		return nil
-	default:
+	}
+	if o.Rewritten {
+		cmd.body = o.Body
+	}
+	if o.Refusal == nil {
 		return nil
 	}
-	_, found, lerr := s.store.LoadCommit(ctx, msgstore.CommitKey{Tenant: cmd.tenant, Sender: cmd.sender,
-		ClientMessageID: cmd.cmid, Conversation: cmd.conversation})
-	switch {
-	case lerr != nil:
-		return errors.Join(rpc.Refuse(contract.ErrCodeUnavailable, "idempotency lookup failed; retry with the same client_message_id"), lerr)
-	case found:
-		return nil
-	}
-	return refusal
+	return s.unlessCommitted(ctx, cmd, o.Refusal)
 }

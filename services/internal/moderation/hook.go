@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // ErrUnavailable wraps every failure to get an answer: the writer's policy decides.
@@ -189,4 +190,33 @@ func MessageOf(tenant contract.TenantID, sender contract.UserID, device string, 
 	return &Message{Tenant: tenant.String(), Sender: uint64(sender), Device: device, Conversation: conv.String(),
 		Kind: conv.Kind().String(), Peer: uint64(peer), ClientMessageID: cmid.String(), MessageType: msgType,
 		CustomType: customType, Mentions: mentions, Body: body}
+}
+
+// Outcome is a decision as a send path applies it under its policy.
+type Outcome struct {
+	Rewritten  bool   // Body replaces the send's body
+	Body       []byte // the rewritten body
+	FailedOpen bool   // the hook did not answer and the policy let the send through unchecked
+	// Refusal is the send's answer when it must not go on (REJECTED with the hook's reason,
+	// or UNAVAILABLE fail-closed); the caller still lets a retry of an already committed send
+	// through.
+	Refusal error
+}
+
+// Decide asks the hook about m and applies the policy: fail-open lets a send through unchecked
+// when the hook does not answer, fail-closed refuses it UNAVAILABLE so the client retries.
+func (h *Hook) Decide(ctx context.Context, m *Message, failOpen bool) Outcome {
+	d, err := h.Check(ctx, m)
+	switch {
+	case err != nil && failOpen:
+		return Outcome{FailedOpen: true}
+	case err != nil:
+		return Outcome{Refusal: rpc.Refuse(contract.ErrCodeUnavailable,
+			"the moderation hook does not answer; retry later with the same client_message_id")}
+	case d.Action == Reject:
+		return Outcome{Refusal: rpc.Reject(d.Reason)}
+	case d.Action == Rewrite:
+		return Outcome{Rewritten: true, Body: d.Body}
+	}
+	return Outcome{}
 }
