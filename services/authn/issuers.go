@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -170,17 +169,10 @@ func (w *Webhook) validate() error {
 // checkJWKSURL allows https anywhere and http only on loopback: keys fetched (or identities
 // answered) in clear over a network could be swapped by anyone on the path.
 func checkJWKSURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if err := CheckSecureURL(raw); err != nil {
 		return fmt.Errorf("jwks_url: %w", err)
 	}
-	switch {
-	case u.Scheme == "https" && u.Host != "":
-		return nil
-	case u.Scheme == "http" && IsLoopback(u.Hostname()):
-		return nil
-	}
-	return fmt.Errorf("jwks_url %q: want https (http only on loopback)", raw)
+	return nil
 }
 
 // ParseTenant reads a tenant as 32 hex digits or a decimal that fits 64 bits.

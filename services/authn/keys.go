@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -99,6 +100,22 @@ func parsePublicPEM(b []byte) (any, error) {
 		return cert.PublicKey, nil
 	}
 	return nil, fmt.Errorf("PEM block %q, want PUBLIC KEY or CERTIFICATE (never a private key)", block.Type)
+}
+
+// CheckSecureURL accepts an https URL, or an http one on loopback (a stand-in on the same host):
+// whatever is sent to the endpoint — keys, identities, device tokens, message bodies — must not
+// cross a network in clear. The error names the URL without its credentials.
+func CheckSecureURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme == "https" && u.Host != "":
+		return nil
+	case u.Scheme == "http" && IsLoopback(u.Hostname()):
+		return nil
+	}
+	return fmt.Errorf("%q: want https (http only on loopback)", u.Redacted())
 }
 
 // IsLoopback reports whether host names this machine: "localhost" or a loopback IP.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -167,10 +166,8 @@ func (c *Config) validateProviders() error {
 		if u.v == "" {
 			continue
 		}
-		p, err := url.Parse(u.v)
-		secure := err == nil && p.Host != "" && (p.Scheme == "https" || (p.Scheme == "http" && authn.IsLoopback(p.Hostname())))
-		if !secure {
-			return fmt.Errorf("%w: %s=%q: want an https URL (http only on loopback)", ErrConfig, u.name, u.v)
+		if err := authn.CheckSecureURL(u.v); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrConfig, u.name, err)
 		}
 	}
 	if c.APNsKey != "" && (c.APNsKeyID == "" || c.APNsTeamID == "") {

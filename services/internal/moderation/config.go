@@ -1,9 +1,7 @@
 package moderation
 
 import (
-	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -59,14 +57,8 @@ func (c *Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
-	u, err := url.Parse(c.URL)
-	switch {
-	case err != nil:
-		return fmt.Errorf("QIM_MODERATION_URL: %w", err)
-	case u.Scheme == "https" && u.Host != "":
-	case u.Scheme == "http" && authn.IsLoopback(u.Hostname()):
-	default:
-		return errors.New("QIM_MODERATION_URL: want https (http only on loopback): messages would cross the network in clear")
+	if err := authn.CheckSecureURL(c.URL); err != nil {
+		return fmt.Errorf("QIM_MODERATION_URL: %w: messages would cross the network in clear", err)
 	}
 	switch {
 	case c.Timeout < 10*time.Millisecond || c.Timeout > 10*time.Second:

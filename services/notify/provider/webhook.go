@@ -174,15 +174,4 @@ func retryAfter(h http.Header) time.Duration {
 // checkEndpoint accepts https URLs, and http ones on loopback (the stand-ins): every
 // provider request carries a device token or a credential, which must not cross a network
 // in clear.
-func checkEndpoint(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return err
-	case u.Scheme == "https" && u.Host != "":
-		return nil
-	case u.Scheme == "http" && authn.IsLoopback(u.Hostname()):
-		return nil
-	}
-	return fmt.Errorf("%q: want https (http only on loopback)", u.Redacted())
-}
+func checkEndpoint(raw string) error { return authn.CheckSecureURL(raw) }
