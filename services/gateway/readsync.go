@@ -28,16 +28,23 @@ import (
 // pull worker: the client has its MARK_READ_ACK already, and a slow node must not delay its next
 // pull. A failure is counted, never retried.
 func (c *conn) shareRead(entry *qimv1.SessionEntry) {
-	k, device, tenant := c.sess.key, c.sess.device, c.tenantBytes
-	node := c.s.mailboxFor(k.tenant, k.user)
+	k := c.sess.key
 	c.s.m.readSyncs.WithLabelValues("sent").Inc()
+	c.pushSessionAsync(k.user, &internalv1.PushTarget{TenantId: c.tenantBytes, UserId: uint64(k.user),
+		SessionDelta: &qimv1.SessionDelta{Sessions: []*qimv1.SessionEntry{entry}}, ExceptDevice: c.sess.device},
+		c.s.m.readSyncs.WithLabelValues("failed"))
+}
+
+// pushSessionAsync hands t to the MailboxNode owning user's shard, off the calling goroutine (a
+// connection's read loop or pull worker: a slow node must not hold the client's frames). Best
+// effort: a failure is counted on failed, never retried.
+func (c *conn) pushSessionAsync(user contract.UserID, t *internalv1.PushTarget, failed prometheus.Counter) {
+	node := c.s.mailboxFor(c.sess.key.tenant, user)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.BackendTimeout)
 		defer cancel()
-		_, err := node.client.PushSession(ctx, &internalv1.PushTarget{TenantId: tenant, UserId: uint64(k.user),
-			SessionDelta: &qimv1.SessionDelta{Sessions: []*qimv1.SessionEntry{entry}}, ExceptDevice: device})
-		if err != nil {
-			c.s.m.readSyncs.WithLabelValues("failed").Inc()
+		if _, err := node.client.PushSession(ctx, t); err != nil {
+			failed.Inc()
 		}
 	}()
 }
@@ -76,16 +83,9 @@ func (c *conn) shareReceipt(entry *qimv1.SessionEntry) {
 	if peer == 0 || peer == c.sess.key.user {
 		return
 	}
-	k, tenant := c.sess.key, c.tenantBytes
-	node := c.s.mailboxFor(k.tenant, peer)
-	r := &qimv1.ReadReceipt{ConversationId: entry.GetConversationId(), ReaderUserId: uint64(k.user),
+	r := &qimv1.ReadReceipt{ConversationId: entry.GetConversationId(), ReaderUserId: uint64(c.sess.key.user),
 		ReadConversationSeq: entry.GetReadConversationSeq()}
 	c.s.m.receipts.WithLabelValues("sent").Inc()
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.BackendTimeout)
-		defer cancel()
-		if _, err := node.client.PushSession(ctx, &internalv1.PushTarget{TenantId: tenant, UserId: uint64(peer), Receipt: r}); err != nil {
-			c.s.m.receipts.WithLabelValues("failed").Inc()
-		}
-	}()
+	c.pushSessionAsync(peer, &internalv1.PushTarget{TenantId: c.tenantBytes, UserId: uint64(peer), Receipt: r},
+		c.s.m.receipts.WithLabelValues("failed"))
 }

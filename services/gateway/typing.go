@@ -12,8 +12,6 @@ package gateway
 // keystroke burst for a hint that may be lost anyway).
 
 import (
-	"context"
-
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -33,19 +31,13 @@ func (c *conn) onTyping(m wire.Message) bool {
 		c.s.m.typing.WithLabelValues("dropped").Inc()
 		return true
 	}
-	k, tenant := c.sess.key, c.tenantBytes
+	k := c.sess.key
 	peer := contract.UserID(t.GetPeerUserId())
 	conv := contract.DirectConversationID(k.tenant, k.user, peer).Bytes()
 	ev := &qimv1.TypingEvent{ConversationId: conv[:], UserId: uint64(k.user), Typing: t.GetTyping(),
 		ExpiresInMs: uint32(contract.TypingExpiry.Milliseconds())}
-	node := c.s.mailboxFor(k.tenant, peer)
 	c.s.m.typing.WithLabelValues("sent").Inc()
-	go func() { // off the read loop: a slow MailboxNode must not hold the client's frames
-		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.BackendTimeout)
-		defer cancel()
-		if _, err := node.client.PushSession(ctx, &internalv1.PushTarget{TenantId: tenant, UserId: uint64(peer), Typing: ev}); err != nil {
-			c.s.m.typing.WithLabelValues("failed").Inc()
-		}
-	}()
+	c.pushSessionAsync(peer, &internalv1.PushTarget{TenantId: c.tenantBytes, UserId: uint64(peer), Typing: ev},
+		c.s.m.typing.WithLabelValues("failed"))
 	return true
 }
