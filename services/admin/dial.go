@@ -3,8 +3,11 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
+
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // conns is one gRPC channel per configured address, with the typed client of each; the writers
@@ -15,11 +18,14 @@ type conns[C any] struct {
 	clients []C
 }
 
+// backendConnectTimeout bounds one dial of a writer or RoomWriter.
+const backendConnectTimeout = 5 * time.Second
+
 // dialAll makes a channel and a client per address; what names the service in errors.
 func dialAll[C any](what string, addrs []string, creds grpc.DialOption, client func(grpc.ClientConnInterface) C) (conns[C], error) {
 	var c conns[C]
 	for _, a := range addrs {
-		cc, err := grpc.NewClient(a, creds)
+		cc, err := grpc.NewClient(a, creds, rpc.Reconnect(backendConnectTimeout))
 		if err != nil {
 			_ = c.Close()
 			return conns[C]{}, fmt.Errorf("admin: %s %s: %w", what, a, err)

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/connectivity"
+
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // dialBackend creates the gRPC channel to a backend (writer, mailbox or session) with the
@@ -19,10 +20,7 @@ import (
 func dialBackend(addr string, connectTimeout time.Duration, creds grpc.DialOption) (*grpc.ClientConn, error) {
 	cc, err := grpc.NewClient(addr,
 		creds,
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
-			MinConnectTimeout: connectTimeout,
-		}),
+		rpc.Reconnect(connectTimeout),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20)),
 	)
 	if err != nil {

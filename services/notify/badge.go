@@ -11,6 +11,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/pushtoken"
+	"github.com/qim-dev/qim/services/internal/rpc"
 )
 
 // badgeTimeout bounds one Badge call: a badge is a nicety, the notification goes without one.
@@ -29,11 +30,14 @@ type badges struct {
 	m      *metrics
 }
 
+// sessionConnectTimeout bounds one dial of a SessionProjection.
+const sessionConnectTimeout = 5 * time.Second
+
 func dialBadges(addrs []string, creds grpc.DialOption, shards contract.ShardCount, m *metrics) (*badges, []*grpc.ClientConn, error) {
 	b := &badges{shards: shards, m: m}
 	var conns []*grpc.ClientConn
 	for _, a := range addrs {
-		cc, err := grpc.NewClient(a, creds)
+		cc, err := grpc.NewClient(a, creds, rpc.Reconnect(sessionConnectTimeout))
 		if err != nil {
 			return nil, conns, fmt.Errorf("notify: dial session %s: %w", a, err)
 		}
