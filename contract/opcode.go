@@ -52,6 +52,9 @@ const (
 	OpTypingEvent Opcode = 0x0408
 	// OpReadReceipt tells a user that the peer of a direct conversation read (best effort).
 	OpReadReceipt Opcode = 0x0409
+	// OpPullReadReceipts and OpReadReceiptsBatch: who of a group read how far (pull only).
+	OpPullReadReceipts  Opcode = 0x040A
+	OpReadReceiptsBatch Opcode = 0x040B
 
 	OpPullHistory  Opcode = 0x0501
 	OpHistoryBatch Opcode = 0x0502
@@ -137,6 +140,10 @@ var opcodeTable = []OpcodeInfo{
 		"request id 0, best effort: someone is (or stopped) typing in a direct conversation with this user; expires on its own"},
 	{OpReadReceipt, "READ_RECEIPT", Downlink, "ReadReceipt", false, true,
 		"request id 0, best effort: the peer of a direct conversation read up to read_conversation_seq; the session list's peer_read_conversation_seq holds it"},
+	{OpPullReadReceipts, "PULL_READ_RECEIPTS", Uplink, "PullReadReceipts", false, true,
+		"answered by READ_RECEIPTS_BATCH or ERROR: a group's other current members' read watermarks and, for a seq, how many of its audience read it; direct conversations INVALID_ARGUMENT"},
+	{OpReadReceiptsBatch, "READ_RECEIPTS_BATCH", Downlink, "ReadReceiptsBatch", false, true,
+		"answers PULL_READ_RECEIPTS in one frame (a group has at most 1,000 members)"},
 	{OpPullHistory, "PULL_HISTORY", Uplink, "PullHistory", false, true,
 		"answered by HISTORY_BATCH or ERROR; DIRECT and GROUP (clipped to the reader's intervals, NOT_MEMBER for a never-member); ROOM gets UNIMPLEMENTED"},
 	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true,

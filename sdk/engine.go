@@ -267,8 +267,6 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onMarkReadAck(m, now)
 	case contract.OpGroupCreated:
 		e.onGroupCreated(m, now)
-	case contract.OpMembersBatch, contract.OpLeaveGroupAck, contract.OpPushTokenAck:
-		e.onRPCAnswer(m)
 	case contract.OpRoomJoined:
 		e.onRoomJoined(m, now)
 	case contract.OpRoomLeft:
@@ -276,6 +274,12 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 	case contract.OpRoomEvents:
 		e.onRoomEvents(m)
 	default:
+		// Any answer to a Client.call (MEMBERS_BATCH, READ_RECEIPTS_BATCH, ...): routed by its
+		// request id, so a new call needs no case here and can never wait for a frame dropped.
+		if r := e.reqs[m.RequestID]; m.RequestID != 0 && r != nil && r.kind == reqRPC {
+			e.onRPCAnswer(m)
+			return
+		}
 		e.log.Debug("sdk: ignoring frame", "opcode", m.Opcode.String())
 	}
 }

@@ -258,3 +258,14 @@ func userIDs(us []contract.UserID) []uint64 {
 	}
 	return out
 }
+
+// PullReadReceipts performs one PULL_READ_RECEIPTS: the other current members' watermarks in conv
+// and, for seq > 0, how many of the message's audience read it.
+func (c *Client) PullReadReceipts(ctx context.Context, conv []byte, seq uint64) (*qimv1.ReadReceiptsBatch, error) {
+	var out qimv1.ReadReceiptsBatch
+	req := &qimv1.PullReadReceipts{ConversationId: conv, ConversationSeq: seq}
+	if err := c.Call(ctx, contract.OpPullReadReceipts, req, contract.OpReadReceiptsBatch, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -24,6 +24,7 @@ func ProductScenarios() []Scenario {
 		{"read-on-the-phone-clears-the-laptop-within-a-second", scenarioReadSync},
 		{"typing-reaches-the-peer-limited-and-unstored", scenarioTyping},
 		{"read-receipt-reaches-the-peer-and-its-session-list", scenarioReadReceipt},
+		{"group-read-receipts-count-who-read-each-message", scenarioGroupReceipts},
 		{"push-reaches-an-offline-device-once", needs(NeedsPush, scenarioOfflinePush)},
 		{"post-send-feed-carries-every-acknowledged-message", needs(NeedsFeed, scenarioFeed)},
 		{"recalled-message-disappears-from-history-heads-and-unread", scenarioRecall},

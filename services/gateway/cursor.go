@@ -18,7 +18,7 @@ import (
 	"github.com/qim-dev/qim/wire"
 )
 
-// pullJob is a PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ or group request
+// pullJob is a PULL_MAILBOX, PULL_HISTORY, PULL_SESSION_LIST, MARK_READ, PULL_READ_RECEIPTS or group request
 // (CREATE_GROUP, PULL_MEMBERS, LEAVE_GROUP) or a REGISTER_PUSH_TOKEN waiting for the connection's pull worker.
 type pullJob struct {
 	op        contract.Opcode
@@ -30,7 +30,7 @@ func backendOf(op contract.Opcode) string {
 	switch op {
 	case contract.OpPullHistory:
 		return "history"
-	case contract.OpPullSessionList, contract.OpMarkRead:
+	case contract.OpPullSessionList, contract.OpMarkRead, contract.OpPullReadReceipts:
 		return "session"
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return "group"
@@ -99,6 +99,8 @@ func (c *conn) pull(j pullJob) bool {
 		return c.pullSessionList(ctx, j)
 	case contract.OpMarkRead:
 		return c.markRead(ctx, j)
+	case contract.OpPullReadReceipts:
+		return c.pullReadReceipts(ctx, j)
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return c.groupRequest(ctx, j)
 	case contract.OpRegisterPushToken:

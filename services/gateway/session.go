@@ -1,6 +1,6 @@
 package gateway
 
-// Session requests: PULL_SESSION_LIST and MARK_READ go to the SessionProjection through the
+// Session requests: PULL_SESSION_LIST, MARK_READ and PULL_READ_RECEIPTS go to the SessionProjection through the
 // connection's pull worker, like the mailbox and history pulls: the client's bytes are forwarded
 // untouched with the identity proven at AUTH, the answer comes back unchanged, and the session
 // service owns every decision (paging, the unread definition, the forward-only watermark). The
@@ -52,4 +52,20 @@ func (c *conn) markRead(ctx context.Context, j pullJob) bool {
 		c.shareReceipt(out.GetEntry()) // the peer of a direct conversation
 	}
 	return true
+}
+
+// pullReadReceipts forwards PULL_READ_RECEIPTS and answers READ_RECEIPTS_BATCH or ERROR.
+func (c *conn) pullReadReceipts(ctx context.Context, j pullJob) bool {
+	out, err := c.s.sessionFor(c.sess.key.tenant, c.sess.key.user).client.PullReadReceipts(ctx, &internalv1.AuthenticatedPullReadReceipts{TenantId: c.tenantBytes,
+		UserId: uint64(c.sess.key.user), DeviceId: c.sess.device, PullReadReceipts: j.payload})
+	if err != nil {
+		return c.backendFailed(j.requestID, j.op, "session", err)
+	}
+	if code := contract.ErrorCode(out.GetErrorCode()); code != contract.ErrCodeUnspecified {
+		return c.sendError(j.requestID, j.op, code, out.GetErrorMessage())
+	}
+	if out.GetBatch() == nil {
+		return c.sendError(j.requestID, j.op, contract.ErrCodeInternal, "session service answered neither receipts nor an error")
+	}
+	return c.reply(contract.OpReadReceiptsBatch, j.requestID, out.GetBatch())
 }

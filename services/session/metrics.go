@@ -21,6 +21,7 @@ type metrics struct {
 	requests     *prometheus.CounterVec // op, code
 	unowned      prometheus.Counter     // requests for a user of a shard this instance does not own
 	latency      *prometheus.HistogramVec
+	receiptPulls prometheus.Histogram // members read per PULL_READ_RECEIPTS
 
 	// groupIntervalMissing counts group rows hidden because the user has no interval in the
 	// group (the row came from the user's own mailbox traffic, so that never happens). It is an
@@ -51,9 +52,11 @@ func newMetrics(reg *obs.Registry) *metrics {
 		unowned: reg.Counter("qim_session_unowned_requests_total",
 			"PULL_SESSION_LIST and MARK_READ refused UNAVAILABLE because the user's shard is not owned here (misrouted, e.g. while shards move)."),
 		requests: reg.CounterVec("qim_session_requests_total",
-			"PULL_SESSION_LIST, MARK_READ and Badge requests, by op and contract error code (UNSPECIFIED = ok).", "op", "code"),
+			"PULL_SESSION_LIST, MARK_READ, PULL_READ_RECEIPTS and Badge requests, by op and contract error code (UNSPECIFIED = ok).", "op", "code"),
+		receiptPulls: reg.Histogram("qim_session_read_receipt_members",
+			"Members whose watermark one PULL_READ_RECEIPTS read (one pipelined HMGET each).", prometheus.ExponentialBuckets(1, 2, 11)),
 		latency: reg.HistogramVec("qim_session_request_latency_us",
-			"Latency of PULL_SESSION_LIST and MARK_READ (µs), by op.", obs.LatencyBucketsMicros, "op"),
+			"Latency of PULL_SESSION_LIST, MARK_READ and PULL_READ_RECEIPTS (µs), by op.", obs.LatencyBucketsMicros, "op"),
 	}
 }
 

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -42,13 +41,12 @@ func (s *Service) withPeerReads(ctx context.Context, tenant contract.TenantID, e
 	}
 	for i, e := range direct {
 		vals := cmds[i].Val()
-		if len(vals) != 1 || vals[0] == nil {
+		if len(vals) != 1 {
 			continue
 		}
-		str, _ := vals[0].(string)
-		n, err := strconv.ParseUint(str, 10, 64)
+		n, err := watermark(vals[0], "peer read watermark")
 		if err != nil {
-			return fmt.Errorf("%w: peer read watermark %q", ErrCorruptState, str)
+			return err
 		}
 		e.PeerReadConversationSeq = n
 	}

@@ -67,3 +67,12 @@ func (s *Service) ownedIdentity(tenant []byte, user uint64) (userKey, error) {
 	}
 	return k, nil
 }
+
+func (g grpcServer) PullReadReceipts(ctx context.Context, in *internalv1.AuthenticatedPullReadReceipts) (*internalv1.PullReadReceiptsOutcome, error) {
+	start := time.Now()
+	b, err := g.s.pullReadReceipts(ctx, in)
+	if code, msg := g.s.outcome("pull_read_receipts", start, err); code != contract.ErrCodeUnspecified {
+		return &internalv1.PullReadReceiptsOutcome{ErrorCode: uint32(code), ErrorMessage: msg}, nil
+	}
+	return &internalv1.PullReadReceiptsOutcome{Batch: b}, nil
+}

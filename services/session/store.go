@@ -268,15 +268,9 @@ func (s *store) readSeqs(ctx context.Context, k userKey, convs []contract.Conver
 	}
 	out := make([]uint64, len(convs))
 	for i, v := range vals {
-		if v == nil {
-			continue
+		if out[i], err = watermark(v, "read watermark"); err != nil {
+			return nil, err
 		}
-		str, _ := v.(string)
-		n, err := strconv.ParseUint(str, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%w: read watermark %q", ErrCorruptState, str)
-		}
-		out[i] = n
 	}
 	return out, nil
 }

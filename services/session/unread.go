@@ -149,6 +149,7 @@ type historyReader interface {
 	Tails(ctx context.Context, tenant contract.TenantID, qs []msgstore.TailQuery) ([]msgstore.Tail, error)
 	MemberIntervals(ctx context.Context, tenant contract.TenantID, user contract.UserID,
 		convs []contract.ConversationID) ([]contract.Membership, error)
+	LoadGroup(ctx context.Context, tenant contract.TenantID, conv contract.ConversationID) (*msgstore.GroupState, bool, error)
 }
 
 // redisSource is the production source: lists and watermarks from the session keys, rows from

@@ -100,7 +100,7 @@ test("history pages older from the newest", async () => {
   assert.equal(older.hasMore, false);
 });
 
-test("groups: create, message, members, leave; a former member's send fails once", async () => {
+test("groups: create, message, members, read receipts, leave; a former member's send fails once", async () => {
   const c = client("C");
   await c.connect();
   const g = await a.api.createGroup("web group", [users.b, users.c]);
@@ -109,6 +109,12 @@ test("groups: create, message, members, leave; a former member's send fails once
   await a.send({ group: g.groupId }, "to the group").committed;
   await Promise.all([gotB, gotC]);
   assert.deepEqual((await b.api.members(g.groupId)).map((m) => m.userId).sort(), [users.a, users.b, users.c].sort());
+  const sent = await a.send({ group: g.groupId }, "who read this?").committed;
+  await eventually(async () => (await b.api.sessions()).find((s) => s.conversationId === g.conversationId && s.latestSeq === sent.conversationSeq), "B's row with the question");
+  await b.api.markRead(g.conversationId, sent.conversationSeq);
+  const r = await a.api.readReceipts(g.conversationId, sent.conversationSeq);
+  assert.deepEqual([r.readCount, r.audience], [1, 2]);
+  assert.deepEqual(r.reads.find((m) => m.userId === users.b)?.readSeq, sent.conversationSeq);
   await c.api.leaveGroup(g.groupId);
   const states: string[] = [];
   c.on("send", (u) => states.push(u.state));

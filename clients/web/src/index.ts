@@ -1,6 +1,6 @@
 // @qim/client: the Q-IM client SDK for browsers and Node (docs/web-sdk.md).
 export { QimClient, type ClientOptions, type ClientEvents, type ClientState, type Session } from "./client.js";
-export { Direction, PushPlatform, type HistoryPage, type Group, type Member, Requests } from "./requests.js";
+export { Direction, PushPlatform, type HistoryPage, type Group, type GroupReceipts, type Member, Requests } from "./requests.js";
 export { MemoryStore, IndexedDBStore, DeferredStore, type ClientStore, type PendingSend, type PendingAmend } from "./store.js";
 export {
   AmendAction, MessageFlag, amendCustomType, amendmentOf, amendMessage, applyAmendment, flagOf, isGone,

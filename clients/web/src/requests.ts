@@ -8,7 +8,7 @@ import { Opcode } from "./gen/contract.js";
 import { PushTokenAckSchema, RegisterPushTokenSchema } from "./gen/qim/v1/connection_pb.js";
 import { CreateGroupSchema, GroupCreatedSchema, LeaveGroupAckSchema, LeaveGroupSchema, MembersBatchSchema, PullMembersSchema } from "./gen/qim/v1/group_pb.js";
 import { HistoryBatchSchema, PullHistorySchema } from "./gen/qim/v1/history_pb.js";
-import { MarkReadAckSchema, MarkReadSchema, PullSessionListSchema, SessionListBatchSchema } from "./gen/qim/v1/session_pb.js";
+import { MarkReadAckSchema, MarkReadSchema, PullReadReceiptsSchema, PullSessionListSchema, ReadReceiptsBatchSchema, SessionListBatchSchema } from "./gen/qim/v1/session_pb.js";
 import { bytesToHex, fromU64, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
 import { fromHistory, fromSession, type ChatMessage, type Conversation } from "./types.js";
 
@@ -35,6 +35,15 @@ export interface Member {
   joinedAtSeq: Dec64;
 }
 
+/** A group's read receipts: who read how far and, for a seq, how many of its audience read it. */
+export interface GroupReceipts {
+  /** Every current member but the caller, ascending by user id, with its read watermark. */
+  reads: { userId: Dec64; readSeq: Dec64 }[];
+  /** Of audience (the current members but the caller who can see seq), how many read it. */
+  readCount: number;
+  audience: number;
+}
+
 export class Requests {
   constructor(private readonly conn: () => Connection) {}
 
@@ -56,6 +65,21 @@ export class Requests {
     const a = await this.conn().call(Opcode.MARK_READ, MarkReadSchema,
       create(MarkReadSchema, { conversationId: hexToBytes(conversationId), readConversationSeq: toU64(seq) }), Opcode.MARK_READ_ACK, MarkReadAckSchema);
     return { readSeq: fromU64(a.readConversationSeq), unread: a.unreadCount, unreadExact: a.unreadExact };
+  }
+
+  /**
+   * readReceipts asks who of a group has read how far (PULL_READ_RECEIPTS): pulled when the user
+   * opens "read by", never pushed for groups. A direct conversation is refused INVALID_ARGUMENT:
+   * its row carries peerReadSeq and "receipt" events move it.
+   */
+  async readReceipts(conversationId: Hex128, seq: Dec64 = "0"): Promise<GroupReceipts> {
+    const b = await this.conn().call(Opcode.PULL_READ_RECEIPTS, PullReadReceiptsSchema,
+      create(PullReadReceiptsSchema, { conversationId: hexToBytes(conversationId), conversationSeq: toU64(seq) }),
+      Opcode.READ_RECEIPTS_BATCH, ReadReceiptsBatchSchema);
+    return {
+      reads: b.reads.map((m) => ({ userId: fromU64(m.userId), readSeq: fromU64(m.readConversationSeq) })),
+      readCount: b.readCount, audience: b.audienceCount,
+    };
   }
 
   /** history reads one page of a DIRECT or GROUP conversation; anchor is exclusive ("0": the newest). */

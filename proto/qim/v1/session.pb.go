@@ -513,6 +513,203 @@ func (x *MarkReadAck) GetUnreadExact() bool {
 	return false
 }
 
+// PullReadReceipts (PULL_READ_RECEIPTS, uplink) asks who of a group has read how far: the read
+// watermark of every other current member and, with conversation_seq, how many of the members who
+// can see that message have read it. Pull only, never pushed: a read in a group of n members
+// pushed to every member is n frames per member's read, n² per message. Read is a watermark, so
+// "who read seq s" is {member | watermark >= s}: nothing is stored per message. Direct
+// conversations are refused INVALID_ARGUMENT: the session list carries the peer's watermark
+// (SessionEntry.peer_read_conversation_seq) and READ_RECEIPT pushes it.
+type PullReadReceipts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The group conversation: exactly 16 bytes, big-endian u128. The asker must be a current member.
+	ConversationId []byte `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// The message asked about; 0 asks for the watermarks only (read_count and audience_count 0).
+	ConversationSeq uint64 `protobuf:"varint,2,opt,name=conversation_seq,json=conversationSeq,proto3" json:"conversation_seq,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PullReadReceipts) Reset() {
+	*x = PullReadReceipts{}
+	mi := &file_qim_v1_session_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PullReadReceipts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PullReadReceipts) ProtoMessage() {}
+
+func (x *PullReadReceipts) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PullReadReceipts.ProtoReflect.Descriptor instead.
+func (*PullReadReceipts) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PullReadReceipts) GetConversationId() []byte {
+	if x != nil {
+		return x.ConversationId
+	}
+	return nil
+}
+
+func (x *PullReadReceipts) GetConversationSeq() uint64 {
+	if x != nil {
+		return x.ConversationSeq
+	}
+	return 0
+}
+
+// MemberRead is one member's read watermark in a group.
+type MemberRead struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId uint64                 `protobuf:"varint,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Everything up to and including this conversation_seq is read; 0: nothing read yet.
+	ReadConversationSeq uint64 `protobuf:"varint,2,opt,name=read_conversation_seq,json=readConversationSeq,proto3" json:"read_conversation_seq,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *MemberRead) Reset() {
+	*x = MemberRead{}
+	mi := &file_qim_v1_session_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberRead) ProtoMessage() {}
+
+func (x *MemberRead) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberRead.ProtoReflect.Descriptor instead.
+func (*MemberRead) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MemberRead) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *MemberRead) GetReadConversationSeq() uint64 {
+	if x != nil {
+		return x.ReadConversationSeq
+	}
+	return 0
+}
+
+// ReadReceiptsBatch (READ_RECEIPTS_BATCH, downlink) answers PULL_READ_RECEIPTS in one frame: a
+// group has at most 1,000 members.
+type ReadReceiptsBatch struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId  []byte                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	ConversationSeq uint64                 `protobuf:"varint,2,opt,name=conversation_seq,json=conversationSeq,proto3" json:"conversation_seq,omitempty"`
+	// Every current member but the asker, ascending by user_id, with its watermark.
+	Reads []*MemberRead `protobuf:"bytes,3,rep,name=reads,proto3" json:"reads,omitempty"`
+	// Of audience_count, how many have read conversation_seq (watermark >= conversation_seq).
+	ReadCount uint32 `protobuf:"varint,4,opt,name=read_count,json=readCount,proto3" json:"read_count,omitempty"`
+	// Current members but the asker who can see conversation_seq: their membership holds it (a
+	// member added after the message is not its audience).
+	AudienceCount uint32 `protobuf:"varint,5,opt,name=audience_count,json=audienceCount,proto3" json:"audience_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadReceiptsBatch) Reset() {
+	*x = ReadReceiptsBatch{}
+	mi := &file_qim_v1_session_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadReceiptsBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadReceiptsBatch) ProtoMessage() {}
+
+func (x *ReadReceiptsBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadReceiptsBatch.ProtoReflect.Descriptor instead.
+func (*ReadReceiptsBatch) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ReadReceiptsBatch) GetConversationId() []byte {
+	if x != nil {
+		return x.ConversationId
+	}
+	return nil
+}
+
+func (x *ReadReceiptsBatch) GetConversationSeq() uint64 {
+	if x != nil {
+		return x.ConversationSeq
+	}
+	return 0
+}
+
+func (x *ReadReceiptsBatch) GetReads() []*MemberRead {
+	if x != nil {
+		return x.Reads
+	}
+	return nil
+}
+
+func (x *ReadReceiptsBatch) GetReadCount() uint32 {
+	if x != nil {
+		return x.ReadCount
+	}
+	return 0
+}
+
+func (x *ReadReceiptsBatch) GetAudienceCount() uint32 {
+	if x != nil {
+		return x.AudienceCount
+	}
+	return 0
+}
+
 // ReadSync (READ_SYNC, downlink) would tell a user's other online devices that the read
 // watermark moved. Defined by the contract but intentionally unimplemented (the opcode table
 // marks it so): no server sends it. The other devices take the absolute watermark from their
@@ -531,7 +728,7 @@ type ReadSync struct {
 
 func (x *ReadSync) Reset() {
 	*x = ReadSync{}
-	mi := &file_qim_v1_session_proto_msgTypes[6]
+	mi := &file_qim_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +740,7 @@ func (x *ReadSync) String() string {
 func (*ReadSync) ProtoMessage() {}
 
 func (x *ReadSync) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[6]
+	mi := &file_qim_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +753,7 @@ func (x *ReadSync) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSync.ProtoReflect.Descriptor instead.
 func (*ReadSync) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReadSync) GetConversationId() []byte {
@@ -596,7 +793,7 @@ type Typing struct {
 
 func (x *Typing) Reset() {
 	*x = Typing{}
-	mi := &file_qim_v1_session_proto_msgTypes[7]
+	mi := &file_qim_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -608,7 +805,7 @@ func (x *Typing) String() string {
 func (*Typing) ProtoMessage() {}
 
 func (x *Typing) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[7]
+	mi := &file_qim_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -621,7 +818,7 @@ func (x *Typing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Typing.ProtoReflect.Descriptor instead.
 func (*Typing) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Typing) GetPeerUserId() uint64 {
@@ -656,7 +853,7 @@ type TypingEvent struct {
 
 func (x *TypingEvent) Reset() {
 	*x = TypingEvent{}
-	mi := &file_qim_v1_session_proto_msgTypes[8]
+	mi := &file_qim_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +865,7 @@ func (x *TypingEvent) String() string {
 func (*TypingEvent) ProtoMessage() {}
 
 func (x *TypingEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[8]
+	mi := &file_qim_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +878,7 @@ func (x *TypingEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TypingEvent.ProtoReflect.Descriptor instead.
 func (*TypingEvent) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TypingEvent) GetConversationId() []byte {
@@ -729,7 +926,7 @@ type ReadReceipt struct {
 
 func (x *ReadReceipt) Reset() {
 	*x = ReadReceipt{}
-	mi := &file_qim_v1_session_proto_msgTypes[9]
+	mi := &file_qim_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +938,7 @@ func (x *ReadReceipt) String() string {
 func (*ReadReceipt) ProtoMessage() {}
 
 func (x *ReadReceipt) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[9]
+	mi := &file_qim_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +951,7 @@ func (x *ReadReceipt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadReceipt.ProtoReflect.Descriptor instead.
 func (*ReadReceipt) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReadReceipt) GetConversationId() []byte {
@@ -815,7 +1012,21 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x122\n" +
 	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\x12!\n" +
 	"\funread_count\x18\x03 \x01(\rR\vunreadCount\x12!\n" +
-	"\funread_exact\x18\x04 \x01(\bR\vunreadExact\"\x84\x01\n" +
+	"\funread_exact\x18\x04 \x01(\bR\vunreadExact\"f\n" +
+	"\x10PullReadReceipts\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12)\n" +
+	"\x10conversation_seq\x18\x02 \x01(\x04R\x0fconversationSeq\"Y\n" +
+	"\n" +
+	"MemberRead\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\x04R\x06userId\x122\n" +
+	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\"\xd7\x01\n" +
+	"\x11ReadReceiptsBatch\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12)\n" +
+	"\x10conversation_seq\x18\x02 \x01(\x04R\x0fconversationSeq\x12(\n" +
+	"\x05reads\x18\x03 \x03(\v2\x12.qim.v1.MemberReadR\x05reads\x12\x1d\n" +
+	"\n" +
+	"read_count\x18\x04 \x01(\rR\treadCount\x12%\n" +
+	"\x0eaudience_count\x18\x05 \x01(\rR\raudienceCount\"\x84\x01\n" +
 	"\bReadSync\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x122\n" +
 	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\x12\x1b\n" +
@@ -846,29 +1057,33 @@ func file_qim_v1_session_proto_rawDescGZIP() []byte {
 	return file_qim_v1_session_proto_rawDescData
 }
 
-var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_qim_v1_session_proto_goTypes = []any{
-	(*PullSessionList)(nil),  // 0: qim.v1.PullSessionList
-	(*SessionListBatch)(nil), // 1: qim.v1.SessionListBatch
-	(*SessionEntry)(nil),     // 2: qim.v1.SessionEntry
-	(*SessionDelta)(nil),     // 3: qim.v1.SessionDelta
-	(*MarkRead)(nil),         // 4: qim.v1.MarkRead
-	(*MarkReadAck)(nil),      // 5: qim.v1.MarkReadAck
-	(*ReadSync)(nil),         // 6: qim.v1.ReadSync
-	(*Typing)(nil),           // 7: qim.v1.Typing
-	(*TypingEvent)(nil),      // 8: qim.v1.TypingEvent
-	(*ReadReceipt)(nil),      // 9: qim.v1.ReadReceipt
-	(*HistoryMessage)(nil),   // 10: qim.v1.HistoryMessage
+	(*PullSessionList)(nil),   // 0: qim.v1.PullSessionList
+	(*SessionListBatch)(nil),  // 1: qim.v1.SessionListBatch
+	(*SessionEntry)(nil),      // 2: qim.v1.SessionEntry
+	(*SessionDelta)(nil),      // 3: qim.v1.SessionDelta
+	(*MarkRead)(nil),          // 4: qim.v1.MarkRead
+	(*MarkReadAck)(nil),       // 5: qim.v1.MarkReadAck
+	(*PullReadReceipts)(nil),  // 6: qim.v1.PullReadReceipts
+	(*MemberRead)(nil),        // 7: qim.v1.MemberRead
+	(*ReadReceiptsBatch)(nil), // 8: qim.v1.ReadReceiptsBatch
+	(*ReadSync)(nil),          // 9: qim.v1.ReadSync
+	(*Typing)(nil),            // 10: qim.v1.Typing
+	(*TypingEvent)(nil),       // 11: qim.v1.TypingEvent
+	(*ReadReceipt)(nil),       // 12: qim.v1.ReadReceipt
+	(*HistoryMessage)(nil),    // 13: qim.v1.HistoryMessage
 }
 var file_qim_v1_session_proto_depIdxs = []int32{
 	2,  // 0: qim.v1.SessionListBatch.sessions:type_name -> qim.v1.SessionEntry
-	10, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
+	13, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
 	2,  // 2: qim.v1.SessionDelta.sessions:type_name -> qim.v1.SessionEntry
-	3,  // [3:3] is the sub-list for method output_type
-	3,  // [3:3] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	7,  // 3: qim.v1.ReadReceiptsBatch.reads:type_name -> qim.v1.MemberRead
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_qim_v1_session_proto_init() }
@@ -887,7 +1102,7 @@ func file_qim_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_session_proto_rawDesc), len(file_qim_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

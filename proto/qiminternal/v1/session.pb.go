@@ -426,6 +426,138 @@ func (x *MarkReadOutcome) GetEntry() *v1.SessionEntry {
 	return nil
 }
 
+type AuthenticatedPullReadReceipts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// u128, 16 bytes big-endian.
+	TenantId []byte `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId   uint64 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	DeviceId string `protobuf:"bytes,3,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// The raw qim.v1.PullReadReceipts payload as received from the client.
+	PullReadReceipts []byte `protobuf:"bytes,4,opt,name=pull_read_receipts,json=pullReadReceipts,proto3" json:"pull_read_receipts,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *AuthenticatedPullReadReceipts) Reset() {
+	*x = AuthenticatedPullReadReceipts{}
+	mi := &file_qiminternal_v1_session_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticatedPullReadReceipts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticatedPullReadReceipts) ProtoMessage() {}
+
+func (x *AuthenticatedPullReadReceipts) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_session_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticatedPullReadReceipts.ProtoReflect.Descriptor instead.
+func (*AuthenticatedPullReadReceipts) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AuthenticatedPullReadReceipts) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *AuthenticatedPullReadReceipts) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *AuthenticatedPullReadReceipts) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *AuthenticatedPullReadReceipts) GetPullReadReceipts() []byte {
+	if x != nil {
+		return x.PullReadReceipts
+	}
+	return nil
+}
+
+// PullReadReceiptsOutcome carries either the whole answer or an error with a code from the
+// contract's error table.
+type PullReadReceiptsOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Batch         *v1.ReadReceiptsBatch  `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PullReadReceiptsOutcome) Reset() {
+	*x = PullReadReceiptsOutcome{}
+	mi := &file_qiminternal_v1_session_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PullReadReceiptsOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PullReadReceiptsOutcome) ProtoMessage() {}
+
+func (x *PullReadReceiptsOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_session_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PullReadReceiptsOutcome.ProtoReflect.Descriptor instead.
+func (*PullReadReceiptsOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PullReadReceiptsOutcome) GetBatch() *v1.ReadReceiptsBatch {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
+}
+
+func (x *PullReadReceiptsOutcome) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *PullReadReceiptsOutcome) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
 var File_qiminternal_v1_session_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_session_proto_rawDesc = "" +
@@ -461,10 +593,21 @@ const file_qiminternal_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12*\n" +
-	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry2\x8e\x02\n" +
+	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry\"\xa0\x01\n" +
+	"\x1dAuthenticatedPullReadReceipts\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
+	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12,\n" +
+	"\x12pull_read_receipts\x18\x04 \x01(\fR\x10pullReadReceipts\"\x8e\x01\n" +
+	"\x17PullReadReceiptsOutcome\x12/\n" +
+	"\x05batch\x18\x01 \x01(\v2\x19.qim.v1.ReadReceiptsBatchR\x05batch\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xfc\x02\n" +
 	"\aSession\x12i\n" +
 	"\x0fPullSessionList\x12-.qim.internal.v1.AuthenticatedPullSessionList\x1a'.qim.internal.v1.PullSessionListOutcome\x12T\n" +
-	"\bMarkRead\x12&.qim.internal.v1.AuthenticatedMarkRead\x1a .qim.internal.v1.MarkReadOutcome\x12B\n" +
+	"\bMarkRead\x12&.qim.internal.v1.AuthenticatedMarkRead\x1a .qim.internal.v1.MarkReadOutcome\x12l\n" +
+	"\x10PullReadReceipts\x12..qim.internal.v1.AuthenticatedPullReadReceipts\x1a(.qim.internal.v1.PullReadReceiptsOutcome\x12B\n" +
 	"\x05Badge\x12\x1b.qim.internal.v1.BadgeQuery\x1a\x1c.qim.internal.v1.BadgeAnswerB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
@@ -479,33 +622,39 @@ func file_qiminternal_v1_session_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_session_proto_rawDescData
 }
 
-var file_qiminternal_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_qiminternal_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_qiminternal_v1_session_proto_goTypes = []any{
-	(*BadgeQuery)(nil),                   // 0: qim.internal.v1.BadgeQuery
-	(*BadgeAnswer)(nil),                  // 1: qim.internal.v1.BadgeAnswer
-	(*AuthenticatedPullSessionList)(nil), // 2: qim.internal.v1.AuthenticatedPullSessionList
-	(*PullSessionListOutcome)(nil),       // 3: qim.internal.v1.PullSessionListOutcome
-	(*AuthenticatedMarkRead)(nil),        // 4: qim.internal.v1.AuthenticatedMarkRead
-	(*MarkReadOutcome)(nil),              // 5: qim.internal.v1.MarkReadOutcome
-	(*v1.SessionListBatch)(nil),          // 6: qim.v1.SessionListBatch
-	(*v1.MarkReadAck)(nil),               // 7: qim.v1.MarkReadAck
-	(*v1.SessionEntry)(nil),              // 8: qim.v1.SessionEntry
+	(*BadgeQuery)(nil),                    // 0: qim.internal.v1.BadgeQuery
+	(*BadgeAnswer)(nil),                   // 1: qim.internal.v1.BadgeAnswer
+	(*AuthenticatedPullSessionList)(nil),  // 2: qim.internal.v1.AuthenticatedPullSessionList
+	(*PullSessionListOutcome)(nil),        // 3: qim.internal.v1.PullSessionListOutcome
+	(*AuthenticatedMarkRead)(nil),         // 4: qim.internal.v1.AuthenticatedMarkRead
+	(*MarkReadOutcome)(nil),               // 5: qim.internal.v1.MarkReadOutcome
+	(*AuthenticatedPullReadReceipts)(nil), // 6: qim.internal.v1.AuthenticatedPullReadReceipts
+	(*PullReadReceiptsOutcome)(nil),       // 7: qim.internal.v1.PullReadReceiptsOutcome
+	(*v1.SessionListBatch)(nil),           // 8: qim.v1.SessionListBatch
+	(*v1.MarkReadAck)(nil),                // 9: qim.v1.MarkReadAck
+	(*v1.SessionEntry)(nil),               // 10: qim.v1.SessionEntry
+	(*v1.ReadReceiptsBatch)(nil),          // 11: qim.v1.ReadReceiptsBatch
 }
 var file_qiminternal_v1_session_proto_depIdxs = []int32{
-	6, // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
-	7, // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
-	8, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
-	2, // 3: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
-	4, // 4: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
-	0, // 5: qim.internal.v1.Session.Badge:input_type -> qim.internal.v1.BadgeQuery
-	3, // 6: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
-	5, // 7: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
-	1, // 8: qim.internal.v1.Session.Badge:output_type -> qim.internal.v1.BadgeAnswer
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	8,  // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
+	9,  // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
+	10, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
+	11, // 3: qim.internal.v1.PullReadReceiptsOutcome.batch:type_name -> qim.v1.ReadReceiptsBatch
+	2,  // 4: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
+	4,  // 5: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
+	6,  // 6: qim.internal.v1.Session.PullReadReceipts:input_type -> qim.internal.v1.AuthenticatedPullReadReceipts
+	0,  // 7: qim.internal.v1.Session.Badge:input_type -> qim.internal.v1.BadgeQuery
+	3,  // 8: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
+	5,  // 9: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
+	7,  // 10: qim.internal.v1.Session.PullReadReceipts:output_type -> qim.internal.v1.PullReadReceiptsOutcome
+	1,  // 11: qim.internal.v1.Session.Badge:output_type -> qim.internal.v1.BadgeAnswer
+	8,  // [8:12] is the sub-list for method output_type
+	4,  // [4:8] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_session_proto_init() }
@@ -519,7 +668,7 @@ func file_qiminternal_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_session_proto_rawDesc), len(file_qiminternal_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

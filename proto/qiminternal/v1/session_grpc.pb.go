@@ -22,9 +22,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Session_PullSessionList_FullMethodName = "/qim.internal.v1.Session/PullSessionList"
-	Session_MarkRead_FullMethodName        = "/qim.internal.v1.Session/MarkRead"
-	Session_Badge_FullMethodName           = "/qim.internal.v1.Session/Badge"
+	Session_PullSessionList_FullMethodName  = "/qim.internal.v1.Session/PullSessionList"
+	Session_MarkRead_FullMethodName         = "/qim.internal.v1.Session/MarkRead"
+	Session_PullReadReceipts_FullMethodName = "/qim.internal.v1.Session/PullReadReceipts"
+	Session_Badge_FullMethodName            = "/qim.internal.v1.Session/Badge"
 )
 
 // SessionClient is the client API for Session service.
@@ -43,6 +44,8 @@ const (
 type SessionClient interface {
 	PullSessionList(ctx context.Context, in *AuthenticatedPullSessionList, opts ...grpc.CallOption) (*PullSessionListOutcome, error)
 	MarkRead(ctx context.Context, in *AuthenticatedMarkRead, opts ...grpc.CallOption) (*MarkReadOutcome, error)
+	// PullReadReceipts answers a group member's PULL_READ_RECEIPTS.
+	PullReadReceipts(ctx context.Context, in *AuthenticatedPullReadReceipts, opts ...grpc.CallOption) (*PullReadReceiptsOutcome, error)
 	// Badge is a user's unread total, for the badge of an offline push (NotificationService).
 	Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.CallOption) (*BadgeAnswer, error)
 }
@@ -75,6 +78,16 @@ func (c *sessionClient) MarkRead(ctx context.Context, in *AuthenticatedMarkRead,
 	return out, nil
 }
 
+func (c *sessionClient) PullReadReceipts(ctx context.Context, in *AuthenticatedPullReadReceipts, opts ...grpc.CallOption) (*PullReadReceiptsOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PullReadReceiptsOutcome)
+	err := c.cc.Invoke(ctx, Session_PullReadReceipts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sessionClient) Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.CallOption) (*BadgeAnswer, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(BadgeAnswer)
@@ -101,6 +114,8 @@ func (c *sessionClient) Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.
 type SessionServer interface {
 	PullSessionList(context.Context, *AuthenticatedPullSessionList) (*PullSessionListOutcome, error)
 	MarkRead(context.Context, *AuthenticatedMarkRead) (*MarkReadOutcome, error)
+	// PullReadReceipts answers a group member's PULL_READ_RECEIPTS.
+	PullReadReceipts(context.Context, *AuthenticatedPullReadReceipts) (*PullReadReceiptsOutcome, error)
 	// Badge is a user's unread total, for the badge of an offline push (NotificationService).
 	Badge(context.Context, *BadgeQuery) (*BadgeAnswer, error)
 	mustEmbedUnimplementedSessionServer()
@@ -118,6 +133,9 @@ func (UnimplementedSessionServer) PullSessionList(context.Context, *Authenticate
 }
 func (UnimplementedSessionServer) MarkRead(context.Context, *AuthenticatedMarkRead) (*MarkReadOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method MarkRead not implemented")
+}
+func (UnimplementedSessionServer) PullReadReceipts(context.Context, *AuthenticatedPullReadReceipts) (*PullReadReceiptsOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method PullReadReceipts not implemented")
 }
 func (UnimplementedSessionServer) Badge(context.Context, *BadgeQuery) (*BadgeAnswer, error) {
 	return nil, status.Error(codes.Unimplemented, "method Badge not implemented")
@@ -179,6 +197,24 @@ func _Session_MarkRead_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Session_PullReadReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticatedPullReadReceipts)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServer).PullReadReceipts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Session_PullReadReceipts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServer).PullReadReceipts(ctx, req.(*AuthenticatedPullReadReceipts))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Session_Badge_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(BadgeQuery)
 	if err := dec(in); err != nil {
@@ -211,6 +247,10 @@ var Session_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MarkRead",
 			Handler:    _Session_MarkRead_Handler,
+		},
+		{
+			MethodName: "PullReadReceipts",
+			Handler:    _Session_PullReadReceipts_Handler,
 		},
 		{
 			MethodName: "Badge",

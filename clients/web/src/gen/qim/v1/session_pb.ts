@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/session.proto.
  */
 export const file_qim_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiLgoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA0iXQoLUmVhZFJlY2VpcHQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhYKDnJlYWRlcl91c2VyX2lkGAIgASgEEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgDIAEoBEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_history]);
+  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiRQoQUHVsbFJlYWRSZWNlaXB0cxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBCI8CgpNZW1iZXJSZWFkEg8KB3VzZXJfaWQYASABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEIpUBChFSZWFkUmVjZWlwdHNCYXRjaBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBBIhCgVyZWFkcxgDIAMoCzISLnFpbS52MS5NZW1iZXJSZWFkEhIKCnJlYWRfY291bnQYBCABKA0SFgoOYXVkaWVuY2VfY291bnQYBSABKA0iVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiLgoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA0iXQoLUmVhZFJlY2VpcHQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhYKDnJlYWRlcl91c2VyX2lkGAIgASgEEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgDIAEoBEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_history]);
 
 /**
  * PullSessionList (PULL_SESSION_LIST, uplink) pages through the user's conversations, most
@@ -300,6 +300,113 @@ export const MarkReadAckSchema: GenMessage<MarkReadAck> = /*@__PURE__*/
   messageDesc(file_qim_v1_session, 5);
 
 /**
+ * PullReadReceipts (PULL_READ_RECEIPTS, uplink) asks who of a group has read how far: the read
+ * watermark of every other current member and, with conversation_seq, how many of the members who
+ * can see that message have read it. Pull only, never pushed: a read in a group of n members
+ * pushed to every member is n frames per member's read, n² per message. Read is a watermark, so
+ * "who read seq s" is {member | watermark >= s}: nothing is stored per message. Direct
+ * conversations are refused INVALID_ARGUMENT: the session list carries the peer's watermark
+ * (SessionEntry.peer_read_conversation_seq) and READ_RECEIPT pushes it.
+ *
+ * @generated from message qim.v1.PullReadReceipts
+ */
+export type PullReadReceipts = Message<"qim.v1.PullReadReceipts"> & {
+  /**
+   * The group conversation: exactly 16 bytes, big-endian u128. The asker must be a current member.
+   *
+   * @generated from field: bytes conversation_id = 1;
+   */
+  conversationId: Uint8Array;
+
+  /**
+   * The message asked about; 0 asks for the watermarks only (read_count and audience_count 0).
+   *
+   * @generated from field: uint64 conversation_seq = 2;
+   */
+  conversationSeq: bigint;
+};
+
+/**
+ * Describes the message qim.v1.PullReadReceipts.
+ * Use `create(PullReadReceiptsSchema)` to create a new message.
+ */
+export const PullReadReceiptsSchema: GenMessage<PullReadReceipts> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 6);
+
+/**
+ * MemberRead is one member's read watermark in a group.
+ *
+ * @generated from message qim.v1.MemberRead
+ */
+export type MemberRead = Message<"qim.v1.MemberRead"> & {
+  /**
+   * @generated from field: uint64 user_id = 1;
+   */
+  userId: bigint;
+
+  /**
+   * Everything up to and including this conversation_seq is read; 0: nothing read yet.
+   *
+   * @generated from field: uint64 read_conversation_seq = 2;
+   */
+  readConversationSeq: bigint;
+};
+
+/**
+ * Describes the message qim.v1.MemberRead.
+ * Use `create(MemberReadSchema)` to create a new message.
+ */
+export const MemberReadSchema: GenMessage<MemberRead> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 7);
+
+/**
+ * ReadReceiptsBatch (READ_RECEIPTS_BATCH, downlink) answers PULL_READ_RECEIPTS in one frame: a
+ * group has at most 1,000 members.
+ *
+ * @generated from message qim.v1.ReadReceiptsBatch
+ */
+export type ReadReceiptsBatch = Message<"qim.v1.ReadReceiptsBatch"> & {
+  /**
+   * @generated from field: bytes conversation_id = 1;
+   */
+  conversationId: Uint8Array;
+
+  /**
+   * @generated from field: uint64 conversation_seq = 2;
+   */
+  conversationSeq: bigint;
+
+  /**
+   * Every current member but the asker, ascending by user_id, with its watermark.
+   *
+   * @generated from field: repeated qim.v1.MemberRead reads = 3;
+   */
+  reads: MemberRead[];
+
+  /**
+   * Of audience_count, how many have read conversation_seq (watermark >= conversation_seq).
+   *
+   * @generated from field: uint32 read_count = 4;
+   */
+  readCount: number;
+
+  /**
+   * Current members but the asker who can see conversation_seq: their membership holds it (a
+   * member added after the message is not its audience).
+   *
+   * @generated from field: uint32 audience_count = 5;
+   */
+  audienceCount: number;
+};
+
+/**
+ * Describes the message qim.v1.ReadReceiptsBatch.
+ * Use `create(ReadReceiptsBatchSchema)` to create a new message.
+ */
+export const ReadReceiptsBatchSchema: GenMessage<ReadReceiptsBatch> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 8);
+
+/**
  * ReadSync (READ_SYNC, downlink) would tell a user's other online devices that the read
  * watermark moved. Defined by the contract but intentionally unimplemented (the opcode table
  * marks it so): no server sends it. The other devices take the absolute watermark from their
@@ -335,7 +442,7 @@ export type ReadSync = Message<"qim.v1.ReadSync"> & {
  * Use `create(ReadSyncSchema)` to create a new message.
  */
 export const ReadSyncSchema: GenMessage<ReadSync> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 6);
+  messageDesc(file_qim_v1_session, 9);
 
 /**
  * Typing (TYPING, uplink, no answer) says the user is typing to peer_user_id in their direct
@@ -366,7 +473,7 @@ export type Typing = Message<"qim.v1.Typing"> & {
  * Use `create(TypingSchema)` to create a new message.
  */
 export const TypingSchema: GenMessage<Typing> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 7);
+  messageDesc(file_qim_v1_session, 10);
 
 /**
  * TypingEvent (TYPING_EVENT, downlink, request id 0) tells a user's online devices that someone
@@ -408,7 +515,7 @@ export type TypingEvent = Message<"qim.v1.TypingEvent"> & {
  * Use `create(TypingEventSchema)` to create a new message.
  */
 export const TypingEventSchema: GenMessage<TypingEvent> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 8);
+  messageDesc(file_qim_v1_session, 11);
 
 /**
  * ReadReceipt (READ_RECEIPT, downlink, request id 0) tells a user's online devices that the peer
@@ -445,5 +552,5 @@ export type ReadReceipt = Message<"qim.v1.ReadReceipt"> & {
  * Use `create(ReadReceiptSchema)` to create a new message.
  */
 export const ReadReceiptSchema: GenMessage<ReadReceipt> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 9);
+  messageDesc(file_qim_v1_session, 12);
 

@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/qim-dev/qim/contract"
+	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
+)
+
+// receiptsFullGroupWithin bounds one PULL_READ_RECEIPTS of a full group (1,000 members): one
+// pipeline of 999 watermark reads behind the group's own read, on a loaded CI machine.
+const receiptsFullGroupWithin = time.Second
+
+// Group read receipts are pulled: the sender of a group message asks who read it and gets every
+// other member's watermark and "read by n of m" over the members who can see it; a read made on
+// the other gateway shows in the next pull; a full group of 1,000 answers in one frame within a
+// second; a direct conversation is refused (its session entry carries the peer's watermark).
+func scenarioGroupReceipts(ctx context.Context, e *Env) error {
+	owner, a, b, c := e.User(), e.User(), e.User(), e.User()
+	clients := map[contract.UserID]*Client{}
+	for i, u := range []contract.UserID{owner, a, b} {
+		cl, _, err := e.LoginAt(ctx, e.Gateways[i%len(e.Gateways)], u, "phone", 0)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		clients[u] = cl
+	}
+	g, err := clients[owner].CreateGroup(ctx, NewCmid(), "receipts", a, b, c)
+	if err != nil {
+		return err
+	}
+	var seqs []uint64
+	for i := range 2 {
+		ack, err := clients[owner].SendGroup(ctx, g.GetGroupId(), NewCmid(), fmt.Appendf(nil, "read me %d", i))
+		if err != nil {
+			return err
+		}
+		seqs = append(seqs, ack.GetConversationSeq())
+	}
+	conv := g.GetConversationId()
+	if _, err := clients[a].MarkRead(ctx, conv, seqs[1]); err != nil {
+		return err
+	}
+	if _, err := clients[b].MarkRead(ctx, conv, seqs[0]); err != nil {
+		return err
+	}
+	want := map[uint64][2]uint32{seqs[0]: {2, 3}, seqs[1]: {1, 3}}
+	if err := checkReceipts(ctx, clients[owner], conv, want, map[contract.UserID]uint64{a: seqs[1], b: seqs[0], c: 0}); err != nil {
+		return err
+	}
+	if _, err := clients[b].MarkRead(ctx, conv, seqs[1]); err != nil {
+		return err
+	}
+	want[seqs[1]] = [2]uint32{2, 3}
+	if err := checkReceipts(ctx, clients[owner], conv, want, map[contract.UserID]uint64{a: seqs[1], b: seqs[1], c: 0}); err != nil {
+		return fmt.Errorf("after b's second read: %w", err)
+	}
+	direct := contract.DirectConversationID(e.Tenant, owner, a).Bytes()
+	if _, err := clients[owner].PullReadReceipts(ctx, direct[:], 1); !isCode(err, contract.ErrCodeInvalidArgument) {
+		return fmt.Errorf("PULL_READ_RECEIPTS of a direct conversation: %v, want INVALID_ARGUMENT", err)
+	}
+	return fullGroupReceipts(ctx, e, clients[owner])
+}
+
+// checkReceipts pulls the receipts of each seq of want ({read, audience}) and compares them and
+// the members' watermarks.
+func checkReceipts(ctx context.Context, c *Client, conv []byte, want map[uint64][2]uint32, marks map[contract.UserID]uint64) error {
+	for seq, w := range want {
+		r, err := c.PullReadReceipts(ctx, conv, seq)
+		if err != nil {
+			return err
+		}
+		if r.GetReadCount() != w[0] || r.GetAudienceCount() != w[1] {
+			return fmt.Errorf("seq %d read by %d of %d, want %d of %d", seq, r.GetReadCount(), r.GetAudienceCount(), w[0], w[1])
+		}
+		if err := sameReads(r.GetReads(), marks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameReads(reads []*qimv1.MemberRead, marks map[contract.UserID]uint64) error {
+	if len(reads) != len(marks) {
+		return fmt.Errorf("%d members' watermarks, want %d (every member but the asker)", len(reads), len(marks))
+	}
+	for _, m := range reads {
+		if w, ok := marks[contract.UserID(m.GetUserId())]; !ok || m.GetReadConversationSeq() != w {
+			return fmt.Errorf("member %d read %d, want %d (listed: %v)", m.GetUserId(), m.GetReadConversationSeq(), w, ok)
+		}
+	}
+	return nil
+}
+
+// fullGroupReceipts creates a group of contract.GroupMaxMembers and pulls its receipts: one frame
+// with 999 watermarks, within receiptsFullGroupWithin.
+func fullGroupReceipts(ctx context.Context, e *Env, owner *Client) error {
+	others := make([]contract.UserID, contract.GroupMaxMembers-1)
+	for i := range others {
+		others[i] = e.User()
+	}
+	g, err := owner.CreateGroup(ctx, NewCmid(), "full", others...)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	r, err := owner.PullReadReceipts(ctx, g.GetConversationId(), 1)
+	took := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("receipts of a full group: %w", err)
+	}
+	if len(r.GetReads()) != len(others) || r.GetAudienceCount() != uint32(len(others)) || r.GetReadCount() != 0 {
+		return fmt.Errorf("full group: %d watermarks, read by %d of %d, want %d, 0 of %d",
+			len(r.GetReads()), r.GetReadCount(), r.GetAudienceCount(), len(others), len(others))
+	}
+	if took > receiptsFullGroupWithin {
+		return fmt.Errorf("receipts of a full group took %v, bound %v", took.Round(time.Millisecond), receiptsFullGroupWithin)
+	}
+	return nil
+}
