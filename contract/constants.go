@@ -90,6 +90,12 @@ const (
 	TypingExpiry    = 6 * time.Second
 	TypingPerSecond = 2
 	TypingBurst     = 5
+	// TypingGroupMaxMembers: TYPING in a larger group is dropped (n frames per keystroke burst,
+	// and a hint nobody can follow among so many). TypingAudienceTTL is how long a gateway reuses
+	// a group's member list for typing: a member removed meanwhile may see "X is typing" that
+	// long, nothing else.
+	TypingGroupMaxMembers = 100
+	TypingAudienceTTL     = 5 * time.Second
 	// PushTokenTTL is how long a device's offline-push registration lives after it was last
 	// registered: apps register their token at every start, so a device gone for longer stops
 	// being woken. PushDedupTTL is how long the NotificationService remembers that a

@@ -44,6 +44,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Mailbox/PullMailboxBatch": RPCRoleGateway,
 	"/qim.internal.v1.Mailbox/HasOffline":       RPCRoleGateway,
 	"/qim.internal.v1.Mailbox/PushSession":      RPCRoleGateway,
+	"/qim.internal.v1.Mailbox/PushSessions":     RPCRoleGateway,
 	"/qim.internal.v1.Push/PushBatch":           RPCRoleMailbox,
 	"/qim.internal.v1.Session/PullSessionList":  RPCRoleGateway,
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,

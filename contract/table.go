@@ -60,6 +60,8 @@ func Constants() []Constant {
 		{"typing_expiry", TypingExpiry, false, "a TYPING_EVENT typing=true holds this long without renewal"},
 		{"typing_per_second", TypingPerSecond, false, "TYPING frames per connection per second (burst typing_burst); more are dropped"},
 		{"typing_burst", TypingBurst, false, ""},
+		{"typing_group_max_members", TypingGroupMaxMembers, false, "TYPING in a larger group is dropped"},
+		{"typing_audience_ttl", TypingAudienceTTL, false, "a gateway reuses a group's member list for typing this long"},
 		{"push_token_ttl", PushTokenTTL, false, "an offline-push registration expires this long after the device last registered it"},
 		{"push_dedup_ttl", PushDedupTTL, false, "the NotificationService remembers an accepted (message, device) push this long"},
 		{"push_token_max_bytes", PushTokenMaxBytes, true, "REGISTER_PUSH_TOKEN token length limit"},

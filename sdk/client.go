@@ -211,6 +211,23 @@ func (c *Client) SetTyping(peer contract.UserID, typing bool) bool {
 	}
 }
 
+// SetGroupTyping tells the other current members of group that the user is typing there (true)
+// or stopped (false), like SetTyping. The server drops it in a group of more than
+// contract.TypingGroupMaxMembers members and for a user who is not a current member.
+func (c *Client) SetGroupTyping(group contract.ConversationID, typing bool) bool {
+	conv, err := groupConversation(group)
+	if err != nil {
+		return false
+	}
+	gid := conv.Bytes()
+	select {
+	case c.typing <- &qimv1.Typing{GroupId: gid[:], Typing: typing}:
+		return true
+	default:
+		return false
+	}
+}
+
 // wakeSender tells the connection goroutine that the store holds something new to send.
 func (c *Client) wakeSender() {
 	select {

@@ -214,8 +214,8 @@ type RoomLeft struct {
 	Err       error
 }
 
-// Typing: User is typing in the direct conversation Conversation (Typing true), or stopped. A
-// true holds until Until unless a newer Typing renews or ends it; nothing about it is stored.
+// Typing: User is typing in Conversation (Typing true), a direct conversation with the user or a
+// group of at most contract.TypingGroupMaxMembers members, or stopped. A true holds until Until unless a newer Typing renews or ends it; nothing about it is stored.
 type Typing struct {
 	Conversation contract.ConversationID
 	User         contract.UserID

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/qim-dev/qim/contract"
 	qimv1 "github.com/qim-dev/qim/proto/qim/v1"
 )
@@ -40,5 +42,29 @@ func TestReadReceiptsAnswerReachesTheCall(t *testing.T) {
 	b.ConversationSeq, b.ReadCount = 4, 3
 	if _, err := receiptsOf(group, 4, b); !errors.Is(err, ErrProtocol) {
 		t.Fatalf("read by more than the audience: %v, want ErrProtocol", err)
+	}
+}
+
+// SetGroupTyping sends a TYPING naming the group (and no peer); a direct conversation is refused
+// before anything is queued.
+func TestGroupTypingFrame(t *testing.T) {
+	h := newHarness(t)
+	group := contract.DeriveGroupID(contract.TenantID{}, peer, contract.U128{Lo: 9})
+	c := &Client{typing: make(chan *qimv1.Typing, 1)}
+	if c.SetGroupTyping(contract.DirectConversationID(contract.TenantID{}, self, peer), true) {
+		t.Fatal("SetGroupTyping accepted a direct conversation")
+	}
+	if !c.SetGroupTyping(group, true) {
+		t.Fatal("SetGroupTyping refused a group")
+	}
+	h.connect()
+	h.answerPull(false)
+	h.e.sendTyping(<-c.typing)
+	var tp qimv1.Typing
+	sent := h.sent(contract.OpTyping)
+	gid := group.Bytes()
+	if len(sent) != 1 || proto.Unmarshal(sent[0].payload, &tp) != nil || string(tp.GetGroupId()) != string(gid[:]) ||
+		tp.GetPeerUserId() != 0 || !tp.GetTyping() {
+		t.Fatalf("TYPING frames %+v (%v), want one naming the group", sent, &tp)
 	}
 }

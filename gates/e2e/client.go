@@ -264,6 +264,15 @@ func (c *Client) TypingEvents() <-chan *qimv1.TypingEvent { return c.typing }
 // ReadReceipts delivers READ_RECEIPT frames (the peer of a direct conversation read).
 func (c *Client) ReadReceipts() <-chan *qimv1.ReadReceipt { return c.receipt }
 
+// TypingGroup sends TYPING for a group, which has no answer.
+func (c *Client) TypingGroup(ctx context.Context, group []byte, on bool) error {
+	payload, err := proto.Marshal(&qimv1.Typing{GroupId: group, Typing: on})
+	if err != nil {
+		return err
+	}
+	return c.w.Send(ctx, wire.Message{Opcode: contract.OpTyping, RequestID: c.nextID.Add(1), Payload: payload})
+}
+
 // Typing sends TYPING, which has no answer.
 func (c *Client) Typing(ctx context.Context, peer contract.UserID, on bool) error {
 	payload, err := proto.Marshal(&qimv1.Typing{PeerUserId: uint64(peer), Typing: on})

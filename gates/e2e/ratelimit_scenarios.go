@@ -23,6 +23,7 @@ func ProductScenarios() []Scenario {
 		{"moderation-hook-rejects-rewrites-and-fails-closed", needs(NeedsModeration, scenarioModeration)},
 		{"read-on-the-phone-clears-the-laptop-within-a-second", scenarioReadSync},
 		{"typing-reaches-the-peer-limited-and-unstored", scenarioTyping},
+		{"group-typing-reaches-the-members-of-a-small-group", scenarioGroupTyping},
 		{"read-receipt-reaches-the-peer-and-its-session-list", scenarioReadReceipt},
 		{"group-read-receipts-count-who-read-each-message", scenarioGroupReceipts},
 		{"push-reaches-an-offline-device-once", needs(NeedsPush, scenarioOfflinePush)},

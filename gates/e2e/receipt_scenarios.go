@@ -121,3 +121,71 @@ func fullGroupReceipts(ctx context.Context, e *Env, owner *Client) error {
 	}
 	return nil
 }
+
+// Typing in a group reaches every other member — on the other gateway when there are two — within
+// a second, and not the typist; a non-member's TYPING and a TYPING in a group above
+// contract.TypingGroupMaxMembers reach nobody.
+func scenarioGroupTyping(ctx context.Context, e *Env) error {
+	owner, a, b, x := e.User(), e.User(), e.User(), e.User()
+	cl := map[contract.UserID]*Client{}
+	for i, u := range []contract.UserID{owner, a, b, x} {
+		c, _, err := e.LoginAt(ctx, e.Gateways[i%len(e.Gateways)], u, "phone", 0)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		cl[u] = c
+	}
+	g, err := cl[owner].CreateGroup(ctx, NewCmid(), "typists", a, b)
+	if err != nil {
+		return err
+	}
+	// A push to each member proves its MailboxNode's push path knows its gateway, which typing
+	// travels too (the CREATE is pushed to every member).
+	for _, u := range []contract.UserID{a, b} {
+		select {
+		case <-cl[u].Pushes():
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("no PUSH_EVENTS of the group's creation to member %d within 10 s", u)
+		}
+	}
+	if err := cl[owner].TypingGroup(ctx, g.GetConversationId(), true); err != nil {
+		return err
+	}
+	for _, u := range []contract.UserID{a, b} {
+		select {
+		case ev := <-cl[u].TypingEvents():
+			if ev.GetUserId() != uint64(owner) || !ev.GetTyping() || string(ev.GetConversationId()) != string(g.GetConversationId()) {
+				return fmt.Errorf("TYPING_EVENT %v at member %d, want the owner typing in the group", ev, u)
+			}
+		case <-time.After(readSyncWithin):
+			return fmt.Errorf("no TYPING_EVENT at member %d within %v", u, readSyncWithin)
+		}
+	}
+	if err := cl[x].TypingGroup(ctx, g.GetConversationId(), true); err != nil {
+		return err
+	}
+	big := make([]contract.UserID, contract.TypingGroupMaxMembers)
+	big[0] = a
+	for i := 1; i < len(big); i++ {
+		big[i] = e.User()
+	}
+	large, err := cl[owner].CreateGroup(ctx, NewCmid(), "too many typists", big...)
+	if err != nil {
+		return err
+	}
+	if err := cl[owner].TypingGroup(ctx, large.GetConversationId(), true); err != nil {
+		return err
+	}
+	quiet := time.After(readSyncWithin)
+	for {
+		select {
+		case ev := <-cl[a].TypingEvents():
+			return fmt.Errorf("member a got %v after a non-member's TYPING and one in a group of %d", ev, len(big)+1)
+		case ev := <-cl[owner].TypingEvents():
+			return fmt.Errorf("the typist got its own TYPING_EVENT %v", ev)
+		case <-quiet:
+			return nil
+		}
+	}
+}

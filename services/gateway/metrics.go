@@ -102,7 +102,7 @@ func newMetrics(reg *obs.Registry) *metrics {
 		roomLinkLost: reg.Counter("qim_gateway_room_links_lost_total",
 			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
 		typing: reg.CounterVec("qim_gateway_typing_total",
-			"Typing indicators, by stage: sent (handed to the peer's MailboxNode), dropped (above the connection's rate), failed (that call failed), delivered (TYPING_EVENT queued to a connection here).", "stage"),
+			"Typing indicators, by stage: sent (one per recipient handed to its MailboxNode), dropped (above the connection's rate), failed (that call or the group's member read failed), not_member and group_too_large (a group TYPING of a non-member, or in a group above typing_group_max_members), delivered (TYPING_EVENT queued to a connection here).", "stage"),
 		pushTokens: reg.CounterVec("qim_gateway_push_registrations_total",
 			"Offline-push registrations, by outcome: registered, removed (an empty token or LOGOUT), failed (not stored).", "outcome"),
 		receipts: reg.CounterVec("qim_gateway_read_receipts_total",

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 
@@ -72,10 +73,11 @@ type Service struct {
 	rpc         *rpcauth.Transport
 	rdb         *redis.Client
 	writers     *writerPool
-	mailboxes   []*mailboxNode // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
-	sessions    []*sessionNode // entry i serves the i-th shard range
-	presence    *presenceNode  // nil without QIM_KAFKA_BROKERS (one gateway, no PresenceDirectory)
-	rooms       *rooms         // nil without QIM_ROOM_ADDRS
+	mailboxes   []*mailboxNode                        // entry i serves the i-th shard range; PULL_MAILBOX goes through its batcher
+	sessions    []*sessionNode                        // entry i serves the i-th shard range
+	presence    *presenceNode                         // nil without QIM_KAFKA_BROKERS (one gateway, no PresenceDirectory)
+	rooms       *rooms                                // nil without QIM_ROOM_ADDRS
+	audiences   *expirable.LRU[audienceKey, audience] // groups' members for typing (grouptyping.go)
 	shards      contract.ShardCount
 	lns         *listeners
 	ws          *http.Server
@@ -100,7 +102,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	log = log.With("service", "gateway")
 	reg := obs.NewRegistry("gateway")
 	return &Service{cfg: cfg, log: log, proc: lifecycle.New("gateway", log, reg, cfg.MetricsAddr), reg: reg, m: newMetrics(reg),
-		registry: newRegistry(), conns: make(map[*conn]struct{}), ready: make(chan struct{}), untilExpiry: time.Until}, nil
+		registry: newRegistry(), audiences: newAudienceCache(), conns: make(map[*conn]struct{}), ready: make(chan struct{}), untilExpiry: time.Until}, nil
 }
 
 // Ready is closed once every listener is bound and Addrs is valid.

@@ -18,14 +18,31 @@ import (
 // says the target was queued, not delivered, and the devices' next session list repairs a loss.
 func (g grpcServer) PushSession(_ context.Context, t *internalv1.PushTarget) (*internalv1.PushSessionAck, error) {
 	if err := g.s.checkSessionPush(t); err != nil {
-		code := codes.Unavailable
-		if rpc.CodeOf(err) == contract.ErrCodeInvalidArgument {
-			code = codes.InvalidArgument
-		}
-		return nil, status.Error(code, err.Error())
+		return nil, refusal(err)
 	}
 	g.s.push([]*internalv1.PushTarget{t})
 	return &internalv1.PushSessionAck{}, nil
+}
+
+// PushSessions is PushSession for several targets (a group's typing indicator): all are checked
+// before any is queued, so a refused call queued nothing and the gateway's count stays true.
+func (g grpcServer) PushSessions(_ context.Context, in *internalv1.PushBatchRequest) (*internalv1.PushSessionAck, error) {
+	for _, t := range in.GetTargets() {
+		if err := g.s.checkSessionPush(t); err != nil {
+			return nil, refusal(err)
+		}
+	}
+	g.s.push(in.GetTargets())
+	return &internalv1.PushSessionAck{}, nil
+}
+
+// refusal turns a refused session push into the gRPC status the gateway counts as failed.
+func refusal(err error) error {
+	code := codes.Unavailable
+	if rpc.CodeOf(err) == contract.ErrCodeInvalidArgument {
+		code = codes.InvalidArgument
+	}
+	return status.Error(code, err.Error())
 }
 
 // controlKinds counts the control payloads a session push carries.

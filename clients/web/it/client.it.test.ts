@@ -100,7 +100,7 @@ test("history pages older from the newest", async () => {
   assert.equal(older.hasMore, false);
 });
 
-test("groups: create, message, members, read receipts, leave; a former member's send fails once", async () => {
+test("groups: create, message, members, read receipts, typing, leave; a former member's send fails once", async () => {
   const c = client("C");
   await c.connect();
   const g = await a.api.createGroup("web group", [users.b, users.c]);
@@ -115,6 +115,9 @@ test("groups: create, message, members, read receipts, leave; a former member's 
   const r = await a.api.readReceipts(g.conversationId, sent.conversationSeq);
   assert.deepEqual([r.readCount, r.audience], [1, 2]);
   assert.deepEqual(r.reads.find((m) => m.userId === users.b)?.readSeq, sent.conversationSeq);
+  const typingC = next(c, "typing", (t) => t.conversationId === g.conversationId && t.userId === users.a && t.typing, 5_000);
+  a.typingInGroup(g.groupId, true);
+  await typingC;
   await c.api.leaveGroup(g.groupId);
   const states: string[] = [];
   c.on("send", (u) => states.push(u.state));

@@ -66,7 +66,7 @@ export interface ClientEvents extends Record<string, unknown> {
   kicked: { reason: number; detail: string };
   /** The mailbox cursor expired: refresh conversations from sessions() and history(). */
   rebuild: Record<string, never>;
-  /** Someone is typing to this user in a direct conversation, or stopped (TYPING_EVENT). */
+  /** Someone is typing to this user in a direct conversation or a small group, or stopped (TYPING_EVENT). */
   typing: { conversationId: Hex128; userId: Dec64; typing: boolean; expiresInMs: number };
   /** The peer of a direct conversation read up to readSeq (READ_RECEIPT; absolute, forward only). */
   receipt: { conversationId: Hex128; readerUserId: Dec64; readSeq: Dec64 };
@@ -212,6 +212,15 @@ export class QimClient extends Emitter<ClientEvents> {
   typing(peer: Dec64, on: boolean): void {
     if (this.st !== "online") return;
     this.conn?.send(Opcode.TYPING, toBinary(TypingSchema, create(TypingSchema, { peerUserId: toU64(peer), typing: on })));
+  }
+
+  /**
+   * typingInGroup tells the other members of a group (its id) that this user is typing there, like
+   * typing(); the server drops it in a group of more than 100 members.
+   */
+  typingInGroup(groupId: Hex128, on: boolean): void {
+    if (this.st !== "online") return;
+    this.conn?.send(Opcode.TYPING, toBinary(TypingSchema, create(TypingSchema, { groupId: hexToBytes(groupId), typing: on })));
   }
 
   /** joinRoom joins a room (live only, or replaying from replayFrom) and keeps it joined across drops. */

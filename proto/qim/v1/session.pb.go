@@ -778,15 +778,20 @@ func (x *ReadSync) GetDeviceId() string {
 }
 
 // Typing (TYPING, uplink, no answer) says the user is typing to peer_user_id in their direct
-// conversation, or stopped. Ephemeral: never stored, never counted, not retried; the server drops
-// one sent above 2 a second per connection (burst 5). Send typing=true again while the user keeps
-// typing (every 3 s is enough) and typing=false when they stop or send.
+// conversation, or in the group group_id names, or stopped. Ephemeral: never stored, never
+// counted, not retried; the server drops one sent above 2 a second per connection (burst 5), and
+// in a group of more than 100 members (a typing indicator there is noise, and n frames a
+// keystroke burst). Send typing=true again while the user keeps typing (every 3 s is enough) and
+// typing=false when they stop or send.
 type Typing struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The other participant of the direct conversation. Required.
+	// The other participant of the direct conversation. Exactly one of peer_user_id and group_id.
 	PeerUserId uint64 `protobuf:"varint,1,opt,name=peer_user_id,json=peerUserId,proto3" json:"peer_user_id,omitempty"`
 	// true: typing; false: stopped.
-	Typing        bool `protobuf:"varint,2,opt,name=typing,proto3" json:"typing,omitempty"`
+	Typing bool `protobuf:"varint,2,opt,name=typing,proto3" json:"typing,omitempty"`
+	// The group (its conversation id, 16 bytes big-endian): every other current member's devices
+	// are told. The typist must be a current member; a TYPING of a non-member is dropped.
+	GroupId       []byte `protobuf:"bytes,3,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -833,6 +838,13 @@ func (x *Typing) GetTyping() bool {
 		return x.Typing
 	}
 	return false
+}
+
+func (x *Typing) GetGroupId() []byte {
+	if x != nil {
+		return x.GroupId
+	}
+	return nil
 }
 
 // TypingEvent (TYPING_EVENT, downlink, request id 0) tells a user's online devices that someone
@@ -1030,11 +1042,12 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\bReadSync\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x122\n" +
 	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\x12\x1b\n" +
-	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\"B\n" +
+	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\"]\n" +
 	"\x06Typing\x12 \n" +
 	"\fpeer_user_id\x18\x01 \x01(\x04R\n" +
 	"peerUserId\x12\x16\n" +
-	"\x06typing\x18\x02 \x01(\bR\x06typing\"\x8b\x01\n" +
+	"\x06typing\x18\x02 \x01(\bR\x06typing\x12\x19\n" +
+	"\bgroup_id\x18\x03 \x01(\fR\agroupId\"\x8b\x01\n" +
 	"\vTypingEvent\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x16\n" +

@@ -630,13 +630,14 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\atargets\x18\x01 \x03(\v2\x1b.qim.internal.v1.PushTargetR\atargets\"I\n" +
 	"\x0fPushBatchResult\x12\x1c\n" +
 	"\tdelivered\x18\x01 \x01(\rR\tdelivered\x12\x18\n" +
-	"\adropped\x18\x02 \x01(\rR\adropped2\xea\x02\n" +
+	"\adropped\x18\x02 \x01(\rR\adropped2\xbe\x03\n" +
 	"\aMailbox\x12]\n" +
 	"\vPullMailbox\x12).qim.internal.v1.AuthenticatedPullMailbox\x1a#.qim.internal.v1.PullMailboxOutcome\x12f\n" +
 	"\x10PullMailboxBatch\x12(.qim.internal.v1.PullMailboxBatchRequest\x1a(.qim.internal.v1.PullMailboxBatchOutcome\x12K\n" +
 	"\n" +
 	"HasOffline\x12\x1d.qim.internal.v1.OfflineQuery\x1a\x1e.qim.internal.v1.OfflineAnswer\x12K\n" +
-	"\vPushSession\x12\x1b.qim.internal.v1.PushTarget\x1a\x1f.qim.internal.v1.PushSessionAck2X\n" +
+	"\vPushSession\x12\x1b.qim.internal.v1.PushTarget\x1a\x1f.qim.internal.v1.PushSessionAck\x12R\n" +
+	"\fPushSessions\x12!.qim.internal.v1.PushBatchRequest\x1a\x1f.qim.internal.v1.PushSessionAck2X\n" +
 	"\x04Push\x12P\n" +
 	"\tPushBatch\x12!.qim.internal.v1.PushBatchRequest\x1a .qim.internal.v1.PushBatchResultB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
@@ -683,14 +684,16 @@ var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	3,  // 9: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
 	5,  // 10: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
 	7,  // 11: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
-	8,  // 12: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
-	2,  // 13: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
-	4,  // 14: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
-	6,  // 15: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
-	0,  // 16: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
-	9,  // 17: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
+	8,  // 12: qim.internal.v1.Mailbox.PushSessions:input_type -> qim.internal.v1.PushBatchRequest
+	8,  // 13: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
+	2,  // 14: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
+	4,  // 15: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
+	6,  // 16: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
+	0,  // 17: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
+	0,  // 18: qim.internal.v1.Mailbox.PushSessions:output_type -> qim.internal.v1.PushSessionAck
+	9,  // 19: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name

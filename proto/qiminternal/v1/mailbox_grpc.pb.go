@@ -26,6 +26,7 @@ const (
 	Mailbox_PullMailboxBatch_FullMethodName = "/qim.internal.v1.Mailbox/PullMailboxBatch"
 	Mailbox_HasOffline_FullMethodName       = "/qim.internal.v1.Mailbox/HasOffline"
 	Mailbox_PushSession_FullMethodName      = "/qim.internal.v1.Mailbox/PushSession"
+	Mailbox_PushSessions_FullMethodName     = "/qim.internal.v1.Mailbox/PushSessions"
 )
 
 // MailboxClient is the client API for Mailbox service.
@@ -48,6 +49,9 @@ type MailboxClient interface {
 	// the node owning the user's shard, which knows the gateways the user's devices are on
 	// (qim.presence). Best effort like every push: the answer only says the target was queued.
 	PushSession(ctx context.Context, in *PushTarget, opts ...grpc.CallOption) (*PushSessionAck, error)
+	// PushSessions is PushSession for several users of this node's shards in one call (a typing
+	// indicator to the members of a group): each target is checked and queued like PushSession's.
+	PushSessions(ctx context.Context, in *PushBatchRequest, opts ...grpc.CallOption) (*PushSessionAck, error)
 }
 
 type mailboxClient struct {
@@ -98,6 +102,16 @@ func (c *mailboxClient) PushSession(ctx context.Context, in *PushTarget, opts ..
 	return out, nil
 }
 
+func (c *mailboxClient) PushSessions(ctx context.Context, in *PushBatchRequest, opts ...grpc.CallOption) (*PushSessionAck, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PushSessionAck)
+	err := c.cc.Invoke(ctx, Mailbox_PushSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MailboxServer is the server API for Mailbox service.
 // All implementations must embed UnimplementedMailboxServer
 // for forward compatibility.
@@ -118,6 +132,9 @@ type MailboxServer interface {
 	// the node owning the user's shard, which knows the gateways the user's devices are on
 	// (qim.presence). Best effort like every push: the answer only says the target was queued.
 	PushSession(context.Context, *PushTarget) (*PushSessionAck, error)
+	// PushSessions is PushSession for several users of this node's shards in one call (a typing
+	// indicator to the members of a group): each target is checked and queued like PushSession's.
+	PushSessions(context.Context, *PushBatchRequest) (*PushSessionAck, error)
 	mustEmbedUnimplementedMailboxServer()
 }
 
@@ -139,6 +156,9 @@ func (UnimplementedMailboxServer) HasOffline(context.Context, *OfflineQuery) (*O
 }
 func (UnimplementedMailboxServer) PushSession(context.Context, *PushTarget) (*PushSessionAck, error) {
 	return nil, status.Error(codes.Unimplemented, "method PushSession not implemented")
+}
+func (UnimplementedMailboxServer) PushSessions(context.Context, *PushBatchRequest) (*PushSessionAck, error) {
+	return nil, status.Error(codes.Unimplemented, "method PushSessions not implemented")
 }
 func (UnimplementedMailboxServer) mustEmbedUnimplementedMailboxServer() {}
 func (UnimplementedMailboxServer) testEmbeddedByValue()                 {}
@@ -233,6 +253,24 @@ func _Mailbox_PushSession_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Mailbox_PushSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PushBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MailboxServer).PushSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mailbox_PushSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MailboxServer).PushSessions(ctx, req.(*PushBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Mailbox_ServiceDesc is the grpc.ServiceDesc for Mailbox service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -255,6 +293,10 @@ var Mailbox_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PushSession",
 			Handler:    _Mailbox_PushSession_Handler,
+		},
+		{
+			MethodName: "PushSessions",
+			Handler:    _Mailbox_PushSessions_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/session.proto.
  */
 export const file_qim_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiRQoQUHVsbFJlYWRSZWNlaXB0cxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBCI8CgpNZW1iZXJSZWFkEg8KB3VzZXJfaWQYASABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEIpUBChFSZWFkUmVjZWlwdHNCYXRjaBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBBIhCgVyZWFkcxgDIAMoCzISLnFpbS52MS5NZW1iZXJSZWFkEhIKCnJlYWRfY291bnQYBCABKA0SFgoOYXVkaWVuY2VfY291bnQYBSABKA0iVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiLgoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA0iXQoLUmVhZFJlY2VpcHQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhYKDnJlYWRlcl91c2VyX2lkGAIgASgEEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgDIAEoBEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_history]);
+  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiRQoQUHVsbFJlYWRSZWNlaXB0cxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBCI8CgpNZW1iZXJSZWFkEg8KB3VzZXJfaWQYASABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEIpUBChFSZWFkUmVjZWlwdHNCYXRjaBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBBIhCgVyZWFkcxgDIAMoCzISLnFpbS52MS5NZW1iZXJSZWFkEhIKCnJlYWRfY291bnQYBCABKA0SFgoOYXVkaWVuY2VfY291bnQYBSABKA0iVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiQAoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgSEAoIZ3JvdXBfaWQYAyABKAwiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA0iXQoLUmVhZFJlY2VpcHQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhYKDnJlYWRlcl91c2VyX2lkGAIgASgEEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgDIAEoBEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_history]);
 
 /**
  * PullSessionList (PULL_SESSION_LIST, uplink) pages through the user's conversations, most
@@ -446,15 +446,17 @@ export const ReadSyncSchema: GenMessage<ReadSync> = /*@__PURE__*/
 
 /**
  * Typing (TYPING, uplink, no answer) says the user is typing to peer_user_id in their direct
- * conversation, or stopped. Ephemeral: never stored, never counted, not retried; the server drops
- * one sent above 2 a second per connection (burst 5). Send typing=true again while the user keeps
- * typing (every 3 s is enough) and typing=false when they stop or send.
+ * conversation, or in the group group_id names, or stopped. Ephemeral: never stored, never
+ * counted, not retried; the server drops one sent above 2 a second per connection (burst 5), and
+ * in a group of more than 100 members (a typing indicator there is noise, and n frames a
+ * keystroke burst). Send typing=true again while the user keeps typing (every 3 s is enough) and
+ * typing=false when they stop or send.
  *
  * @generated from message qim.v1.Typing
  */
 export type Typing = Message<"qim.v1.Typing"> & {
   /**
-   * The other participant of the direct conversation. Required.
+   * The other participant of the direct conversation. Exactly one of peer_user_id and group_id.
    *
    * @generated from field: uint64 peer_user_id = 1;
    */
@@ -466,6 +468,14 @@ export type Typing = Message<"qim.v1.Typing"> & {
    * @generated from field: bool typing = 2;
    */
   typing: boolean;
+
+  /**
+   * The group (its conversation id, 16 bytes big-endian): every other current member's devices
+   * are told. The typist must be a current member; a TYPING of a non-member is dropped.
+   *
+   * @generated from field: bytes group_id = 3;
+   */
+  groupId: Uint8Array;
 };
 
 /**
