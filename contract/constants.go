@@ -95,7 +95,13 @@ const (
 	// a group's member list for typing: a member removed meanwhile may see "X is typing" that
 	// long, nothing else.
 	TypingGroupMaxMembers = 100
-	TypingAudienceTTL     = 5 * time.Second
+	// ReactionKeyMaxBytes bounds a reaction key; ReactionMaxKeys the distinct keys of one message
+	// and ReactionMaxPerUser the keys one user holds on one message (ADR-0038): a message's
+	// reactions stay a short list whatever a client sends.
+	ReactionKeyMaxBytes = 32
+	ReactionMaxKeys     = 20
+	ReactionMaxPerUser  = 3
+	TypingAudienceTTL   = 5 * time.Second
 	// PushTokenTTL is how long a device's offline-push registration lives after it was last
 	// registered: apps register their token at every start, so a device gone for longer stops
 	// being woken. PushDedupTTL is how long the NotificationService remembers that a

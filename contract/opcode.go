@@ -58,6 +58,10 @@ const (
 
 	OpPullHistory  Opcode = 0x0501
 	OpHistoryBatch Opcode = 0x0502
+	// OpReact, OpReactAck and OpReactionEvent: reactions, an aggregate outside the mailbox.
+	OpReact         Opcode = 0x0503
+	OpReactAck      Opcode = 0x0504
+	OpReactionEvent Opcode = 0x0505
 
 	OpCreateGroup   Opcode = 0x0A01
 	OpGroupCreated  Opcode = 0x0A02
@@ -148,6 +152,12 @@ var opcodeTable = []OpcodeInfo{
 		"answered by HISTORY_BATCH or ERROR; DIRECT and GROUP (clipped to the reader's intervals, NOT_MEMBER for a never-member); ROOM gets UNIMPLEMENTED"},
 	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true,
 		"answers PULL_HISTORY"},
+	{OpReact, "REACT", Uplink, "React", false, true,
+		"answered by REACT_ACK (also when it changed nothing) or ERROR: adds or removes the user's reaction on a message; never a message, never unread"},
+	{OpReactAck, "REACT_ACK", Downlink, "ReactAck", false, true,
+		"answers REACT with the target's reactions after it"},
+	{OpReactionEvent, "REACTION_EVENT", Downlink, "ReactionEvent", false, true,
+		"request id 0, best effort: a participant (of a direct conversation or a group of at most 100) reacted; PULL_HISTORY serves the counts"},
 	{OpCreateGroup, "CREATE_GROUP", Uplink, "CreateGroup", false, true,
 		"answered by GROUP_CREATED once the CREATE control message is committed, or ERROR (GROUP_FULL, CONFLICT)"},
 	{OpGroupCreated, "GROUP_CREATED", Downlink, "GroupCreated", false, true,

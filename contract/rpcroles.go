@@ -38,6 +38,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Writer/SendMessage":       RPCRoleGateway,
 	"/qim.internal.v1.Writer/PullHistory":       RPCRoleGateway,
 	"/qim.internal.v1.Writer/Group":             RPCRoleGateway,
+	"/qim.internal.v1.Writer/React":             RPCRoleGateway,
 	"/qim.internal.v1.GroupAdmin/AdminGroup":    RPCRoleAdmin,
 	"/qim.internal.v1.GroupAdmin/AdminSend":     RPCRoleAdmin,
 	"/qim.internal.v1.Mailbox/PullMailbox":      RPCRoleGateway,

@@ -263,6 +263,8 @@ func (e *engine) onFrame(m wire.Message, now time.Time) {
 		e.onTypingEvent(m, now)
 	case contract.OpReadReceipt:
 		e.onReadReceipt(m)
+	case contract.OpReactionEvent:
+		e.onReactionEvent(m)
 	case contract.OpMarkReadAck:
 		e.onMarkReadAck(m, now)
 	case contract.OpGroupCreated:

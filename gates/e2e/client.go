@@ -43,6 +43,7 @@ type Client struct {
 	deltas  chan *qimv1.SessionDelta
 	typing  chan *qimv1.TypingEvent
 	receipt chan *qimv1.ReadReceipt
+	react   chan *qimv1.ReactionEvent
 	kicked  chan *qimv1.Kicked
 	rooms   chan wire.Message             // ROOM_EVENTS and unsolicited ROOM_LEFT, in arrival order
 	stall   atomic.Pointer[chan struct{}] // set: the read loop waits at the next room frame
@@ -68,7 +69,7 @@ func DialFrom(ctx context.Context, addr, from string) (*Client, error) {
 		return nil, fmt.Errorf("e2e: dial %s: %w", addr, err)
 	}
 	c := &Client{conn: conn, w: wire.NewWriter(conn), waiting: map[uint32]chan wire.Message{},
-		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), typing: make(chan *qimv1.TypingEvent, 64), receipt: make(chan *qimv1.ReadReceipt, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
+		pushes: make(chan *qimv1.PushEvents, 1024), deltas: make(chan *qimv1.SessionDelta, 64), typing: make(chan *qimv1.TypingEvent, 64), receipt: make(chan *qimv1.ReadReceipt, 64), react: make(chan *qimv1.ReactionEvent, 64), kicked: make(chan *qimv1.Kicked, 1), closed: make(chan struct{}),
 		rooms: make(chan wire.Message, roomFrameBuffer), stop: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
@@ -128,6 +129,15 @@ func (c *Client) readLoop() {
 			if proto.Unmarshal(m.Payload, &rr) == nil {
 				select {
 				case c.receipt <- &rr:
+				default:
+				}
+			}
+			continue
+		case contract.OpReactionEvent:
+			var re qimv1.ReactionEvent
+			if proto.Unmarshal(m.Payload, &re) == nil {
+				select {
+				case c.react <- &re:
 				default:
 				}
 			}
@@ -271,6 +281,18 @@ func (c *Client) TypingGroup(ctx context.Context, group []byte, on bool) error {
 		return err
 	}
 	return c.w.Send(ctx, wire.Message{Opcode: contract.OpTyping, RequestID: c.nextID.Add(1), Payload: payload})
+}
+
+// ReactionEvents delivers REACTION_EVENT frames (a bounded buffer; extra ones are dropped).
+func (c *Client) ReactionEvents() <-chan *qimv1.ReactionEvent { return c.react }
+
+// React performs one REACT.
+func (c *Client) React(ctx context.Context, req *qimv1.React) (*qimv1.ReactAck, error) {
+	var out qimv1.ReactAck
+	if err := c.Call(ctx, contract.OpReact, req, contract.OpReactAck, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Typing sends TYPING, which has no answer.

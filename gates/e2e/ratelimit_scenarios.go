@@ -31,6 +31,7 @@ func ProductScenarios() []Scenario {
 		{"recalled-message-disappears-from-history-heads-and-unread", scenarioRecall},
 		{"group-owner-deletes-a-members-message-for-everyone", scenarioGroupDelete},
 		{"sdk-recall-and-edit-apply-to-every-local-store", scenarioSDKAmend},
+		{"reactions-reach-the-peer-and-history-never-a-mailbox", scenarioReactions},
 	}
 }
 

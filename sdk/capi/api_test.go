@@ -46,7 +46,8 @@ func TestEveryEventHasItsType(t *testing.T) {
 		"kicked": sdk.Kicked{}, "sync_progress": sdk.SyncProgress{}, "local_store_reset": sdk.LocalStoreReset{},
 		"group_created": sdk.GroupCreated{}, "group_create_failed": sdk.GroupCreateFailed{},
 		"membership_changed": sdk.MembershipChanged{}, "room_joined": sdk.RoomJoined{}, "room_events": sdk.RoomEvents{},
-		"room_left": sdk.RoomLeft{}, "typing": sdk.Typing{}, "read_receipt": sdk.ReadReceipt{}}
+		"room_left": sdk.RoomLeft{}, "typing": sdk.Typing{}, "read_receipt": sdk.ReadReceipt{},
+		"reaction_changed": sdk.ReactionChanged{}}
 	for want, ev := range evs {
 		s, err := eventJSON(ev)
 		if err != nil || !strings.Contains(s, `"type":"`+want+`"`) {

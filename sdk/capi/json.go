@@ -147,6 +147,13 @@ func otherEventJSON(ev sdk.Event) any {
 	case sdk.ReadReceipt:
 		return map[string]any{"type": "read_receipt", "conversation": contract.U128(e.Conversation).String(),
 			"reader": dec(uint64(e.Reader)), "seq": dec(uint64(e.Seq))}
+	case sdk.ReactionChanged:
+		rs := make([]map[string]any, len(e.Reactions))
+		for i, r := range e.Reactions {
+			rs[i] = map[string]any{"key": r.Key, "count": r.Count}
+		}
+		return map[string]any{"type": "reaction_changed", "conversation": contract.U128(e.Conversation).String(),
+			"seq": dec(uint64(e.Seq)), "user": dec(uint64(e.User)), "key": e.Key, "removed": e.Removed, "reactions": rs}
 	}
 	return map[string]any{"type": "unknown", "go_type": fmt.Sprintf("%T", ev)}
 }

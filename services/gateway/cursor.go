@@ -36,6 +36,8 @@ func backendOf(op contract.Opcode) string {
 		return "group"
 	case contract.OpRegisterPushToken:
 		return "pushtoken"
+	case contract.OpReact:
+		return "react"
 	}
 	return "mailbox"
 }
@@ -101,6 +103,8 @@ func (c *conn) pull(j pullJob) bool {
 		return c.markRead(ctx, j)
 	case contract.OpPullReadReceipts:
 		return c.pullReadReceipts(ctx, j)
+	case contract.OpReact:
+		return c.react(ctx, j)
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return c.groupRequest(ctx, j)
 	case contract.OpRegisterPushToken:

@@ -24,6 +24,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/qim-dev/qim/contract"
@@ -78,27 +79,28 @@ func (c *conn) typeInGroup(conv contract.ConversationID, typing bool) {
 			c.s.m.typing.WithLabelValues("failed").Inc()
 			return
 		}
-		c.s.pushTyping(ctx, c.tenantBytes, k.tenant, k.user, a, ev)
+		others := slices.DeleteFunc(slices.Clone(a), func(u contract.UserID) bool { return u == k.user })
+		c.s.pushEach(ctx, k.tenant, others, func(u contract.UserID) *internalv1.PushTarget {
+			return &internalv1.PushTarget{TenantId: c.tenantBytes, UserId: uint64(u), Typing: ev}
+		}, c.s.m.typing)
 	}()
 }
 
-// pushTyping queues ev for every member but the typist, one PushSessions call per MailboxNode.
-func (s *Service) pushTyping(ctx context.Context, tenantBytes []byte, tenant contract.TenantID, typist contract.UserID,
-	members []contract.UserID, ev *qimv1.TypingEvent) {
+// pushEach hands target(u) for every user to the users' MailboxNodes, one PushSessions call per
+// node, and counts the targets sent or failed on counter's stage label.
+func (s *Service) pushEach(ctx context.Context, tenant contract.TenantID, users []contract.UserID,
+	target func(contract.UserID) *internalv1.PushTarget, counter *prometheus.CounterVec) {
 	byNode := map[*mailboxNode][]*internalv1.PushTarget{}
-	for _, u := range members {
-		if u == typist {
-			continue
-		}
+	for _, u := range users {
 		n := s.mailboxFor(tenant, u)
-		byNode[n] = append(byNode[n], &internalv1.PushTarget{TenantId: tenantBytes, UserId: uint64(u), Typing: ev})
+		byNode[n] = append(byNode[n], target(u))
 	}
 	for n, ts := range byNode {
 		stage := "sent"
 		if _, err := n.client.PushSessions(ctx, &internalv1.PushBatchRequest{Targets: ts}); err != nil {
 			stage = "failed"
 		}
-		s.m.typing.WithLabelValues(stage).Add(float64(len(ts)))
+		counter.WithLabelValues(stage).Add(float64(len(ts)))
 	}
 }
 

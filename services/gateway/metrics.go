@@ -42,6 +42,7 @@ type metrics struct {
 	rateLimited        *prometheus.CounterVec // scope
 	readSyncs          *prometheus.CounterVec // stage
 	typing             *prometheus.CounterVec // stage
+	reactions          *prometheus.CounterVec // stage
 	pushTokens         *prometheus.CounterVec // outcome
 	receipts           *prometheus.CounterVec // stage
 	rateSyncSeconds    prometheus.Histogram
@@ -103,6 +104,8 @@ func newMetrics(reg *obs.Registry) *metrics {
 			"Times a link to a RoomWriter ended; its rooms' members were told ROOM_LEFT UNAVAILABLE."),
 		typing: reg.CounterVec("qim_gateway_typing_total",
 			"Typing indicators, by stage: sent (one per recipient handed to its MailboxNode), dropped (above the connection's rate), failed (that call or the group's member read failed), not_member and group_too_large (a group TYPING of a non-member, or in a group above typing_group_max_members), delivered (TYPING_EVENT queued to a connection here).", "stage"),
+		reactions: reg.CounterVec("qim_gateway_reaction_events_total",
+			"REACTION_EVENTs after a REACT that changed something, by stage: sent (one per participant handed to its MailboxNode), failed (that call failed), delivered (queued to a connection here).", "stage"),
 		pushTokens: reg.CounterVec("qim_gateway_push_registrations_total",
 			"Offline-push registrations, by outcome: registered, removed (an empty token or LOGOUT), failed (not stored).", "outcome"),
 		receipts: reg.CounterVec("qim_gateway_read_receipts_total",

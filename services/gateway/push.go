@@ -62,6 +62,8 @@ func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 		return s.pushControl(conns, "", contract.OpTypingEvent, t.GetTyping(), s.m.typing.WithLabelValues("delivered"))
 	case t.GetReceipt() != nil:
 		return s.pushControl(conns, "", contract.OpReadReceipt, t.GetReceipt(), s.m.receipts.WithLabelValues("delivered"))
+	case t.GetReaction() != nil:
+		return s.pushControl(conns, t.GetExceptDevice(), contract.OpReactionEvent, t.GetReaction(), s.m.reactions.WithLabelValues("delivered"))
 	}
 	// Encoded once per target, shared read-only by every connection of the user.
 	payload, err := proto.Marshal(&qimv1.PushEvents{Events: t.GetEvents()})
@@ -82,11 +84,13 @@ func (s *Service) pushTarget(t *internalv1.PushTarget, conns []*conn) string {
 	return "queued"
 }
 
-// payloadKinds counts what a target carries: mailbox events, a session delta, a typing event.
+// payloadKinds counts what a target carries: mailbox events, a session delta, a typing event, a
+// read receipt, a reaction event.
 // A valid target carries exactly one.
 func payloadKinds(t *internalv1.PushTarget) int {
 	n := 0
-	for _, has := range []bool{len(t.GetEvents()) > 0, t.GetSessionDelta() != nil, t.GetTyping() != nil, t.GetReceipt() != nil} {
+	for _, has := range []bool{len(t.GetEvents()) > 0, t.GetSessionDelta() != nil, t.GetTyping() != nil, t.GetReceipt() != nil,
+		t.GetReaction() != nil} {
 		if has {
 			n++
 		}

@@ -48,7 +48,8 @@ func refusal(err error) error {
 // controlKinds counts the control payloads a session push carries.
 func controlKinds(t *internalv1.PushTarget) int {
 	n := 0
-	for _, has := range []bool{len(t.GetSessionDelta().GetSessions()) > 0, t.GetTyping() != nil, t.GetReceipt() != nil} {
+	for _, has := range []bool{len(t.GetSessionDelta().GetSessions()) > 0, t.GetTyping() != nil, t.GetReceipt() != nil,
+		t.GetReaction() != nil} {
 		if has {
 			n++
 		}
@@ -65,7 +66,7 @@ func (s *Service) checkSessionPush(t *internalv1.PushTarget) error {
 	case t.GetUserId() == 0 || len(t.GetEvents()) != 0:
 		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push names a user and carries no mailbox events")
 	case controlKinds(t) != 1:
-		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push carries one session delta, typing event or read receipt")
+		return rpc.Refuse(contract.ErrCodeInvalidArgument, "a session push carries one session delta, typing event, read receipt or reaction event")
 	}
 	return s.owned(tenant, contract.UserID(t.GetUserId()))
 }

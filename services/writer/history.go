@@ -63,7 +63,14 @@ func (s *Service) pullHistory(ctx context.Context, in *internalv1.AuthenticatedP
 	if err != nil {
 		return nil, fmt.Errorf("writer: history page: %w", err) // corrupt → INTERNAL, else UNAVAILABLE
 	}
-	return historyBatch(req.GetConversationId(), page, actor, iv)
+	out, err := historyBatch(req.GetConversationId(), page, actor, iv)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withReactions(ctx, tenant, conv, actor, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // historyBatch turns a page into the wire batch. A direct page is authorised record by record

@@ -161,6 +161,19 @@ test("a read in a direct conversation reaches the peer as a receipt and in its s
   assert.equal(row?.peerReadSeq, ack.conversationSeq);
 });
 
+test("a reaction reaches the peer as an event and history serves the counts", async () => {
+  const ack = await b.send({ peer: users.a }, "react to this").committed;
+  await eventually(async () => (await a.api.history(ack.conversationId, { limit: 5 })).records.find((r) => r.conversationSeq === ack.conversationSeq), "B's message in A's history");
+  const got = next(b, "reaction", (r) => r.conversationId === ack.conversationId && r.conversationSeq === ack.conversationSeq, 5_000);
+  const r = await a.api.react({ peer: users.b }, ack.conversationSeq, "👍");
+  assert.deepEqual([r.changed, r.reactions], [true, [{ key: "👍", count: 1, mine: true }]]);
+  const ev = await got;
+  assert.deepEqual([ev.userId, ev.key, ev.removed], [users.a, "👍", false]);
+  const page = await b.api.history(ack.conversationId, { limit: 5 });
+  assert.deepEqual(page.records.find((m) => m.conversationSeq === ack.conversationSeq)?.reactions, [{ key: "👍", count: 1, mine: false }]);
+  assert.equal((await a.api.react({ peer: users.b }, ack.conversationSeq, "👍")).changed, false);
+});
+
 test("typing reaches the peer and is never stored", async () => {
   const got = next(b, "typing", (t) => t.userId === users.a && t.typing, 5_000);
   a.typing(users.b, true);

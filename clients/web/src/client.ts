@@ -27,7 +27,8 @@ import { Sends, type SendHandle, type SendUpdate } from "./sends.js";
 import { DeferredStore, MemoryStore, type ClientStore, type PendingSend } from "./store.js";
 import { Sync } from "./sync.js";
 import { ReadReceiptSchema, SessionDeltaSchema, TypingEventSchema, TypingSchema } from "./gen/qim/v1/session_pb.js";
-import { fromMailbox, fromSession, type ChatMessage, type Conversation } from "./types.js";
+import { ReactionEventSchema } from "./gen/qim/v1/history_pb.js";
+import { fromMailbox, fromReactions, fromSession, type ChatMessage, type Conversation, type Reaction } from "./types.js";
 
 export type ClientState = "idle" | "connecting" | "online" | "offline" | "ended";
 
@@ -70,6 +71,8 @@ export interface ClientEvents extends Record<string, unknown> {
   typing: { conversationId: Hex128; userId: Dec64; typing: boolean; expiresInMs: number };
   /** The peer of a direct conversation read up to readSeq (READ_RECEIPT; absolute, forward only). */
   receipt: { conversationId: Hex128; readerUserId: Dec64; readSeq: Dec64 };
+  /** A participant added (removed false) or removed a reaction; reactions are the message's counts after it. */
+  reaction: { conversationId: Hex128; conversationSeq: Dec64; userId: Dec64; key: string; removed: boolean; reactions: Reaction[] };
   /**
    * Another device of the user changed a conversation's read state (SESSION_DELTA): the
    * conversation's complete row with absolute values, as sessions() would return it now.
@@ -355,6 +358,12 @@ export class QimClient extends Emitter<ClientEvents> {
       case Opcode.READ_RECEIPT: {
         const r = fromBinary(ReadReceiptSchema, m.payload);
         this.emit("receipt", { conversationId: bytesToHex(r.conversationId), readerUserId: fromU64(r.readerUserId), readSeq: fromU64(r.readConversationSeq) });
+        return;
+      }
+      case Opcode.REACTION_EVENT: {
+        const r = fromBinary(ReactionEventSchema, m.payload);
+        this.emit("reaction", { conversationId: bytesToHex(r.conversationId), conversationSeq: fromU64(r.targetSeq), userId: fromU64(r.userId),
+          key: r.key, removed: r.removed, reactions: fromReactions(r.reactions) });
         return;
       }
       // READ_SYNC is reserved (never sent by this server version); an unsolicited ERROR precedes

@@ -9,7 +9,7 @@ export {
 export { QimError, ProtocolError, ConnectionClosedError, SessionEndedError } from "./errors.js";
 export type { SendHandle, SendUpdate, SendState } from "./sends.js";
 export type { RoomJoined, RoomEvents, RoomLeft } from "./rooms.js";
-export type { ChatMessage, Ack, Conversation, RoomEvent } from "./types.js";
+export type { ChatMessage, Ack, Conversation, Reaction, RoomEvent } from "./types.js";
 export { hexToBytes, bytesToHex, toU64, fromU64, conversationKind, type Hex128, type Dec64 } from "./ids.js";
 export { ErrorCode, KickReason, RoomLeftReason, MessageType, ConversationKind, Opcode } from "./gen/contract.js";
 export { encodeFrame, FrameReader, type Message } from "./frame.js";

@@ -7,10 +7,11 @@ import type { Connection } from "./connection.js";
 import { Opcode } from "./gen/contract.js";
 import { PushTokenAckSchema, RegisterPushTokenSchema } from "./gen/qim/v1/connection_pb.js";
 import { CreateGroupSchema, GroupCreatedSchema, LeaveGroupAckSchema, LeaveGroupSchema, MembersBatchSchema, PullMembersSchema } from "./gen/qim/v1/group_pb.js";
-import { HistoryBatchSchema, PullHistorySchema } from "./gen/qim/v1/history_pb.js";
+import { HistoryBatchSchema, PullHistorySchema, ReactAckSchema, ReactSchema } from "./gen/qim/v1/history_pb.js";
+import type { SendTarget } from "./amend.js";
 import { MarkReadAckSchema, MarkReadSchema, PullReadReceiptsSchema, PullSessionListSchema, ReadReceiptsBatchSchema, SessionListBatchSchema } from "./gen/qim/v1/session_pb.js";
 import { bytesToHex, fromU64, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
-import { fromHistory, fromSession, type ChatMessage, type Conversation } from "./types.js";
+import { fromHistory, fromReactions, fromSession, type ChatMessage, type Conversation, type Reaction } from "./types.js";
 
 export const Direction = { OLDER: 1, NEWER: 2 } as const;
 
@@ -80,6 +81,18 @@ export class Requests {
       reads: b.reads.map((m) => ({ userId: fromU64(m.userId), readSeq: fromU64(m.readConversationSeq) })),
       readCount: b.readCount, audience: b.audienceCount,
     };
+  }
+
+  /**
+   * react adds (or with remove, removes) this user's reaction key (an emoji, at most 32 bytes) on
+   * a message (ADR-0038): not a message, never unread, never pushed offline. Safe to repeat:
+   * changed is false when it changed nothing. The participants' online devices get "reaction".
+   */
+  async react(to: SendTarget, conversationSeq: Dec64, key: string, remove = false): Promise<{ reactions: Reaction[]; changed: boolean }> {
+    const target = "peer" in to ? { case: "peerUserId" as const, value: toU64(to.peer) } : { case: "groupId" as const, value: hexToBytes(to.group) };
+    const a = await this.conn().call(Opcode.REACT, ReactSchema, create(ReactSchema, { target, targetSeq: toU64(conversationSeq), key, remove }),
+      Opcode.REACT_ACK, ReactAckSchema);
+    return { reactions: fromReactions(a.reactions), changed: a.changed };
   }
 
   /** history reads one page of a DIRECT or GROUP conversation; anchor is exclusive ("0": the newest). */

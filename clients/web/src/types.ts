@@ -35,6 +35,20 @@ export interface ChatMessage {
    * EDIT replaces the body, an earlier one arriving late does not); undefined otherwise.
    */
   editSeq?: Dec64;
+  /** The message's reactions (history pages only; ADR-0038), by first use; mine for this user. */
+  reactions?: Reaction[];
+}
+
+/** One reaction of a message: count users reacted with key. */
+export interface Reaction {
+  key: string;
+  count: number;
+  /** This user is one of them (never set on a reaction event, which all recipients share). */
+  mine: boolean;
+}
+
+export function fromReactions(rs: { key: string; count: number; mine: boolean }[]): Reaction[] {
+  return rs.map((r) => ({ key: r.key, count: r.count, mine: r.mine }));
 }
 
 /** Ack is a committed send: its message id and place in the conversation. */
@@ -87,6 +101,7 @@ export function fromHistory(h: HistoryMessage): ChatMessage {
     messageId: bytesToHex(h.messageId), conversationId: bytesToHex(h.conversationId),
     conversationSeq: fromU64(h.conversationSeq), senderUserId: fromU64(h.senderUserId), messageType: h.messageType,
     customType: h.customType, body: h.body, sentAtMs: Number(h.sentAtMs), clientMessageId: bytesToHex(h.clientMessageId), flags: h.flags,
+    ...(h.reactions.length ? { reactions: fromReactions(h.reactions) } : {}),
   };
 }
 

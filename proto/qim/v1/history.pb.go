@@ -229,8 +229,11 @@ type HistoryMessage struct {
 	// The sender's client_message_id, set only when the reader is the sender (the reconciliation
 	// anchor, as on MailboxEvent); empty otherwise.
 	ClientMessageId []byte `protobuf:"bytes,11,opt,name=client_message_id,json=clientMessageId,proto3" json:"client_message_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The message's reactions now (PULL_HISTORY only; ADR-0038), by first use; mine relative to
+	// the reader. Empty: none.
+	Reactions     []*ReactionCount `protobuf:"bytes,12,rep,name=reactions,proto3" json:"reactions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HistoryMessage) Reset() {
@@ -340,6 +343,353 @@ func (x *HistoryMessage) GetClientMessageId() []byte {
 	return nil
 }
 
+func (x *HistoryMessage) GetReactions() []*ReactionCount {
+	if x != nil {
+		return x.Reactions
+	}
+	return nil
+}
+
+// React (REACT, uplink) adds or removes the user's reaction `key` on the message at target_seq of
+// a direct or group conversation (ADR-0038). Reactions are an aggregate, not messages: nothing
+// enters a mailbox, counts as unread, reorders the session list or wakes an offline device. The
+// answer is REACT_ACK with the message's reactions after the change; a REACT that changes
+// nothing (a second add, a remove of a reaction not held) is answered the same and is not an
+// error, so a retry is always safe. Online devices of the conversation's participants (a group
+// of at most 100 members) are sent REACTION_EVENT; everyone else sees the counts in PULL_HISTORY.
+type React struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Target:
+	//
+	//	*React_PeerUserId
+	//	*React_GroupId
+	Target isReact_Target `protobuf_oneof:"target"`
+	// The message reacted to: it must exist and be visible to the user, not be CONTROL, recalled or
+	// deleted.
+	TargetSeq uint64 `protobuf:"varint,3,opt,name=target_seq,json=targetSeq,proto3" json:"target_seq,omitempty"`
+	// The reaction: 1 to 32 bytes of UTF-8 without control characters (an emoji, a short code).
+	Key string `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	// true removes the user's reaction `key`; false adds it.
+	Remove        bool `protobuf:"varint,5,opt,name=remove,proto3" json:"remove,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *React) Reset() {
+	*x = React{}
+	mi := &file_qim_v1_history_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *React) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*React) ProtoMessage() {}
+
+func (x *React) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_history_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use React.ProtoReflect.Descriptor instead.
+func (*React) Descriptor() ([]byte, []int) {
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *React) GetTarget() isReact_Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *React) GetPeerUserId() uint64 {
+	if x != nil {
+		if x, ok := x.Target.(*React_PeerUserId); ok {
+			return x.PeerUserId
+		}
+	}
+	return 0
+}
+
+func (x *React) GetGroupId() []byte {
+	if x != nil {
+		if x, ok := x.Target.(*React_GroupId); ok {
+			return x.GroupId
+		}
+	}
+	return nil
+}
+
+func (x *React) GetTargetSeq() uint64 {
+	if x != nil {
+		return x.TargetSeq
+	}
+	return 0
+}
+
+func (x *React) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *React) GetRemove() bool {
+	if x != nil {
+		return x.Remove
+	}
+	return false
+}
+
+type isReact_Target interface {
+	isReact_Target()
+}
+
+type React_PeerUserId struct {
+	// The other participant of a direct conversation.
+	PeerUserId uint64 `protobuf:"varint,1,opt,name=peer_user_id,json=peerUserId,proto3,oneof"`
+}
+
+type React_GroupId struct {
+	// The group (its conversation id, 16 bytes big-endian); the user must be a current member.
+	GroupId []byte `protobuf:"bytes,2,opt,name=group_id,json=groupId,proto3,oneof"`
+}
+
+func (*React_PeerUserId) isReact_Target() {}
+
+func (*React_GroupId) isReact_Target() {}
+
+// ReactionCount is one reaction of a message.
+type ReactionCount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// How many users reacted with key (at least 1).
+	Count uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// The reader (the asker of PULL_HISTORY, the reactor of REACT_ACK) is one of them. Never set on
+	// REACTION_EVENT, which all recipients share.
+	Mine          bool `protobuf:"varint,3,opt,name=mine,proto3" json:"mine,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReactionCount) Reset() {
+	*x = ReactionCount{}
+	mi := &file_qim_v1_history_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReactionCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReactionCount) ProtoMessage() {}
+
+func (x *ReactionCount) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_history_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReactionCount.ProtoReflect.Descriptor instead.
+func (*ReactionCount) Descriptor() ([]byte, []int) {
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReactionCount) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ReactionCount) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *ReactionCount) GetMine() bool {
+	if x != nil {
+		return x.Mine
+	}
+	return false
+}
+
+// ReactAck (REACT_ACK, downlink) answers REACT with the target's reactions after it.
+type ReactAck struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId []byte                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	TargetSeq      uint64                 `protobuf:"varint,2,opt,name=target_seq,json=targetSeq,proto3" json:"target_seq,omitempty"`
+	Reactions      []*ReactionCount       `protobuf:"bytes,3,rep,name=reactions,proto3" json:"reactions,omitempty"`
+	// false: the REACT changed nothing (already added, or not held).
+	Changed       bool `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReactAck) Reset() {
+	*x = ReactAck{}
+	mi := &file_qim_v1_history_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReactAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReactAck) ProtoMessage() {}
+
+func (x *ReactAck) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_history_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReactAck.ProtoReflect.Descriptor instead.
+func (*ReactAck) Descriptor() ([]byte, []int) {
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReactAck) GetConversationId() []byte {
+	if x != nil {
+		return x.ConversationId
+	}
+	return nil
+}
+
+func (x *ReactAck) GetTargetSeq() uint64 {
+	if x != nil {
+		return x.TargetSeq
+	}
+	return 0
+}
+
+func (x *ReactAck) GetReactions() []*ReactionCount {
+	if x != nil {
+		return x.Reactions
+	}
+	return nil
+}
+
+func (x *ReactAck) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+// ReactionEvent (REACTION_EVENT, downlink, request id 0) tells a participant's online devices that
+// user_id added (removed false) or removed a reaction, with the target's counts after it. Best
+// effort: PULL_HISTORY serves the counts whatever was missed.
+type ReactionEvent struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConversationId []byte                 `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	TargetSeq      uint64                 `protobuf:"varint,2,opt,name=target_seq,json=targetSeq,proto3" json:"target_seq,omitempty"`
+	UserId         uint64                 `protobuf:"varint,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Key            string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	Removed        bool                   `protobuf:"varint,5,opt,name=removed,proto3" json:"removed,omitempty"`
+	Reactions      []*ReactionCount       `protobuf:"bytes,6,rep,name=reactions,proto3" json:"reactions,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ReactionEvent) Reset() {
+	*x = ReactionEvent{}
+	mi := &file_qim_v1_history_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReactionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReactionEvent) ProtoMessage() {}
+
+func (x *ReactionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_history_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReactionEvent.ProtoReflect.Descriptor instead.
+func (*ReactionEvent) Descriptor() ([]byte, []int) {
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReactionEvent) GetConversationId() []byte {
+	if x != nil {
+		return x.ConversationId
+	}
+	return nil
+}
+
+func (x *ReactionEvent) GetTargetSeq() uint64 {
+	if x != nil {
+		return x.TargetSeq
+	}
+	return 0
+}
+
+func (x *ReactionEvent) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *ReactionEvent) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ReactionEvent) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
+func (x *ReactionEvent) GetReactions() []*ReactionCount {
+	if x != nil {
+		return x.Reactions
+	}
+	return nil
+}
+
 // FeedMessage is one record of the post-send feed, the topic a deployment gives the product
 // (QIM_NOTIFY_FEED_TOPIC): every committed message of the feed's tenants, once or more (at least
 // once: a consumer deduplicates by message_id), keyed by conversation_id, so one conversation's
@@ -365,7 +715,7 @@ type FeedMessage struct {
 
 func (x *FeedMessage) Reset() {
 	*x = FeedMessage{}
-	mi := &file_qim_v1_history_proto_msgTypes[3]
+	mi := &file_qim_v1_history_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -377,7 +727,7 @@ func (x *FeedMessage) String() string {
 func (*FeedMessage) ProtoMessage() {}
 
 func (x *FeedMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_history_proto_msgTypes[3]
+	mi := &file_qim_v1_history_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -390,7 +740,7 @@ func (x *FeedMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FeedMessage.ProtoReflect.Descriptor instead.
 func (*FeedMessage) Descriptor() ([]byte, []int) {
-	return file_qim_v1_history_proto_rawDescGZIP(), []int{3}
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FeedMessage) GetTenantId() []byte {
@@ -458,7 +808,7 @@ type MessageAmendment struct {
 
 func (x *MessageAmendment) Reset() {
 	*x = MessageAmendment{}
-	mi := &file_qim_v1_history_proto_msgTypes[4]
+	mi := &file_qim_v1_history_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -470,7 +820,7 @@ func (x *MessageAmendment) String() string {
 func (*MessageAmendment) ProtoMessage() {}
 
 func (x *MessageAmendment) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_history_proto_msgTypes[4]
+	mi := &file_qim_v1_history_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -483,7 +833,7 @@ func (x *MessageAmendment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageAmendment.ProtoReflect.Descriptor instead.
 func (*MessageAmendment) Descriptor() ([]byte, []int) {
-	return file_qim_v1_history_proto_rawDescGZIP(), []int{4}
+	return file_qim_v1_history_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MessageAmendment) GetTargetSeq() uint64 {
@@ -537,7 +887,7 @@ const file_qim_v1_history_proto_rawDesc = "" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x120\n" +
 	"\arecords\x18\x02 \x03(\v2\x16.qim.v1.HistoryMessageR\arecords\x12\x19\n" +
 	"\bhas_more\x18\x03 \x01(\bR\ahasMore\x12&\n" +
-	"\x0fnext_anchor_seq\x18\x04 \x01(\x04R\rnextAnchorSeq\"\x8b\x03\n" +
+	"\x0fnext_anchor_seq\x18\x04 \x01(\x04R\rnextAnchorSeq\"\xc0\x03\n" +
 	"\x0eHistoryMessage\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\fR\tmessageId\x12'\n" +
@@ -553,8 +903,36 @@ const file_qim_v1_history_proto_rawDesc = "" +
 	"\bmentions\x18\t \x03(\x04R\bmentions\x12\x14\n" +
 	"\x05flags\x18\n" +
 	" \x01(\rR\x05flags\x12*\n" +
-	"\x11client_message_id\x18\v \x01(\fR\x0fclientMessageIdB\a\n" +
-	"\x05_body\"\xfd\x01\n" +
+	"\x11client_message_id\x18\v \x01(\fR\x0fclientMessageId\x123\n" +
+	"\treactions\x18\f \x03(\v2\x15.qim.v1.ReactionCountR\treactionsB\a\n" +
+	"\x05_body\"\x9b\x01\n" +
+	"\x05React\x12\"\n" +
+	"\fpeer_user_id\x18\x01 \x01(\x04H\x00R\n" +
+	"peerUserId\x12\x1b\n" +
+	"\bgroup_id\x18\x02 \x01(\fH\x00R\agroupId\x12\x1d\n" +
+	"\n" +
+	"target_seq\x18\x03 \x01(\x04R\ttargetSeq\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12\x16\n" +
+	"\x06remove\x18\x05 \x01(\bR\x06removeB\b\n" +
+	"\x06target\"K\n" +
+	"\rReactionCount\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\x12\x12\n" +
+	"\x04mine\x18\x03 \x01(\bR\x04mine\"\xa1\x01\n" +
+	"\bReactAck\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"target_seq\x18\x02 \x01(\x04R\ttargetSeq\x123\n" +
+	"\treactions\x18\x03 \x03(\v2\x15.qim.v1.ReactionCountR\treactions\x12\x18\n" +
+	"\achanged\x18\x04 \x01(\bR\achanged\"\xd1\x01\n" +
+	"\rReactionEvent\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12\x1d\n" +
+	"\n" +
+	"target_seq\x18\x02 \x01(\x04R\ttargetSeq\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\x04R\x06userId\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12\x18\n" +
+	"\aremoved\x18\x05 \x01(\bR\aremoved\x123\n" +
+	"\treactions\x18\x06 \x03(\v2\x15.qim.v1.ReactionCountR\treactions\"\xfd\x01\n" +
 	"\vFeedMessage\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x120\n" +
 	"\amessage\x18\x02 \x01(\v2\x16.qim.v1.HistoryMessageR\amessage\x12+\n" +
@@ -584,22 +962,29 @@ func file_qim_v1_history_proto_rawDescGZIP() []byte {
 	return file_qim_v1_history_proto_rawDescData
 }
 
-var file_qim_v1_history_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_qim_v1_history_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_qim_v1_history_proto_goTypes = []any{
 	(*PullHistory)(nil),      // 0: qim.v1.PullHistory
 	(*HistoryBatch)(nil),     // 1: qim.v1.HistoryBatch
 	(*HistoryMessage)(nil),   // 2: qim.v1.HistoryMessage
-	(*FeedMessage)(nil),      // 3: qim.v1.FeedMessage
-	(*MessageAmendment)(nil), // 4: qim.v1.MessageAmendment
+	(*React)(nil),            // 3: qim.v1.React
+	(*ReactionCount)(nil),    // 4: qim.v1.ReactionCount
+	(*ReactAck)(nil),         // 5: qim.v1.ReactAck
+	(*ReactionEvent)(nil),    // 6: qim.v1.ReactionEvent
+	(*FeedMessage)(nil),      // 7: qim.v1.FeedMessage
+	(*MessageAmendment)(nil), // 8: qim.v1.MessageAmendment
 }
 var file_qim_v1_history_proto_depIdxs = []int32{
 	2, // 0: qim.v1.HistoryBatch.records:type_name -> qim.v1.HistoryMessage
-	2, // 1: qim.v1.FeedMessage.message:type_name -> qim.v1.HistoryMessage
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	4, // 1: qim.v1.HistoryMessage.reactions:type_name -> qim.v1.ReactionCount
+	4, // 2: qim.v1.ReactAck.reactions:type_name -> qim.v1.ReactionCount
+	4, // 3: qim.v1.ReactionEvent.reactions:type_name -> qim.v1.ReactionCount
+	2, // 4: qim.v1.FeedMessage.message:type_name -> qim.v1.HistoryMessage
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_qim_v1_history_proto_init() }
@@ -608,14 +993,18 @@ func file_qim_v1_history_proto_init() {
 		return
 	}
 	file_qim_v1_history_proto_msgTypes[2].OneofWrappers = []any{}
-	file_qim_v1_history_proto_msgTypes[4].OneofWrappers = []any{}
+	file_qim_v1_history_proto_msgTypes[3].OneofWrappers = []any{
+		(*React_PeerUserId)(nil),
+		(*React_GroupId)(nil),
+	}
+	file_qim_v1_history_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_history_proto_rawDesc), len(file_qim_v1_history_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -408,7 +408,9 @@ type PushTarget struct {
 	Typing *v1.TypingEvent `protobuf:"bytes,6,opt,name=typing,proto3" json:"typing,omitempty"`
 	// READ_RECEIPT for the user's connections: the peer of a direct conversation read (instead of
 	// any of the above).
-	Receipt       *v1.ReadReceipt `protobuf:"bytes,7,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	Receipt *v1.ReadReceipt `protobuf:"bytes,7,opt,name=receipt,proto3" json:"receipt,omitempty"`
+	// REACTION_EVENT for the user's connections but except_device's (instead of any of the above).
+	Reaction      *v1.ReactionEvent `protobuf:"bytes,8,opt,name=reaction,proto3" json:"reaction,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -488,6 +490,13 @@ func (x *PushTarget) GetTyping() *v1.TypingEvent {
 func (x *PushTarget) GetReceipt() *v1.ReadReceipt {
 	if x != nil {
 		return x.Receipt
+	}
+	return nil
+}
+
+func (x *PushTarget) GetReaction() *v1.ReactionEvent {
+	if x != nil {
+		return x.Reaction
 	}
 	return nil
 }
@@ -594,7 +603,7 @@ var File_qiminternal_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"\x1cqiminternal/v1/mailbox.proto\x12\x0fqim.internal.v1\x1a\x14qim/v1/mailbox.proto\x1a\x14qim/v1/session.proto\"\x10\n" +
+	"\x1cqiminternal/v1/mailbox.proto\x12\x0fqim.internal.v1\x1a\x14qim/v1/mailbox.proto\x1a\x14qim/v1/history.proto\x1a\x14qim/v1/session.proto\"\x10\n" +
 	"\x0ePushSessionAck\"\x90\x01\n" +
 	"\x18AuthenticatedPullMailbox\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
@@ -616,7 +625,7 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12\x16\n" +
 	"\x06cursor\x18\x04 \x01(\x04R\x06cursor\"9\n" +
 	"\rOfflineAnswer\x12(\n" +
-	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xac\x02\n" +
+	"\x10has_offline_data\x18\x01 \x01(\bR\x0ehasOfflineData\"\xdf\x02\n" +
 	"\n" +
 	"PushTarget\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
@@ -625,7 +634,8 @@ const file_qiminternal_v1_mailbox_proto_rawDesc = "" +
 	"\rsession_delta\x18\x04 \x01(\v2\x14.qim.v1.SessionDeltaR\fsessionDelta\x12#\n" +
 	"\rexcept_device\x18\x05 \x01(\tR\fexceptDevice\x12+\n" +
 	"\x06typing\x18\x06 \x01(\v2\x13.qim.v1.TypingEventR\x06typing\x12-\n" +
-	"\areceipt\x18\a \x01(\v2\x13.qim.v1.ReadReceiptR\areceipt\"I\n" +
+	"\areceipt\x18\a \x01(\v2\x13.qim.v1.ReadReceiptR\areceipt\x121\n" +
+	"\breaction\x18\b \x01(\v2\x15.qim.v1.ReactionEventR\breaction\"I\n" +
 	"\x10PushBatchRequest\x125\n" +
 	"\atargets\x18\x01 \x03(\v2\x1b.qim.internal.v1.PushTargetR\atargets\"I\n" +
 	"\x0fPushBatchResult\x12\x1c\n" +
@@ -670,6 +680,7 @@ var file_qiminternal_v1_mailbox_proto_goTypes = []any{
 	(*v1.SessionDelta)(nil),          // 12: qim.v1.SessionDelta
 	(*v1.TypingEvent)(nil),           // 13: qim.v1.TypingEvent
 	(*v1.ReadReceipt)(nil),           // 14: qim.v1.ReadReceipt
+	(*v1.ReactionEvent)(nil),         // 15: qim.v1.ReactionEvent
 }
 var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	10, // 0: qim.internal.v1.PullMailboxOutcome.batch:type_name -> qim.v1.MailboxBatch
@@ -679,24 +690,25 @@ var file_qiminternal_v1_mailbox_proto_depIdxs = []int32{
 	12, // 4: qim.internal.v1.PushTarget.session_delta:type_name -> qim.v1.SessionDelta
 	13, // 5: qim.internal.v1.PushTarget.typing:type_name -> qim.v1.TypingEvent
 	14, // 6: qim.internal.v1.PushTarget.receipt:type_name -> qim.v1.ReadReceipt
-	7,  // 7: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
-	1,  // 8: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
-	3,  // 9: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
-	5,  // 10: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
-	7,  // 11: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
-	8,  // 12: qim.internal.v1.Mailbox.PushSessions:input_type -> qim.internal.v1.PushBatchRequest
-	8,  // 13: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
-	2,  // 14: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
-	4,  // 15: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
-	6,  // 16: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
-	0,  // 17: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
-	0,  // 18: qim.internal.v1.Mailbox.PushSessions:output_type -> qim.internal.v1.PushSessionAck
-	9,  // 19: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
-	14, // [14:20] is the sub-list for method output_type
-	8,  // [8:14] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	15, // 7: qim.internal.v1.PushTarget.reaction:type_name -> qim.v1.ReactionEvent
+	7,  // 8: qim.internal.v1.PushBatchRequest.targets:type_name -> qim.internal.v1.PushTarget
+	1,  // 9: qim.internal.v1.Mailbox.PullMailbox:input_type -> qim.internal.v1.AuthenticatedPullMailbox
+	3,  // 10: qim.internal.v1.Mailbox.PullMailboxBatch:input_type -> qim.internal.v1.PullMailboxBatchRequest
+	5,  // 11: qim.internal.v1.Mailbox.HasOffline:input_type -> qim.internal.v1.OfflineQuery
+	7,  // 12: qim.internal.v1.Mailbox.PushSession:input_type -> qim.internal.v1.PushTarget
+	8,  // 13: qim.internal.v1.Mailbox.PushSessions:input_type -> qim.internal.v1.PushBatchRequest
+	8,  // 14: qim.internal.v1.Push.PushBatch:input_type -> qim.internal.v1.PushBatchRequest
+	2,  // 15: qim.internal.v1.Mailbox.PullMailbox:output_type -> qim.internal.v1.PullMailboxOutcome
+	4,  // 16: qim.internal.v1.Mailbox.PullMailboxBatch:output_type -> qim.internal.v1.PullMailboxBatchOutcome
+	6,  // 17: qim.internal.v1.Mailbox.HasOffline:output_type -> qim.internal.v1.OfflineAnswer
+	0,  // 18: qim.internal.v1.Mailbox.PushSession:output_type -> qim.internal.v1.PushSessionAck
+	0,  // 19: qim.internal.v1.Mailbox.PushSessions:output_type -> qim.internal.v1.PushSessionAck
+	9,  // 20: qim.internal.v1.Push.PushBatch:output_type -> qim.internal.v1.PushBatchResult
+	15, // [15:21] is the sub-list for method output_type
+	9,  // [9:15] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_mailbox_proto_init() }

@@ -704,6 +704,147 @@ func (x *PullHistoryOutcome) GetErrorMessage() string {
 	return ""
 }
 
+type AuthenticatedReact struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	TenantId    []byte                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	ActorUserId uint64                 `protobuf:"varint,2,opt,name=actor_user_id,json=actorUserId,proto3" json:"actor_user_id,omitempty"`
+	// The raw qim.v1.React payload as received from the client.
+	React         []byte `protobuf:"bytes,3,opt,name=react,proto3" json:"react,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticatedReact) Reset() {
+	*x = AuthenticatedReact{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticatedReact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticatedReact) ProtoMessage() {}
+
+func (x *AuthenticatedReact) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticatedReact.ProtoReflect.Descriptor instead.
+func (*AuthenticatedReact) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AuthenticatedReact) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *AuthenticatedReact) GetActorUserId() uint64 {
+	if x != nil {
+		return x.ActorUserId
+	}
+	return 0
+}
+
+func (x *AuthenticatedReact) GetReact() []byte {
+	if x != nil {
+		return x.React
+	}
+	return nil
+}
+
+// ReactOutcome carries the REACT_ACK or an error. With a changed ack, event is what the gateway
+// sends the conversation's participants, and audience who they are: the peer of a direct
+// conversation, or the current members of a group of at most contract.TypingGroupMaxMembers
+// (empty for a larger group: no live event).
+type ReactOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ack           *v1.ReactAck           `protobuf:"bytes,1,opt,name=ack,proto3" json:"ack,omitempty"`
+	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	Event         *v1.ReactionEvent      `protobuf:"bytes,4,opt,name=event,proto3" json:"event,omitempty"`
+	Audience      []uint64               `protobuf:"varint,5,rep,packed,name=audience,proto3" json:"audience,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReactOutcome) Reset() {
+	*x = ReactOutcome{}
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReactOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReactOutcome) ProtoMessage() {}
+
+func (x *ReactOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_writer_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReactOutcome.ProtoReflect.Descriptor instead.
+func (*ReactOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_writer_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ReactOutcome) GetAck() *v1.ReactAck {
+	if x != nil {
+		return x.Ack
+	}
+	return nil
+}
+
+func (x *ReactOutcome) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *ReactOutcome) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *ReactOutcome) GetEvent() *v1.ReactionEvent {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ReactOutcome) GetAudience() []uint64 {
+	if x != nil {
+		return x.Audience
+	}
+	return nil
+}
+
 var File_qiminternal_v1_writer_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_writer_proto_rawDesc = "" +
@@ -762,13 +903,25 @@ const file_qiminternal_v1_writer_proto_rawDesc = "" +
 	"\x05batch\x18\x01 \x01(\v2\x14.qim.v1.HistoryBatchR\x05batch\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xe0\x02\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\"k\n" +
+	"\x12AuthenticatedReact\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\"\n" +
+	"\ractor_user_id\x18\x02 \x01(\x04R\vactorUserId\x12\x14\n" +
+	"\x05react\x18\x03 \x01(\fR\x05react\"\xbf\x01\n" +
+	"\fReactOutcome\x12\"\n" +
+	"\x03ack\x18\x01 \x01(\v2\x10.qim.v1.ReactAckR\x03ack\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12+\n" +
+	"\x05event\x18\x04 \x01(\v2\x15.qim.v1.ReactionEventR\x05event\x12\x1a\n" +
+	"\baudience\x18\x05 \x03(\x04R\baudience2\xad\x03\n" +
 	"\x06Writer\x12R\n" +
 	"\n" +
 	"SendStream\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome(\x010\x01\x12O\n" +
 	"\vSendMessage\x12\".qim.internal.v1.AuthenticatedSend\x1a\x1c.qim.internal.v1.SendOutcome\x12]\n" +
 	"\vPullHistory\x12).qim.internal.v1.AuthenticatedPullHistory\x1a#.qim.internal.v1.PullHistoryOutcome\x12R\n" +
-	"\x05Group\x12*.qim.internal.v1.AuthenticatedGroupRequest\x1a\x1d.qim.internal.v1.GroupOutcome2\xb0\x01\n" +
+	"\x05Group\x12*.qim.internal.v1.AuthenticatedGroupRequest\x1a\x1d.qim.internal.v1.GroupOutcome\x12K\n" +
+	"\x05React\x12#.qim.internal.v1.AuthenticatedReact\x1a\x1d.qim.internal.v1.ReactOutcome2\xb0\x01\n" +
 	"\n" +
 	"GroupAdmin\x12T\n" +
 	"\n" +
@@ -787,7 +940,7 @@ func file_qiminternal_v1_writer_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_writer_proto_rawDescData
 }
 
-var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_qiminternal_v1_writer_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_qiminternal_v1_writer_proto_goTypes = []any{
 	(*AdminSendRequest)(nil),          // 0: qim.internal.v1.AdminSendRequest
 	(*AuthenticatedGroupRequest)(nil), // 1: qim.internal.v1.AuthenticatedGroupRequest
@@ -798,31 +951,39 @@ var file_qiminternal_v1_writer_proto_goTypes = []any{
 	(*SendOutcome)(nil),               // 6: qim.internal.v1.SendOutcome
 	(*AuthenticatedPullHistory)(nil),  // 7: qim.internal.v1.AuthenticatedPullHistory
 	(*PullHistoryOutcome)(nil),        // 8: qim.internal.v1.PullHistoryOutcome
-	(*v1.Member)(nil),                 // 9: qim.v1.Member
-	(*v1.SendAck)(nil),                // 10: qim.v1.SendAck
-	(*v1.HistoryBatch)(nil),           // 11: qim.v1.HistoryBatch
+	(*AuthenticatedReact)(nil),        // 9: qim.internal.v1.AuthenticatedReact
+	(*ReactOutcome)(nil),              // 10: qim.internal.v1.ReactOutcome
+	(*v1.Member)(nil),                 // 11: qim.v1.Member
+	(*v1.SendAck)(nil),                // 12: qim.v1.SendAck
+	(*v1.HistoryBatch)(nil),           // 13: qim.v1.HistoryBatch
+	(*v1.ReactAck)(nil),               // 14: qim.v1.ReactAck
+	(*v1.ReactionEvent)(nil),          // 15: qim.v1.ReactionEvent
 }
 var file_qiminternal_v1_writer_proto_depIdxs = []int32{
-	9,  // 0: qim.internal.v1.AdminGroupOutcome.members:type_name -> qim.v1.Member
-	10, // 1: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
-	11, // 2: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
-	5,  // 3: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
-	5,  // 4: qim.internal.v1.Writer.SendMessage:input_type -> qim.internal.v1.AuthenticatedSend
-	7,  // 5: qim.internal.v1.Writer.PullHistory:input_type -> qim.internal.v1.AuthenticatedPullHistory
-	1,  // 6: qim.internal.v1.Writer.Group:input_type -> qim.internal.v1.AuthenticatedGroupRequest
-	3,  // 7: qim.internal.v1.GroupAdmin.AdminGroup:input_type -> qim.internal.v1.AdminGroupRequest
-	0,  // 8: qim.internal.v1.GroupAdmin.AdminSend:input_type -> qim.internal.v1.AdminSendRequest
-	6,  // 9: qim.internal.v1.Writer.SendStream:output_type -> qim.internal.v1.SendOutcome
-	6,  // 10: qim.internal.v1.Writer.SendMessage:output_type -> qim.internal.v1.SendOutcome
-	8,  // 11: qim.internal.v1.Writer.PullHistory:output_type -> qim.internal.v1.PullHistoryOutcome
-	2,  // 12: qim.internal.v1.Writer.Group:output_type -> qim.internal.v1.GroupOutcome
-	4,  // 13: qim.internal.v1.GroupAdmin.AdminGroup:output_type -> qim.internal.v1.AdminGroupOutcome
-	6,  // 14: qim.internal.v1.GroupAdmin.AdminSend:output_type -> qim.internal.v1.SendOutcome
-	9,  // [9:15] is the sub-list for method output_type
-	3,  // [3:9] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	11, // 0: qim.internal.v1.AdminGroupOutcome.members:type_name -> qim.v1.Member
+	12, // 1: qim.internal.v1.SendOutcome.ack:type_name -> qim.v1.SendAck
+	13, // 2: qim.internal.v1.PullHistoryOutcome.batch:type_name -> qim.v1.HistoryBatch
+	14, // 3: qim.internal.v1.ReactOutcome.ack:type_name -> qim.v1.ReactAck
+	15, // 4: qim.internal.v1.ReactOutcome.event:type_name -> qim.v1.ReactionEvent
+	5,  // 5: qim.internal.v1.Writer.SendStream:input_type -> qim.internal.v1.AuthenticatedSend
+	5,  // 6: qim.internal.v1.Writer.SendMessage:input_type -> qim.internal.v1.AuthenticatedSend
+	7,  // 7: qim.internal.v1.Writer.PullHistory:input_type -> qim.internal.v1.AuthenticatedPullHistory
+	1,  // 8: qim.internal.v1.Writer.Group:input_type -> qim.internal.v1.AuthenticatedGroupRequest
+	9,  // 9: qim.internal.v1.Writer.React:input_type -> qim.internal.v1.AuthenticatedReact
+	3,  // 10: qim.internal.v1.GroupAdmin.AdminGroup:input_type -> qim.internal.v1.AdminGroupRequest
+	0,  // 11: qim.internal.v1.GroupAdmin.AdminSend:input_type -> qim.internal.v1.AdminSendRequest
+	6,  // 12: qim.internal.v1.Writer.SendStream:output_type -> qim.internal.v1.SendOutcome
+	6,  // 13: qim.internal.v1.Writer.SendMessage:output_type -> qim.internal.v1.SendOutcome
+	8,  // 14: qim.internal.v1.Writer.PullHistory:output_type -> qim.internal.v1.PullHistoryOutcome
+	2,  // 15: qim.internal.v1.Writer.Group:output_type -> qim.internal.v1.GroupOutcome
+	10, // 16: qim.internal.v1.Writer.React:output_type -> qim.internal.v1.ReactOutcome
+	4,  // 17: qim.internal.v1.GroupAdmin.AdminGroup:output_type -> qim.internal.v1.AdminGroupOutcome
+	6,  // 18: qim.internal.v1.GroupAdmin.AdminSend:output_type -> qim.internal.v1.SendOutcome
+	12, // [12:19] is the sub-list for method output_type
+	5,  // [5:12] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_writer_proto_init() }
@@ -836,7 +997,7 @@ func file_qiminternal_v1_writer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_writer_proto_rawDesc), len(file_qiminternal_v1_writer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -25,6 +25,7 @@ const (
 	Writer_SendMessage_FullMethodName = "/qim.internal.v1.Writer/SendMessage"
 	Writer_PullHistory_FullMethodName = "/qim.internal.v1.Writer/PullHistory"
 	Writer_Group_FullMethodName       = "/qim.internal.v1.Writer/Group"
+	Writer_React_FullMethodName       = "/qim.internal.v1.Writer/React"
 )
 
 // WriterClient is the client API for Writer service.
@@ -44,6 +45,8 @@ type WriterClient interface {
 	PullHistory(ctx context.Context, in *AuthenticatedPullHistory, opts ...grpc.CallOption) (*PullHistoryOutcome, error)
 	// Group serves the client group requests CREATE_GROUP, PULL_MEMBERS and LEAVE_GROUP.
 	Group(ctx context.Context, in *AuthenticatedGroupRequest, opts ...grpc.CallOption) (*GroupOutcome, error)
+	// React serves the client's REACT (ADR-0038).
+	React(ctx context.Context, in *AuthenticatedReact, opts ...grpc.CallOption) (*ReactOutcome, error)
 }
 
 type writerClient struct {
@@ -97,6 +100,16 @@ func (c *writerClient) Group(ctx context.Context, in *AuthenticatedGroupRequest,
 	return out, nil
 }
 
+func (c *writerClient) React(ctx context.Context, in *AuthenticatedReact, opts ...grpc.CallOption) (*ReactOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReactOutcome)
+	err := c.cc.Invoke(ctx, Writer_React_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WriterServer is the server API for Writer service.
 // All implementations must embed UnimplementedWriterServer
 // for forward compatibility.
@@ -114,6 +127,8 @@ type WriterServer interface {
 	PullHistory(context.Context, *AuthenticatedPullHistory) (*PullHistoryOutcome, error)
 	// Group serves the client group requests CREATE_GROUP, PULL_MEMBERS and LEAVE_GROUP.
 	Group(context.Context, *AuthenticatedGroupRequest) (*GroupOutcome, error)
+	// React serves the client's REACT (ADR-0038).
+	React(context.Context, *AuthenticatedReact) (*ReactOutcome, error)
 	mustEmbedUnimplementedWriterServer()
 }
 
@@ -135,6 +150,9 @@ func (UnimplementedWriterServer) PullHistory(context.Context, *AuthenticatedPull
 }
 func (UnimplementedWriterServer) Group(context.Context, *AuthenticatedGroupRequest) (*GroupOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method Group not implemented")
+}
+func (UnimplementedWriterServer) React(context.Context, *AuthenticatedReact) (*ReactOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method React not implemented")
 }
 func (UnimplementedWriterServer) mustEmbedUnimplementedWriterServer() {}
 func (UnimplementedWriterServer) testEmbeddedByValue()                {}
@@ -218,6 +236,24 @@ func _Writer_Group_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Writer_React_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticatedReact)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WriterServer).React(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Writer_React_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WriterServer).React(ctx, req.(*AuthenticatedReact))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Writer_ServiceDesc is the grpc.ServiceDesc for Writer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -236,6 +272,10 @@ var Writer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Group",
 			Handler:    _Writer_Group_Handler,
+		},
+		{
+			MethodName: "React",
+			Handler:    _Writer_React_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -234,6 +234,10 @@ func KeyFamilies() []keyfamily.Family {
 			Permanent("the conversation's hot floor F: expired, reads of trimmed seqs would go to Redis and find silent holes"),
 		keyfamily.New("msgstore.amendment_index", core, "qim:amend:{tag}:<tenant>:<cid>", amendPrefix, t+":"+h+":"+h).
 			WithExample(ck.amend()).WithConversations(convInKey(amendPrefix)).Expiring(),
+		keyfamily.New("msgstore.reaction_counts", core, "qim:react:{tag}:<tenant>:<cid>", reactPrefix, t+":"+h+":"+h).
+			WithExample(ck.reactSum()).WithConversations(convInKey(reactPrefix)).Expiring(),
+		keyfamily.New("msgstore.reaction_users", core, "qim:reactusr:{tag}:<tenant>:<cid>", reactUsrPrefix, t+":"+h+":"+h).
+			WithExample(ck.reactUsers()).WithConversations(convInKey(reactUsrPrefix)).Expiring(),
 		keyfamily.New("msgstore.recovery_index", core, "qim:cmtpending", pendingKey, "").WithExample(pendingKey).
 			Permanent("one per instance, the index of unfinished commits; it empties (and Redis drops it) as they finish"),
 	)

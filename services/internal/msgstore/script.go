@@ -131,6 +131,7 @@ type (
 	markBinding        = luascript.Binding[markArgs, markReply]
 	trimBinding        = luascript.Binding[trimArgs, trimReply]
 	amendBinding       = luascript.Binding[amendArgs, amendReply]
+	reactBinding       = luascript.Binding[reactArgs, reactReply]
 )
 
 // scripts are shared by every Store: the SHA is computed once per process, never per call.
@@ -144,6 +145,7 @@ var scripts = func() scriptSet {
 		groupChange:      luascript.MustBind[groupChangeArgs, commitReply](luaFS, "prelude.lua", "group_change.lua"),
 		trim:             luascript.MustBind[trimArgs, trimReply](luaFS, "prelude.lua", "trim.lua"),
 		amend:            luascript.MustBind[amendArgs, amendReply](luaFS, "prelude.lua", "amend.lua"),
+		react:            luascript.MustBind[reactArgs, reactReply](luaFS, "prelude.lua", "react.lua"),
 	}
 	// commitResult decodes the replies of all three commit scripts with one binding; that is
 	// sound only while their reply lines are the same.
@@ -164,6 +166,7 @@ type scriptSet struct {
 	groupChange               *groupChangeBinding
 	trim                      *trimBinding
 	amend                     *amendBinding
+	react                     *reactBinding
 }
 
 // call is one queued script invocation of a pipeline.

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/history.proto.
  */
 export const file_qim_v1_history: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvaGlzdG9yeS5wcm90bxIGcWltLnYxIm8KC1B1bGxIaXN0b3J5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBISCgphbmNob3Jfc2VxGAIgASgEEhEKCWRpcmVjdGlvbhgDIAEoDRINCgVsaW1pdBgEIAEoDRIRCgltYXhfYnl0ZXMYBSABKA0iewoMSGlzdG9yeUJhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBInCgdyZWNvcmRzGAIgAygLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhAKCGhhc19tb3JlGAMgASgIEhcKD25leHRfYW5jaG9yX3NlcRgEIAEoBCKGAgoOSGlzdG9yeU1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAiABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgDIAEoBBIWCg5zZW5kZXJfdXNlcl9pZBgEIAEoBBIUCgxtZXNzYWdlX3R5cGUYBSABKA0SEwoLY3VzdG9tX3R5cGUYBiABKAkSEQoEYm9keRgHIAEoDEgAiAEBEhIKCnNlbnRfYXRfbXMYCCABKAMSEAoIbWVudGlvbnMYCSADKAQSDQoFZmxhZ3MYCiABKA0SGQoRY2xpZW50X21lc3NhZ2VfaWQYCyABKAxCBwoFX2JvZHkirQEKC0ZlZWRNZXNzYWdlEhEKCXRlbmFudF9pZBgBIAEoDBInCgdtZXNzYWdlGAIgASgLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhkKEWNvbnZlcnNhdGlvbl9raW5kGAMgASgNEhQKDHBlZXJfdXNlcl9pZBgEIAEoBBIYChBzZW5kZXJfZGV2aWNlX2lkGAUgASgJEhcKD2NvbW1pdHRlZF9hdF9tcxgGIAEoAyKEAQoQTWVzc2FnZUFtZW5kbWVudBISCgp0YXJnZXRfc2VxGAEgASgEEhkKEXRhcmdldF9tZXNzYWdlX2lkGAIgASgMEg4KBmFjdGlvbhgDIAEoDRIVCg1hY3Rvcl91c2VyX2lkGAQgASgEEhEKBGJvZHkYBSABKAxIAIgBAUIHCgVfYm9keUIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z");
+  fileDesc("ChRxaW0vdjEvaGlzdG9yeS5wcm90bxIGcWltLnYxIm8KC1B1bGxIaXN0b3J5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBISCgphbmNob3Jfc2VxGAIgASgEEhEKCWRpcmVjdGlvbhgDIAEoDRINCgVsaW1pdBgEIAEoDRIRCgltYXhfYnl0ZXMYBSABKA0iewoMSGlzdG9yeUJhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBInCgdyZWNvcmRzGAIgAygLMhYucWltLnYxLkhpc3RvcnlNZXNzYWdlEhAKCGhhc19tb3JlGAMgASgIEhcKD25leHRfYW5jaG9yX3NlcRgEIAEoBCKwAgoOSGlzdG9yeU1lc3NhZ2USEgoKbWVzc2FnZV9pZBgBIAEoDBIXCg9jb252ZXJzYXRpb25faWQYAiABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgDIAEoBBIWCg5zZW5kZXJfdXNlcl9pZBgEIAEoBBIUCgxtZXNzYWdlX3R5cGUYBSABKA0SEwoLY3VzdG9tX3R5cGUYBiABKAkSEQoEYm9keRgHIAEoDEgAiAEBEhIKCnNlbnRfYXRfbXMYCCABKAMSEAoIbWVudGlvbnMYCSADKAQSDQoFZmxhZ3MYCiABKA0SGQoRY2xpZW50X21lc3NhZ2VfaWQYCyABKAwSKAoJcmVhY3Rpb25zGAwgAygLMhUucWltLnYxLlJlYWN0aW9uQ291bnRCBwoFX2JvZHkibgoFUmVhY3QSFgoMcGVlcl91c2VyX2lkGAEgASgESAASEgoIZ3JvdXBfaWQYAiABKAxIABISCgp0YXJnZXRfc2VxGAMgASgEEgsKA2tleRgEIAEoCRIOCgZyZW1vdmUYBSABKAhCCAoGdGFyZ2V0IjkKDVJlYWN0aW9uQ291bnQSCwoDa2V5GAEgASgJEg0KBWNvdW50GAIgASgNEgwKBG1pbmUYAyABKAgicgoIUmVhY3RBY2sSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhIKCnRhcmdldF9zZXEYAiABKAQSKAoJcmVhY3Rpb25zGAMgAygLMhUucWltLnYxLlJlYWN0aW9uQ291bnQSDwoHY2hhbmdlZBgEIAEoCCKVAQoNUmVhY3Rpb25FdmVudBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSEgoKdGFyZ2V0X3NlcRgCIAEoBBIPCgd1c2VyX2lkGAMgASgEEgsKA2tleRgEIAEoCRIPCgdyZW1vdmVkGAUgASgIEigKCXJlYWN0aW9ucxgGIAMoCzIVLnFpbS52MS5SZWFjdGlvbkNvdW50Iq0BCgtGZWVkTWVzc2FnZRIRCgl0ZW5hbnRfaWQYASABKAwSJwoHbWVzc2FnZRgCIAEoCzIWLnFpbS52MS5IaXN0b3J5TWVzc2FnZRIZChFjb252ZXJzYXRpb25fa2luZBgDIAEoDRIUCgxwZWVyX3VzZXJfaWQYBCABKAQSGAoQc2VuZGVyX2RldmljZV9pZBgFIAEoCRIXCg9jb21taXR0ZWRfYXRfbXMYBiABKAMihAEKEE1lc3NhZ2VBbWVuZG1lbnQSEgoKdGFyZ2V0X3NlcRgBIAEoBBIZChF0YXJnZXRfbWVzc2FnZV9pZBgCIAEoDBIOCgZhY3Rpb24YAyABKA0SFQoNYWN0b3JfdXNlcl9pZBgEIAEoBBIRCgRib2R5GAUgASgMSACIAQFCBwoFX2JvZHlCK1opZ2l0aHViLmNvbS9xaW0tZGV2L3FpbS9wcm90by9xaW0vdjE7cWltdjFiBnByb3RvMw");
 
 /**
  * PullHistory (PULL_HISTORY, uplink) pages through one conversation by conversation_seq.
@@ -213,6 +213,14 @@ export type HistoryMessage = Message<"qim.v1.HistoryMessage"> & {
    * @generated from field: bytes client_message_id = 11;
    */
   clientMessageId: Uint8Array;
+
+  /**
+   * The message's reactions now (PULL_HISTORY only; ADR-0038), by first use; mine relative to
+   * the reader. Empty: none.
+   *
+   * @generated from field: repeated qim.v1.ReactionCount reactions = 12;
+   */
+  reactions: ReactionCount[];
 };
 
 /**
@@ -221,6 +229,185 @@ export type HistoryMessage = Message<"qim.v1.HistoryMessage"> & {
  */
 export const HistoryMessageSchema: GenMessage<HistoryMessage> = /*@__PURE__*/
   messageDesc(file_qim_v1_history, 2);
+
+/**
+ * React (REACT, uplink) adds or removes the user's reaction `key` on the message at target_seq of
+ * a direct or group conversation (ADR-0038). Reactions are an aggregate, not messages: nothing
+ * enters a mailbox, counts as unread, reorders the session list or wakes an offline device. The
+ * answer is REACT_ACK with the message's reactions after the change; a REACT that changes
+ * nothing (a second add, a remove of a reaction not held) is answered the same and is not an
+ * error, so a retry is always safe. Online devices of the conversation's participants (a group
+ * of at most 100 members) are sent REACTION_EVENT; everyone else sees the counts in PULL_HISTORY.
+ *
+ * @generated from message qim.v1.React
+ */
+export type React = Message<"qim.v1.React"> & {
+  /**
+   * @generated from oneof qim.v1.React.target
+   */
+  target: {
+    /**
+     * The other participant of a direct conversation.
+     *
+     * @generated from field: uint64 peer_user_id = 1;
+     */
+    value: bigint;
+    case: "peerUserId";
+  } | {
+    /**
+     * The group (its conversation id, 16 bytes big-endian); the user must be a current member.
+     *
+     * @generated from field: bytes group_id = 2;
+     */
+    value: Uint8Array;
+    case: "groupId";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The message reacted to: it must exist and be visible to the user, not be CONTROL, recalled or
+   * deleted.
+   *
+   * @generated from field: uint64 target_seq = 3;
+   */
+  targetSeq: bigint;
+
+  /**
+   * The reaction: 1 to 32 bytes of UTF-8 without control characters (an emoji, a short code).
+   *
+   * @generated from field: string key = 4;
+   */
+  key: string;
+
+  /**
+   * true removes the user's reaction `key`; false adds it.
+   *
+   * @generated from field: bool remove = 5;
+   */
+  remove: boolean;
+};
+
+/**
+ * Describes the message qim.v1.React.
+ * Use `create(ReactSchema)` to create a new message.
+ */
+export const ReactSchema: GenMessage<React> = /*@__PURE__*/
+  messageDesc(file_qim_v1_history, 3);
+
+/**
+ * ReactionCount is one reaction of a message.
+ *
+ * @generated from message qim.v1.ReactionCount
+ */
+export type ReactionCount = Message<"qim.v1.ReactionCount"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * How many users reacted with key (at least 1).
+   *
+   * @generated from field: uint32 count = 2;
+   */
+  count: number;
+
+  /**
+   * The reader (the asker of PULL_HISTORY, the reactor of REACT_ACK) is one of them. Never set on
+   * REACTION_EVENT, which all recipients share.
+   *
+   * @generated from field: bool mine = 3;
+   */
+  mine: boolean;
+};
+
+/**
+ * Describes the message qim.v1.ReactionCount.
+ * Use `create(ReactionCountSchema)` to create a new message.
+ */
+export const ReactionCountSchema: GenMessage<ReactionCount> = /*@__PURE__*/
+  messageDesc(file_qim_v1_history, 4);
+
+/**
+ * ReactAck (REACT_ACK, downlink) answers REACT with the target's reactions after it.
+ *
+ * @generated from message qim.v1.ReactAck
+ */
+export type ReactAck = Message<"qim.v1.ReactAck"> & {
+  /**
+   * @generated from field: bytes conversation_id = 1;
+   */
+  conversationId: Uint8Array;
+
+  /**
+   * @generated from field: uint64 target_seq = 2;
+   */
+  targetSeq: bigint;
+
+  /**
+   * @generated from field: repeated qim.v1.ReactionCount reactions = 3;
+   */
+  reactions: ReactionCount[];
+
+  /**
+   * false: the REACT changed nothing (already added, or not held).
+   *
+   * @generated from field: bool changed = 4;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message qim.v1.ReactAck.
+ * Use `create(ReactAckSchema)` to create a new message.
+ */
+export const ReactAckSchema: GenMessage<ReactAck> = /*@__PURE__*/
+  messageDesc(file_qim_v1_history, 5);
+
+/**
+ * ReactionEvent (REACTION_EVENT, downlink, request id 0) tells a participant's online devices that
+ * user_id added (removed false) or removed a reaction, with the target's counts after it. Best
+ * effort: PULL_HISTORY serves the counts whatever was missed.
+ *
+ * @generated from message qim.v1.ReactionEvent
+ */
+export type ReactionEvent = Message<"qim.v1.ReactionEvent"> & {
+  /**
+   * @generated from field: bytes conversation_id = 1;
+   */
+  conversationId: Uint8Array;
+
+  /**
+   * @generated from field: uint64 target_seq = 2;
+   */
+  targetSeq: bigint;
+
+  /**
+   * @generated from field: uint64 user_id = 3;
+   */
+  userId: bigint;
+
+  /**
+   * @generated from field: string key = 4;
+   */
+  key: string;
+
+  /**
+   * @generated from field: bool removed = 5;
+   */
+  removed: boolean;
+
+  /**
+   * @generated from field: repeated qim.v1.ReactionCount reactions = 6;
+   */
+  reactions: ReactionCount[];
+};
+
+/**
+ * Describes the message qim.v1.ReactionEvent.
+ * Use `create(ReactionEventSchema)` to create a new message.
+ */
+export const ReactionEventSchema: GenMessage<ReactionEvent> = /*@__PURE__*/
+  messageDesc(file_qim_v1_history, 6);
 
 /**
  * FeedMessage is one record of the post-send feed, the topic a deployment gives the product
@@ -280,7 +467,7 @@ export type FeedMessage = Message<"qim.v1.FeedMessage"> & {
  * Use `create(FeedMessageSchema)` to create a new message.
  */
 export const FeedMessageSchema: GenMessage<FeedMessage> = /*@__PURE__*/
-  messageDesc(file_qim_v1_history, 3);
+  messageDesc(file_qim_v1_history, 7);
 
 /**
  * MessageAmendment is the body of an amendment CONTROL message (message_type 4, custom_type
@@ -333,5 +520,5 @@ export type MessageAmendment = Message<"qim.v1.MessageAmendment"> & {
  * Use `create(MessageAmendmentSchema)` to create a new message.
  */
 export const MessageAmendmentSchema: GenMessage<MessageAmendment> = /*@__PURE__*/
-  messageDesc(file_qim_v1_history, 4);
+  messageDesc(file_qim_v1_history, 8);
 
