@@ -167,6 +167,49 @@ func qim_group_members(h C.qim_client, group *C.char, timeoutMs C.int32_t, out, 
 	return finish(res, err, out, errOut)
 }
 
+//export qim_recall
+func qim_recall(h C.qim_client, conv *C.char, seq C.uint64_t, cmid, errOut **C.char) C.int {
+	return amendExport(h, conv, seq, contract.AmendRecall, nil, 0, cmid, errOut)
+}
+
+//export qim_edit
+func qim_edit(h C.qim_client, conv *C.char, seq C.uint64_t, body *C.uint8_t, n C.size_t, cmid, errOut **C.char) C.int {
+	return amendExport(h, conv, seq, contract.AmendEdit, body, n, cmid, errOut)
+}
+
+//export qim_delete
+func qim_delete(h C.qim_client, conv *C.char, seq C.uint64_t, cmid, errOut **C.char) C.int {
+	return amendExport(h, conv, seq, contract.AmendDelete, nil, 0, cmid, errOut)
+}
+
+func amendExport(h C.qim_client, conv *C.char, seq C.uint64_t, act contract.AmendAction, body *C.uint8_t, n C.size_t, cmid, errOut **C.char) C.int {
+	b, err := bodyOf(body, n)
+	if err != nil || conv == nil {
+		return finish("", firstErr(err, errorf(codeInvalid, "conversation must not be NULL")), cmid, errOut)
+	}
+	res, err := amend(uint64(h), C.GoString(conv), uint64(seq), act, b)
+	return finish(res, err, cmid, errOut)
+}
+
+//export qim_react
+func qim_react(h C.qim_client, conv *C.char, seq C.uint64_t, key *C.char, remove, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	if conv == nil || key == nil {
+		return finish("", errorf(codeInvalid, "conversation and key must not be NULL"), out, errOut)
+	}
+	res, err := react(uint64(h), C.GoString(conv), uint64(seq), C.GoString(key), remove != 0,
+		time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}
+
+//export qim_read_receipts
+func qim_read_receipts(h C.qim_client, group *C.char, seq C.uint64_t, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	if group == nil {
+		return finish("", errorf(codeInvalid, "group must not be NULL"), out, errOut)
+	}
+	res, err := readReceipts(uint64(h), C.GoString(group), uint64(seq), time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}
+
 //export qim_leave_group
 func qim_leave_group(h C.qim_client, group *C.char, timeoutMs C.int32_t, out, errOut **C.char) C.int {
 	if group == nil {

@@ -84,6 +84,26 @@ int qim_history(qim_client c, char* conversation, uint64_t anchor_seq, int32_t d
 /* Raises the read watermark of a conversation to seq; *result_json is the conversation after. */
 int qim_mark_read(qim_client c, char* conversation, uint64_t seq, char** result_json, char** err);
 
+/* Recall, edit and delete a stored message (read it with qim_history or receive it first),
+ * named by its conversation and seq: recorded as a durable send like qim_send, *client_message_id
+ * is the amendment's; "committed" or "failed" reports it. Recall and edit: the sender's own (recall
+ * within the server's window); delete: the sender's own, or any in a group the caller owns. */
+int qim_recall(qim_client c, char* conversation, uint64_t seq, char** client_message_id, char** err);
+int qim_edit(qim_client c, char* conversation, uint64_t seq, uint8_t* body, size_t body_len,
+             char** client_message_id, char** err);
+int qim_delete(qim_client c, char* conversation, uint64_t seq, char** client_message_id, char** err);
+
+/* Adds (remove 0) or removes the caller's reaction key (an emoji, at most 32 bytes of UTF-8) on
+ * the stored message at seq; safe to repeat: {"changed", "reactions": [{"key", "count", "mine"}]}.
+ * Participants' reactions arrive as "reaction_changed" events. timeout_ms 0: 10 s. */
+int qim_react(qim_client c, char* conversation, uint64_t seq, char* key, int32_t remove, int32_t timeout_ms,
+              char** result_json, char** err);
+
+/* Who of a group read how far: {"group", "seq", "read_count", "audience", "reads": [{"user",
+ * "read_seq"}]}, read_count of audience being the members who can see seq and read it (seq 0:
+ * watermarks only). timeout_ms 0: 10 s. */
+int qim_read_receipts(qim_client c, char* group, uint64_t seq, int32_t timeout_ms, char** result_json, char** err);
+
 /* Groups. qim_create_group records the group locally and returns at once, online or not, with
  * its id; "group_created" or "group_create_failed" reports the outcome. members_json is a JSON
  * array of decimal user ids besides the caller, e.g. ["43","44"].

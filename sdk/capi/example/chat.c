@@ -110,6 +110,33 @@ static int copy_field(const char *json, const char *key, char *out, size_t n) {
 	return 0;
 }
 
+/* wait_event reads c's events until one contains needle. */
+static int wait_event(qim_client c, const char *needle, int timeout_ms);
+
+/* amendments: B reacts to A's message and A sees the event; A edits it and B's copy is amended. */
+static int amendments(qim_client a, qim_client b, const char *conv, const char *seq) {
+	char *res = NULL, *err = NULL, *cmid = NULL;
+	int rc = qim_react(b, (char *)conv, strtoull(seq, NULL, 10), "\xf0\x9f\x91\x8d", 0, 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, "\"changed\":true") && strstr(res, "\"count\":1"), "react: %d %s %s", rc,
+		err ? err : "", res ? res : "");
+	qim_free(res);
+	if (wait_event(a, "\"type\":\"reaction_changed\"", 15000)) {
+		return -1;
+	}
+	const char *body = "edited in C";
+	rc = qim_edit(a, (char *)conv, strtoull(seq, NULL, 10), (uint8_t *)body, strlen(body), &cmid, &err);
+	CHECK(rc == QIM_OK && cmid && strlen(cmid) == 32, "edit: %d %s", rc, err ? err : "");
+	qim_free(cmid);
+	if (wait_event(b, "\"type\":\"messages_amended\"", 15000)) {
+		return -1;
+	}
+	rc = qim_recall(a, (char *)conv, 999999, &cmid, &err);
+	CHECK(rc == QIM_E_INVALID && cmid == NULL && err != NULL, "recall of a message not stored: %d", rc);
+	qim_free(err);
+	printf("chat: B reacted to A's message, A saw it; A edited it, B's copy amended\n");
+	return 0;
+}
+
 /* first_message: A to B; B's session list, history and read watermark. */
 static int first_message(qim_client a, qim_client b, const char *user_a, const char *user_b) {
 	char *cmid = NULL, *err = NULL, *res = NULL;
@@ -135,7 +162,7 @@ static int first_message(qim_client a, qim_client b, const char *user_a, const c
 	CHECK(rc == QIM_OK && strstr(res, "\"unread\":0,"), "mark_read: %d %s %s", rc, err ? err : "", res ? res : "");
 	qim_free(res);
 	printf("chat: A -> B delivered, listed with 1 unread, in history, marked read (conversation %s)\n", conv);
-	return 0;
+	return amendments(a, b, conv, seq);
 }
 
 /* wait_event reads c's events until one contains needle. */
@@ -205,10 +232,14 @@ static int group(qim_client a, qim_client b, const char *user_a, const char *use
 	CHECK(rc == QIM_OK && strstr(res, ua) && strstr(res, ub) && count(res, "\"user\":") == 2, "members: %d %s %s", rc,
 		err ? err : "", res ? res : "");
 	qim_free(res);
+	rc = qim_read_receipts(a, gid, 0, 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, ub) && count(res, "\"user\":") == 1, "read_receipts: %d %s %s", rc,
+		err ? err : "", res ? res : "");
+	qim_free(res);
 	rc = qim_leave_group(b, gid, 10000, &res, &err);
 	CHECK(rc == QIM_OK && strstr(res, "\"left_at_seq\":\""), "leave_group: %d %s", rc, err ? err : "");
 	qim_free(res);
-	printf("chat: group %s created, message read, 2 members listed, left\n", gid);
+	printf("chat: group %s created, message read, 2 members listed, B's read watermark pulled, left\n", gid);
 	return 0;
 }
 
