@@ -97,6 +97,7 @@ func Cells() []Cell {
 			svc.Mailbox, fpMailboxAfterWrite, true)),
 		writerTakeoverCell(),
 		roomWriterKillCell(),
+		roomWriterIsolationCell(),
 		archiverKillCell(),
 		cqlKillCell(),
 		luaFaultCell(),

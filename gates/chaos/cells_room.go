@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -94,4 +95,28 @@ func roomSummary(r *CellResult) string {
 	return fmt.Sprintf("fault %.1fs, healed %.1fs; rooms of %d: %d dropped, %d rejoined (%d truncated) by %.1fs; "+
 		"%d of %d deliveries after the rejoins", r.FaultS, r.HealS, g.RoomSize, g.UnavailableDrops, g.Rejoins,
 		g.RejoinsTruncated, g.AllJoinedAtS, g.DeliveredAfterRejoin, g.ExpectedAfterRejoin)
+}
+
+// roomWriterIsolationCell kills the RoomWriter under the ordinary message load: conversations
+// never touch it (ADR-0034: rooms are a separate write path), so the cell is judged like every
+// message cell and, by isolationWatch, holds the load to no failure at all — not one SEND refused,
+// unanswered or cut off while the RoomWriter is down.
+func roomWriterIsolationCell() Cell {
+	return Cell{Name: "room-writer-kill-conversations-unaffected", Quick: true,
+		Title: "SIGKILL the RoomWriter under 1:1 load and keep it down 5 s: no SEND refused, unanswered or lost",
+		Fault: killService(svc.Room), Hold: roomWriterHold, Heal: restartService(svc.Room),
+		Watch: func() Watch { return isolationWatch{} }}
+}
+
+// isolationWatch requires a load without a single failure.
+type isolationWatch struct{}
+
+func (isolationWatch) start(context.Context, *Target) {}
+
+func (isolationWatch) judge(_ context.Context, res *CellResult, _ *faultRun, rep *loadgen.Report) {
+	c := rep.Counts
+	res.check("conversations unaffected", c.Failed == 0 && c.Timeouts == 0 && c.ConnectionsLost == 0 && c.Kicked == 0 &&
+		rep.ErrorCount == 0 && c.Acked > 0,
+		"%d acknowledged; %d refused%s, %d unanswered, %d connections lost, %d kicked, %d load errors%s", c.Acked, c.Failed,
+		loadgen.ByCode(rep.FailuresByCode), c.Timeouts, c.ConnectionsLost, c.Kicked, rep.ErrorCount, firstError(rep.Errors))
 }
