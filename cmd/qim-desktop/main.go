@@ -62,7 +62,8 @@ path derived from the gateway, tenant and user, so restarting keeps messages, cu
 sends.
 
 Commands: /login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /help  /quit
-Groups:   /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /leave GROUP
+Messages: /recall USER SEQ  /edit USER SEQ TEXT  /delete USER SEQ  /react USER SEQ KEY  /unreact USER SEQ KEY
+Groups:   /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /receipts GROUP [SEQ]  /leave GROUP
           (GROUP: the 32-digit id, or the start of a group this device knows)
 Rooms:    /join ROOM [FROM]  /room ROOM TEXT  /rooms  /leave ROOM
           (ROOM: the room id in hex, e.g. 2a; FROM: replay from this room_seq, 0 = all buffered;

@@ -66,6 +66,8 @@ func render(c *sdk.Client, con *console, ev sdk.Event) bool {
 		}
 	case sdk.RoomLeft:
 		con.printf("%s", describeRoomLeft(e))
+	case sdk.ReactionChanged:
+		con.printf("%s", describeReaction(e))
 	case sdk.LocalStoreReset:
 		con.printf("[rebuild] mailbox cursor expired; refetching (generation %d)", e.Generation)
 	}

@@ -84,7 +84,8 @@ func readLines(in io.Reader, lines chan<- string) {
 // helpText is /help's answer; main.go's Long lists the same commands.
 const helpText = `/login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /quit
 /recall USER SEQ  /edit USER SEQ TEXT  /delete USER SEQ   (SEQ: the message's #number)
-/gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /leave GROUP
+/react USER SEQ KEY  /unreact USER SEQ KEY   (KEY: an emoji or a short word)
+/gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /receipts GROUP [SEQ]  /leave GROUP
 /join ROOM [FROM]  /room ROOM TEXT  /rooms  /leave ROOM
   GROUP: a group's 32-digit id, or the start of one this device knows (the 8 digits printed)
   ROOM: a room id in hex, 1 to 32 digits (e.g. 2a), or the start (8+ digits) of a joined one;
@@ -129,6 +130,10 @@ func handle(c *sdk.Client, con *console, line string) bool {
 		cmdAmend(ctx, c, con, contract.AmendEdit, rest)
 	case "/delete":
 		cmdAmend(ctx, c, con, contract.AmendDelete, rest)
+	case "/react", "/unreact":
+		cmdReact(ctx, c, con, rest, cmd == "/unreact")
+	case "/receipts":
+		cmdReceipts(ctx, c, con, rest)
 	case "/gcreate":
 		cmdGCreate(ctx, c, con, rest)
 	case "/gmsg":

@@ -3,6 +3,7 @@ package sdkit
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,5 +48,47 @@ func TestITGroupReadReceipts(t *testing.T) {
 	}
 	if _, err := alice.c.ReadReceipts(bg, contract.DirectConversationID(contract.TenantID{}, alice.user, bob.user), 1); !errors.Is(err, sdk.ErrInvalid) {
 		t.Fatalf("a direct conversation: %v, want ErrInvalid", err)
+	}
+}
+
+// A reaction through the SDK: bob reacts to alice's message from his stored copy; bob's answer
+// counts it as his, alice's SDK announces ReactionChanged with the same count, and a repeat
+// changes nothing.
+func TestITReactions(t *testing.T) {
+	set := deployment(t)
+	ms := itMembers(t, set, 2)
+	alice, bob := ms[0], ms[1]
+	if _, err := alice.c.Send(bg, bob.user, []byte("react to me"), sdk.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	conv := bob.c.DirectConversation(alice.user)
+	var m sdk.Message
+	bob.r.wait(t, 30*time.Second, "alice's message at bob", func([]sdk.Event) bool {
+		msgs, _, err := bob.c.LocalMessages(bg, conv, 0, sdk.Newer, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range msgs {
+			if x.Sender == alice.user {
+				m = x
+				return true
+			}
+		}
+		return false
+	})
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	rs, changed, err := bob.c.React(ctx, m, "👍", false)
+	if err != nil || !changed || len(rs) != 1 || rs[0] != (sdk.Reaction{Key: "👍", Count: 1, Mine: true}) {
+		t.Fatalf("React = %+v %v %v, want 👍 1 mine, changed", rs, changed, err)
+	}
+	alice.r.wait(t, 30*time.Second, "ReactionChanged at alice", func(evs []sdk.Event) bool {
+		return slices.ContainsFunc(evs, func(ev sdk.Event) bool {
+			e, ok := ev.(sdk.ReactionChanged)
+			return ok && e.User == bob.user && e.Seq == m.Seq && len(e.Reactions) == 1 && e.Reactions[0].Count == 1
+		})
+	})
+	if _, changed, err := bob.c.React(ctx, m, "👍", false); err != nil || changed {
+		t.Fatalf("a repeated React: changed %v, %v; want unchanged", changed, err)
 	}
 }
