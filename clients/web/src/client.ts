@@ -302,6 +302,7 @@ export class QimClient extends Emitter<ClientEvents> {
         throw new SessionEndedError(0, `the token is user ${userId}'s, the store user ${this.session.userId}'s`);
       }
       this.session = { userId, sessionEpoch: fromU64(ok.sessionEpoch), serverTimeMs: Number(ok.serverTimeMs) };
+      this.sync.reset();
       await this.bindStore(userId);
       conn.startHeartbeat(ok.heartbeatIntervalMs || Limits.heartbeatStartMs, ok.heartbeatTimeoutMs || 150_000);
       return conn;
@@ -332,8 +333,10 @@ export class QimClient extends Emitter<ClientEvents> {
   private push(conn: Connection, m: Message): void {
     switch (m.opcode) {
       case Opcode.PUSH_EVENTS: {
-        const evs = this.sync.fresh(fromBinary(PushEventsSchema, m.payload).events);
-        if (evs.length) this.applyMailbox(evs);
+        if (this.sync.live) {
+          const evs = this.sync.fresh(fromBinary(PushEventsSchema, m.payload).events);
+          if (evs.length) this.applyMailbox(evs);
+        }
         void this.sync.pull(conn).then(() => this.store.cursor()).then((cursor) => this.emit("synced", { cursor }));
         return;
       }

@@ -21,6 +21,8 @@ const SEEN_WINDOW = 10_000;
 export class Sync {
   private running = false;
   private again = false;
+  /** The connection's first pull drained the mailbox (reset at every AUTH_OK). */
+  private drained = false;
   private readonly seen = new Map<string, true>();
 
   constructor(
@@ -30,6 +32,22 @@ export class Sync {
     private readonly onExpired: () => void,
     private readonly onError: (err: unknown) => void,
   ) {}
+
+  /** reset marks a new connection: its pushes wait for its first drain (see live). */
+  reset(): void {
+    this.drained = false;
+  }
+
+  /**
+   * live: a pushed event may be handed out at once, because nothing older can still be on its way
+   * — the connection's first pull drained the mailbox and no pull is running. Otherwise a push
+   * could overtake the offline messages the pull is fetching (a message materialized just after
+   * the login is pushed while the older ones are still being pulled); the pull the push schedules
+   * fetches it in mailbox order instead.
+   */
+  get live(): boolean {
+    return this.drained && !this.running;
+  }
 
   /** fresh filters events already handed out (a push, then the pull that covers it). */
   fresh(events: MailboxEvent[]): MailboxEvent[] {
@@ -56,6 +74,7 @@ export class Sync {
         this.again = false;
         await this.drain(conn);
       } while (this.again && !conn.isClosed);
+      this.drained = !conn.isClosed;
     } catch (err) {
       this.onError(err);
     } finally {

@@ -1,7 +1,7 @@
 // A fake gateway behind a WebSocketLike, for tests that drive a whole QimClient without a
-// server: it answers AUTH, PULL_MAILBOX (always empty) and SEND (an ack, or what onSend
-// returns), records every SEND decoded from the bytes the client wrote, and pushes mailbox
-// events on demand.
+// server: it answers AUTH, PULL_MAILBOX (from its mailbox, empty unless a test fills it) and
+// SEND (an ack, or what onSend returns), records every SEND decoded from the bytes the client
+// wrote, and pushes mailbox events on demand.
 
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { WebSocketLike } from "../src/connection.js";
@@ -21,6 +21,10 @@ export class FakeGateway implements WebSocketLike {
   onerror: ((ev: unknown) => void) | null = null;
   /** Every SEND received, decoded from its frame's payload bytes. */
   readonly sends: SendRequest[] = [];
+  /** The mailbox PULL_MAILBOX answers from: the events above the request's cursor, in order. */
+  readonly mailbox: MailboxEvent[] = [];
+  /** onPull runs when a PULL_MAILBOX arrives, before it is answered. */
+  onPull?: () => void;
   private readonly reader = new FrameReader();
   private seq = 10n;
 
@@ -49,7 +53,10 @@ export class FakeGateway implements WebSocketLike {
         return;
       case Opcode.PULL_MAILBOX: {
         const cursor = fromBinary(PullMailboxSchema, m.payload).cursor ?? create(MailboxCursorSchema);
-        this.write(Opcode.MAILBOX_BATCH, m.requestId, toBinary(MailboxBatchSchema, create(MailboxBatchSchema, { nextCursor: cursor, hasMore: false })));
+        this.onPull?.();
+        const entries = this.mailbox.filter((e) => e.mailboxSeq > cursor.mailboxSeq);
+        const next = entries.length ? create(MailboxCursorSchema, { mailboxSeq: entries[entries.length - 1]!.mailboxSeq }) : cursor;
+        this.write(Opcode.MAILBOX_BATCH, m.requestId, toBinary(MailboxBatchSchema, create(MailboxBatchSchema, { entries, nextCursor: next, hasMore: false })));
         return;
       }
       case Opcode.SEND: {
