@@ -55,6 +55,9 @@ const (
 	// OpPullReadReceipts and OpReadReceiptsBatch: who of a group read how far (pull only).
 	OpPullReadReceipts  Opcode = 0x040A
 	OpReadReceiptsBatch Opcode = 0x040B
+	// OpSetReadReceipts and OpReadReceiptsSet: a user withholds its read receipts, or shares again.
+	OpSetReadReceipts Opcode = 0x040C
+	OpReadReceiptsSet Opcode = 0x040D
 
 	OpPullHistory  Opcode = 0x0501
 	OpHistoryBatch Opcode = 0x0502
@@ -148,6 +151,10 @@ var opcodeTable = []OpcodeInfo{
 		"answered by READ_RECEIPTS_BATCH or ERROR: a group's other current members' read watermarks and, for a seq, how many of its audience read it; direct conversations INVALID_ARGUMENT"},
 	{OpReadReceiptsBatch, "READ_RECEIPTS_BATCH", Downlink, "ReadReceiptsBatch", false, true,
 		"answers PULL_READ_RECEIPTS in one frame (a group has at most 1,000 members)"},
+	{OpSetReadReceipts, "SET_READ_RECEIPTS", Uplink, "SetReadReceipts", false, true,
+		"answered by READ_RECEIPTS_SET: the user withholds its read receipts (and then sees nobody's) or shares again"},
+	{OpReadReceiptsSet, "READ_RECEIPTS_SET", Downlink, "ReadReceiptsSet", false, true,
+		"answers SET_READ_RECEIPTS with the stored value"},
 	{OpPullHistory, "PULL_HISTORY", Uplink, "PullHistory", false, true,
 		"answered by HISTORY_BATCH or ERROR; DIRECT and GROUP (clipped to the reader's intervals, NOT_MEMBER for a never-member); ROOM gets UNIMPLEMENTED"},
 	{OpHistoryBatch, "HISTORY_BATCH", Downlink, "HistoryBatch", false, true,

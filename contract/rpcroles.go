@@ -50,6 +50,7 @@ var RPCMethodRoles = map[string]RPCRole{
 	"/qim.internal.v1.Session/PullSessionList":  RPCRoleGateway,
 	"/qim.internal.v1.Session/MarkRead":         RPCRoleGateway,
 	"/qim.internal.v1.Session/PullReadReceipts": RPCRoleGateway,
+	"/qim.internal.v1.Session/SetReadReceipts":  RPCRoleGateway,
 	"/qim.internal.v1.Session/Badge":            RPCRoleNotify,
 	"/qim.internal.v1.RoomWriter/Link":          RPCRoleGateway,
 	"/qim.internal.v1.RoomWriter/Publish":       RPCRoleGateway,

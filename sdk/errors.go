@@ -55,6 +55,10 @@ var (
 	// ErrUnimplemented: the server does not offer the request (a deployment without RoomWriters
 	// answers rooms so; a *ServerError with UNIMPLEMENTED matches it). Retrying cannot help.
 	ErrUnimplemented = errors.New("sdk: not offered by this server")
+	// ErrForbidden: the server refused the request to this user (FORBIDDEN): an amendment of
+	// someone else's message, a recall past its window, group receipts while withholding one's own
+	// (SetReadReceipts); a *ServerError with FORBIDDEN matches it.
+	ErrForbidden = errors.New("sdk: forbidden")
 	// errDead is the connection error when a probe went unanswered.
 	errDead = fmt.Errorf("sdk: connection unresponsive for %s", contract.UnavailableDetectMax)
 )
@@ -76,7 +80,7 @@ func (e *ServerError) Error() string {
 
 // Is lets callers branch on the codes they can act on with errors.Is, whatever request the
 // server refused: INVALID_ARGUMENT is ErrInvalid, NOT_MEMBER ErrNotMember, GROUP_FULL
-// ErrGroupFull, UNIMPLEMENTED ErrUnimplemented, RATE_LIMITED answering JOIN_ROOM ErrTooManyRooms.
+// ErrGroupFull, UNIMPLEMENTED ErrUnimplemented, FORBIDDEN ErrForbidden, RATE_LIMITED answering JOIN_ROOM ErrTooManyRooms.
 // errors.As with *ServerError gives the code itself.
 func (e *ServerError) Is(target error) bool {
 	switch target {
@@ -88,6 +92,8 @@ func (e *ServerError) Is(target error) bool {
 		return e.Code == contract.ErrCodeGroupFull
 	case ErrUnimplemented:
 		return e.Code == contract.ErrCodeUnimplemented
+	case ErrForbidden:
+		return e.Code == contract.ErrCodeForbidden
 	case ErrTooManyRooms:
 		return e.Code == contract.ErrCodeRateLimited && e.Op == contract.OpJoinRoom
 	}

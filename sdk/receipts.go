@@ -19,8 +19,11 @@ import (
 // MemberRead is one member's read watermark in a group.
 type MemberRead struct {
 	User contract.UserID
-	// Read: everything up to and including this seq is read; 0 nothing yet.
+	// Read: everything up to and including this seq is read; 0 nothing yet, or withheld.
 	Read contract.ConversationSeq
+	// Withheld: the member withholds its read receipts (it counts in neither ReadCount nor
+	// Audience).
+	Withheld bool
 }
 
 // GroupReceipts answers ReadReceipts.
@@ -36,7 +39,8 @@ type GroupReceipts struct {
 
 // ReadReceipts asks who of a group has read how far and, for seq > 0, how many of the members
 // who can see that message have read it. Errors: ErrOffline without a connection, ErrNotMember
-// when the user is not a current member, ErrInvalid for a direct conversation.
+// when the user is not a current member, ErrInvalid for a direct conversation, ErrForbidden while
+// the user withholds its own receipts.
 func (c *Client) ReadReceipts(ctx context.Context, group contract.ConversationID, seq contract.ConversationSeq) (GroupReceipts, error) {
 	conv, err := groupConversation(group)
 	if err != nil {
@@ -55,6 +59,23 @@ func (c *Client) ReadReceipts(ctx context.Context, group contract.ConversationID
 	return receiptsOf(conv, seq, &b)
 }
 
+// SetReadReceipts withholds the user's read receipts (share false) or shares them again (the
+// default). It is symmetric: while they are withheld, nobody sees this user's reads and this user
+// sees nobody's (ReadReceipts answers ErrForbidden, peers' watermarks read 0, no ReadReceipt
+// events). The user's own read state across its devices is unaffected. ErrOffline without a
+// connection.
+func (c *Client) SetReadReceipts(ctx context.Context, share bool) error {
+	payload, err := c.call(ctx, contract.OpSetReadReceipts, contract.OpReadReceiptsSet, &qimv1.SetReadReceipts{Share: share})
+	if err != nil {
+		return err
+	}
+	var a qimv1.ReadReceiptsSet
+	if err := proto.Unmarshal(payload, &a); err != nil || a.GetShare() != share {
+		return fmt.Errorf("%w: READ_RECEIPTS_SET %v for share=%v (%v)", ErrProtocol, &a, share, err)
+	}
+	return nil
+}
+
 // receiptsOf checks that b answers the question asked and converts it.
 func receiptsOf(conv contract.ConversationID, seq contract.ConversationSeq, b *qimv1.ReadReceiptsBatch) (GroupReceipts, error) {
 	cid := conv.Bytes()
@@ -71,7 +92,7 @@ func receiptsOf(conv contract.ConversationID, seq contract.ConversationSeq, b *q
 		if err != nil || m.GetUserId() == 0 {
 			return GroupReceipts{}, fmt.Errorf("%w: READ_RECEIPTS_BATCH member %d read %d", ErrProtocol, m.GetUserId(), m.GetReadConversationSeq())
 		}
-		out.Reads[i] = MemberRead{User: contract.UserID(m.GetUserId()), Read: r}
+		out.Reads[i] = MemberRead{User: contract.UserID(m.GetUserId()), Read: r, Withheld: m.GetWithheld()}
 	}
 	return out, nil
 }

@@ -62,6 +62,7 @@ path derived from the gateway, tenant and user, so restarting keeps messages, cu
 sends.
 
 Commands: /login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /help  /quit
+Reads:    /read USER  /share-reads on|off  (off: nobody sees your reads, and you see nobody's)
 Messages: /recall USER SEQ  /edit USER SEQ TEXT  /delete USER SEQ  /react USER SEQ KEY  /unreact USER SEQ KEY
 Groups:   /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /receipts GROUP [SEQ]  /leave GROUP
           (GROUP: the 32-digit id, or the start of a group this device knows)

@@ -89,3 +89,21 @@ func cmdReceipts(ctx context.Context, c *sdk.Client, con *console, rest string) 
 		con.printf("  %s read up to #%d", userName(c, m.User), m.Read)
 	}
 }
+
+// cmdShareReads runs /share-reads on|off.
+func cmdShareReads(ctx context.Context, c *sdk.Client, con *console, rest string) {
+	share, ok := map[string]bool{"on": true, "off": false}[strings.TrimSpace(rest)]
+	if !ok {
+		con.printf("usage: /share-reads on|off (got %q)", rest)
+		return
+	}
+	if err := c.SetReadReceipts(ctx, share); err != nil {
+		con.printf("error: %v", err)
+		return
+	}
+	if share {
+		con.printf("read receipts shared: others see your reads, you see theirs")
+	} else {
+		con.printf("read receipts withheld: nobody sees your reads, and you see nobody's")
+	}
+}

@@ -85,6 +85,7 @@ func readLines(in io.Reader, lines chan<- string) {
 const helpText = `/login  /logout  /msg USER TEXT  /history USER [N]  /pending  /convs  /read USER  /quit
 /recall USER SEQ  /edit USER SEQ TEXT  /delete USER SEQ   (SEQ: the message's #number)
 /react USER SEQ KEY  /unreact USER SEQ KEY   (KEY: an emoji or a short word)
+/share-reads on|off   (off: nobody sees your reads, and you see nobody's)
 /gcreate NAME USER,USER...  /gmsg GROUP TEXT  /members GROUP  /receipts GROUP [SEQ]  /leave GROUP
 /join ROOM [FROM]  /room ROOM TEXT  /rooms  /leave ROOM
   GROUP: a group's 32-digit id, or the start of one this device knows (the 8 digits printed)
@@ -134,6 +135,8 @@ func handle(c *sdk.Client, con *console, line string) bool {
 		cmdReact(ctx, c, con, rest, cmd == "/unreact")
 	case "/receipts":
 		cmdReceipts(ctx, c, con, rest)
+	case "/share-reads":
+		cmdShareReads(ctx, c, con, rest)
 	case "/gcreate":
 		cmdGCreate(ctx, c, con, rest)
 	case "/gmsg":

@@ -269,3 +269,12 @@ func (c *Client) PullReadReceipts(ctx context.Context, conv []byte, seq uint64) 
 	}
 	return &out, nil
 }
+
+// SetReadReceipts performs one SET_READ_RECEIPTS.
+func (c *Client) SetReadReceipts(ctx context.Context, share bool) (*qimv1.ReadReceiptsSet, error) {
+	var out qimv1.ReadReceiptsSet
+	if err := c.Call(ctx, contract.OpSetReadReceipts, &qimv1.SetReadReceipts{Share: share}, contract.OpReadReceiptsSet, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -26,6 +26,7 @@ func ProductScenarios() []Scenario {
 		{"group-typing-reaches-the-members-of-a-small-group", scenarioGroupTyping},
 		{"read-receipt-reaches-the-peer-and-its-session-list", scenarioReadReceipt},
 		{"group-read-receipts-count-who-read-each-message", scenarioGroupReceipts},
+		{"read-receipts-withheld-show-nothing-and-see-nothing", scenarioReceiptsWithheld},
 		{"push-reaches-an-offline-device-once", needs(NeedsPush, scenarioOfflinePush)},
 		{"post-send-feed-carries-every-acknowledged-message", needs(NeedsFeed, scenarioFeed)},
 		{"recalled-message-disappears-from-history-heads-and-unread", scenarioRecall},

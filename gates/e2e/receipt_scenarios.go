@@ -189,3 +189,74 @@ func scenarioGroupTyping(ctx context.Context, e *Env) error {
 		}
 	}
 }
+
+// A user who withholds its read receipts shows no read and sees none (the seed: privacy is
+// symmetric): alice turns hers off and reads bob's message — bob gets no READ_RECEIPT and his row
+// shows 0; alice may not pull a group's receipts; once she shares again her next read reaches him.
+func scenarioReceiptsWithheld(ctx context.Context, e *Env) error {
+	alice, bob := e.User(), e.User()
+	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if set, err := a.SetReadReceipts(ctx, false); err != nil || set.GetShare() {
+		return fmt.Errorf("SET_READ_RECEIPTS off: %v %v", set, err)
+	}
+	var seqs []uint64
+	for i := range 2 {
+		ack, err := b.Send(ctx, alice, NewCmid(), fmt.Appendf(nil, "private read %d", i))
+		if err != nil {
+			return err
+		}
+		seqs = append(seqs, ack.GetConversationSeq())
+	}
+	if _, err := a.Send(ctx, bob, NewCmid(), []byte("presence")); err != nil {
+		return err
+	}
+	select { // bob's push path knows his gateway, which receipts travel too
+	case <-b.Pushes():
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("no PUSH_EVENTS to bob within 10 s")
+	}
+	conv := contract.DirectConversationID(e.Tenant, alice, bob)
+	cid := conv.Bytes()
+	if _, err := a.MarkRead(ctx, cid[:], seqs[0]); err != nil {
+		return err
+	}
+	select {
+	case r := <-b.ReadReceipts():
+		return fmt.Errorf("bob got READ_RECEIPT %v from alice, who withholds hers", r)
+	case <-time.After(readSyncWithin):
+	}
+	if r, err := rowOf(ctx, b, conv); err != nil || (r != nil && r.GetPeerReadConversationSeq() != 0) {
+		return fmt.Errorf("bob's row shows alice's withheld read: %v %v", r, err)
+	}
+	g, err := a.CreateGroup(ctx, NewCmid(), "private", bob)
+	if err != nil {
+		return err
+	}
+	if _, err := a.PullReadReceipts(ctx, g.GetConversationId(), 0); !isCode(err, contract.ErrCodeForbidden) {
+		return fmt.Errorf("receipts pulled while withholding: %v, want FORBIDDEN", err)
+	}
+	if set, err := a.SetReadReceipts(ctx, true); err != nil || !set.GetShare() {
+		return fmt.Errorf("SET_READ_RECEIPTS on: %v %v", set, err)
+	}
+	if _, err := a.MarkRead(ctx, cid[:], seqs[1]); err != nil {
+		return err
+	}
+	select {
+	case r := <-b.ReadReceipts():
+		if r.GetReadConversationSeq() < seqs[1] {
+			return fmt.Errorf("READ_RECEIPT %v, want alice at %d", r, seqs[1])
+		}
+	case <-time.After(readSyncWithin):
+		return fmt.Errorf("no READ_RECEIPT within %v after alice shares again", readSyncWithin)
+	}
+	return nil
+}

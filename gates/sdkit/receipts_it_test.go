@@ -92,3 +92,30 @@ func TestITReactions(t *testing.T) {
 		t.Fatalf("a repeated React: changed %v, %v; want unchanged", changed, err)
 	}
 }
+
+// SetReadReceipts through the SDK: carol withholds hers, so alice's receipts list her withheld
+// and out of the count, and carol's own pull is ErrForbidden; sharing again restores both.
+func TestITWithheldReceipts(t *testing.T) {
+	set := deployment(t)
+	ms := itMembers(t, set, 2)
+	alice, carol := ms[0], ms[1]
+	group := createIT(t, alice, "private readers", carol.user)
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	if err := carol.c.SetReadReceipts(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := alice.c.ReadReceipts(ctx, group, 1)
+	if err != nil || len(got.Reads) != 1 || !got.Reads[0].Withheld || got.Audience != 0 {
+		t.Fatalf("receipts with carol withholding: %+v %v, want carol withheld, audience 0", got, err)
+	}
+	if _, err := carol.c.ReadReceipts(ctx, group, 1); !errors.Is(err, sdk.ErrForbidden) {
+		t.Fatalf("carol's pull while withholding: %v, want ErrForbidden", err)
+	}
+	if err := carol.c.SetReadReceipts(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := carol.c.ReadReceipts(ctx, group, 1); err != nil {
+		t.Fatalf("carol's pull after sharing again: %v", err)
+	}
+}

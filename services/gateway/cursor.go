@@ -30,7 +30,7 @@ func backendOf(op contract.Opcode) string {
 	switch op {
 	case contract.OpPullHistory:
 		return "history"
-	case contract.OpPullSessionList, contract.OpMarkRead, contract.OpPullReadReceipts:
+	case contract.OpPullSessionList, contract.OpMarkRead, contract.OpPullReadReceipts, contract.OpSetReadReceipts:
 		return "session"
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return "group"
@@ -105,6 +105,8 @@ func (c *conn) pull(j pullJob) bool {
 		return c.pullReadReceipts(ctx, j)
 	case contract.OpReact:
 		return c.react(ctx, j)
+	case contract.OpSetReadReceipts:
+		return c.setReadReceipts(ctx, j)
 	case contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup:
 		return c.groupRequest(ctx, j)
 	case contract.OpRegisterPushToken:

@@ -47,7 +47,7 @@ func (c *conn) handle(m wire.Message, received time.Time) bool {
 	case contract.OpSend:
 		return c.onSend(m, received)
 	case contract.OpPullMailbox, contract.OpPullHistory, contract.OpPullSessionList, contract.OpMarkRead,
-		contract.OpPullReadReceipts, contract.OpReact, contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup, contract.OpRegisterPushToken:
+		contract.OpPullReadReceipts, contract.OpSetReadReceipts, contract.OpReact, contract.OpCreateGroup, contract.OpPullMembers, contract.OpLeaveGroup, contract.OpRegisterPushToken:
 		return c.enqueuePull(m)
 	case contract.OpJoinRoom, contract.OpLeaveRoom:
 		if c.s.rooms == nil {

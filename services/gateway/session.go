@@ -48,10 +48,28 @@ func (c *conn) markRead(ctx context.Context, j pullJob) bool {
 		return false
 	}
 	if out.GetEntry() != nil {
-		c.shareRead(out.GetEntry())    // the user's other devices (readsync.go)
-		c.shareReceipt(out.GetEntry()) // the peer of a direct conversation
+		c.shareRead(out.GetEntry()) // the user's other devices (readsync.go)
+		if out.GetShareReceipt() {
+			c.shareReceipt(out.GetEntry()) // the peer of a direct conversation, when both share
+		}
 	}
 	return true
+}
+
+// setReadReceipts forwards SET_READ_RECEIPTS and answers READ_RECEIPTS_SET or ERROR.
+func (c *conn) setReadReceipts(ctx context.Context, j pullJob) bool {
+	out, err := c.s.sessionFor(c.sess.key.tenant, c.sess.key.user).client.SetReadReceipts(ctx, &internalv1.AuthenticatedSetReadReceipts{
+		TenantId: c.tenantBytes, UserId: uint64(c.sess.key.user), SetReadReceipts: j.payload})
+	if err != nil {
+		return c.backendFailed(j.requestID, j.op, "session", err)
+	}
+	if code := contract.ErrorCode(out.GetErrorCode()); code != contract.ErrCodeUnspecified {
+		return c.sendError(j.requestID, j.op, code, out.GetErrorMessage())
+	}
+	if out.GetAnswer() == nil {
+		return c.sendError(j.requestID, j.op, contract.ErrCodeInternal, "session service answered neither a setting nor an error")
+	}
+	return c.reply(contract.OpReadReceiptsSet, j.requestID, out.GetAnswer())
 }
 
 // pullReadReceipts forwards PULL_READ_RECEIPTS and answers READ_RECEIPTS_BATCH or ERROR.

@@ -85,7 +85,7 @@ func (s *Service) pullSessionList(ctx context.Context, in *internalv1.Authentica
 	if more {
 		out.NextPageToken = appendToken(make([]byte, 0, tokenLen), rows[len(rows)-1])
 	}
-	if err := s.withPeerReads(ctx, k.tenant, out.Sessions); err != nil {
+	if _, err := s.withPeerReads(ctx, k, out.Sessions); err != nil {
 		return nil, err
 	}
 	return out, nil

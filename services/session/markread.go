@@ -57,10 +57,11 @@ func (s *Service) markRead(ctx context.Context, in *internalv1.AuthenticatedMark
 	if err != nil {
 		return nil, err
 	}
-	if err := s.withPeerReads(ctx, k.tenant, []*qimv1.SessionEntry{entry}); err != nil {
+	shared, err := s.withPeerReads(ctx, k, []*qimv1.SessionEntry{entry})
+	if err != nil {
 		return nil, err
 	}
-	return &internalv1.MarkReadOutcome{Ack: ack, Entry: entry}, nil
+	return &internalv1.MarkReadOutcome{Ack: ack, Entry: entry, ShareReceipt: shared[0]}, nil
 }
 
 // entryAfterRead is the conversation's complete session entry after a MARK_READ, for the user's

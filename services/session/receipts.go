@@ -60,15 +60,19 @@ func (s *Service) pullReadReceipts(ctx context.Context, in *internalv1.Authentic
 		return nil, rpc.Refuse(contract.ErrCodeNotMember, "not a current member of this group")
 	}
 	others := slices.DeleteFunc(g.Current(), func(u contract.UserID) bool { return u == k.user })
-	marks, err := s.st.watermarks(ctx, k.tenant, conv, others)
+	rs, err := s.st.watermarks(ctx, k, conv, others)
 	if err != nil {
 		return nil, err
 	}
+	if rs.askerWithholds {
+		return nil, rpc.Refuse(contract.ErrCodeForbidden, "your read receipts are off: turn them on (SET_READ_RECEIPTS) to see others'")
+	}
 	out := &qimv1.ReadReceiptsBatch{ConversationId: req.GetConversationId(), ConversationSeq: uint64(seq),
 		Reads: make([]*qimv1.MemberRead, len(others))}
+	marks := rs.marks
 	for i, u := range others {
-		out.Reads[i] = &qimv1.MemberRead{UserId: uint64(u), ReadConversationSeq: marks[i]}
-		if seq == 0 || !g.Members[u].Contains(uint64(seq)) {
+		out.Reads[i] = &qimv1.MemberRead{UserId: uint64(u), ReadConversationSeq: marks[i], Withheld: rs.withheld[i]}
+		if seq == 0 || rs.withheld[i] || !g.Members[u].Contains(uint64(seq)) {
 			continue
 		}
 		out.AudienceCount++
@@ -80,31 +84,43 @@ func (s *Service) pullReadReceipts(ctx context.Context, in *internalv1.Authentic
 	return out, nil
 }
 
-// watermarks reads conv's read watermark of each user (0 where none): one HMGET per user's read
-// hash (HMGET, never HGET: see readSeqs), all in one pipeline.
-func (s *store) watermarks(ctx context.Context, tenant contract.TenantID, conv contract.ConversationID, users []contract.UserID) ([]uint64, error) {
-	out := make([]uint64, len(users))
-	if len(users) == 0 {
-		return out, nil
-	}
-	cmds := make([]*redis.SliceCmd, len(users))
+// memberReads is what watermarks read: each user's watermark (0 where none or withheld), whether
+// it withholds its receipts, and whether the asker does.
+type memberReads struct {
+	marks          []uint64
+	withheld       []bool
+	askerWithholds bool
+}
+
+// watermarks reads conv's read watermark and receipts setting of each user, and the asker's
+// setting: two HMGETs per user (HMGET, never HGET: see readSeqs), all in one pipeline.
+func (s *store) watermarks(ctx context.Context, asker userKey, conv contract.ConversationID, users []contract.UserID) (memberReads, error) {
+	out := memberReads{marks: make([]uint64, len(users)), withheld: make([]bool, len(users))}
+	cmds, offs := make([]*redis.SliceCmd, len(users)), make([]*redis.SliceCmd, len(users))
+	var self *redis.SliceCmd
 	field := member(conv)
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		self = withholdsCmd(ctx, p, asker)
 		for i, u := range users {
-			cmds[i] = p.HMGet(ctx, readKey(userKey{tenant: tenant, user: u}), field)
+			k := userKey{tenant: asker.tenant, user: u}
+			cmds[i], offs[i] = p.HMGet(ctx, readKey(k), field), withholdsCmd(ctx, p, k)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session: members' read watermarks: %w", err)
+		return memberReads{}, fmt.Errorf("session: members' read watermarks: %w", err)
 	}
+	out.askerWithholds = withholds(self)
 	for i, c := range cmds {
 		vals := c.Val()
 		if len(vals) != 1 {
-			return nil, fmt.Errorf("%w: HMGET answered %d values for 1 field", ErrCorruptState, len(vals))
+			return memberReads{}, fmt.Errorf("%w: HMGET answered %d values for 1 field", ErrCorruptState, len(vals))
 		}
-		if out[i], err = watermark(vals[0], "read watermark"); err != nil {
-			return nil, err
+		if out.withheld[i] = withholds(offs[i]); out.withheld[i] {
+			continue
+		}
+		if out.marks[i], err = watermark(vals[0], "read watermark"); err != nil {
+			return memberReads{}, err
 		}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package session
 
 import (
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -78,5 +79,70 @@ func TestGroupReadReceiptsCountTheAudience(t *testing.T) {
 	}
 	if o := r.receipts(a, e.conv(a, b), 1); contract.ErrorCode(o.GetErrorCode()) != contract.ErrCodeInvalidArgument {
 		t.Errorf("a direct conversation: %v, want INVALID_ARGUMENT", o)
+	}
+}
+
+func (r *running) setShare(u contract.UserID, share bool) {
+	r.t.Helper()
+	raw, _ := proto.Marshal(&qimv1.SetReadReceipts{Share: share})
+	tb := r.e.tenant.Bytes()
+	out, err := r.cl.SetReadReceipts(r.e.ctx, &internalv1.AuthenticatedSetReadReceipts{TenantId: tb[:], UserId: uint64(u), SetReadReceipts: raw})
+	if err != nil || out.GetErrorCode() != 0 || out.GetAnswer().GetShare() != share {
+		r.t.Fatalf("SetReadReceipts(%v): %v %v", share, out, err)
+	}
+}
+
+// Withholding read receipts is symmetric (the seed): a user who turned them off shows no read to
+// anyone — 0 and withheld in a group's receipts, out of the count and the audience, 0 as a peer's
+// watermark, no receipt after its MARK_READ — and sees nobody's: FORBIDDEN for group receipts, 0
+// as its peers' watermark. Turning them on again restores both directions.
+func TestWithheldReceiptsAreSymmetric(t *testing.T) {
+	e := newEnv(t, 2)
+	r := e.mustRun(nil)
+	owner, a, b := e.user(), e.user(), e.user()
+	g := e.newGroup(owner, a, b)
+	seq := g.send(nil, msg{from: owner})[0]
+	for _, u := range []contract.UserID{a, b} {
+		if out := r.markRead(u, g.conv, seq); out.GetErrorCode() != 0 {
+			t.Fatal(out)
+		}
+	}
+	r.setShare(a, false)
+	bt := r.receipts(owner, g.conv, seq).GetBatch()
+	if bt.GetReadCount() != 1 || bt.GetAudienceCount() != 1 {
+		t.Errorf("with a withholding: read by %d of %d, want 1 of 1 (a counted nowhere)", bt.GetReadCount(), bt.GetAudienceCount())
+	}
+	for _, m := range bt.GetReads() {
+		if w := contract.UserID(m.GetUserId()) == a; m.GetWithheld() != w || (w && m.GetReadConversationSeq() != 0) {
+			t.Errorf("member %d: %v, want withheld only for a, with 0", m.GetUserId(), m)
+		}
+	}
+	if o := r.receipts(a, g.conv, seq); contract.ErrorCode(o.GetErrorCode()) != contract.ErrCodeForbidden {
+		t.Errorf("receipts pulled by a withholding member: %v, want FORBIDDEN", o)
+	}
+
+	dseqs := e.send(msg{from: owner, to: a}, msg{from: a, to: owner})
+	conv := e.conv(owner, a)
+	r.waitListed(owner, conv)
+	r.waitListed(a, conv)
+	if out := r.markRead(a, conv, dseqs[1]); out.GetShareReceipt() || out.GetEntry().GetPeerReadConversationSeq() != 0 {
+		t.Errorf("a's MARK_READ while withholding: share_receipt %v, peer read %d; want neither", out.GetShareReceipt(),
+			out.GetEntry().GetPeerReadConversationSeq())
+	}
+	if got := findEntry(r.list(owner), conv).GetPeerReadConversationSeq(); got != 0 {
+		t.Errorf("owner's row shows a's withheld watermark %d", got)
+	}
+	eventually(t, 20*time.Second, "the owner's own message read (sending is reading)", func() bool {
+		return findEntry(r.list(owner), conv).GetReadConversationSeq() >= dseqs[0]
+	})
+	if got := findEntry(r.list(a), conv).GetPeerReadConversationSeq(); got != 0 {
+		t.Errorf("a, withholding, sees the owner's watermark %d", got)
+	}
+	r.setShare(a, true)
+	if got := findEntry(r.list(owner), conv).GetPeerReadConversationSeq(); got != dseqs[1] {
+		t.Errorf("after a shares again: owner's row peer read %d, want %d", got, dseqs[1])
+	}
+	if out := r.markRead(owner, conv, dseqs[1]); !out.GetShareReceipt() {
+		t.Errorf("both sharing: the owner's MARK_READ has share_receipt false")
 	}
 }

@@ -68,6 +68,15 @@ func (s *Service) ownedIdentity(tenant []byte, user uint64) (userKey, error) {
 	return k, nil
 }
 
+func (g grpcServer) SetReadReceipts(ctx context.Context, in *internalv1.AuthenticatedSetReadReceipts) (*internalv1.SetReadReceiptsOutcome, error) {
+	start := time.Now()
+	a, err := g.s.setReadReceipts(ctx, in)
+	if code, msg := g.s.outcome("set_read_receipts", start, err); code != contract.ErrCodeUnspecified {
+		return &internalv1.SetReadReceiptsOutcome{ErrorCode: uint32(code), ErrorMessage: msg}, nil
+	}
+	return &internalv1.SetReadReceiptsOutcome{Answer: a}, nil
+}
+
 func (g grpcServer) PullReadReceipts(ctx context.Context, in *internalv1.AuthenticatedPullReadReceipts) (*internalv1.PullReadReceiptsOutcome, error) {
 	start := time.Now()
 	b, err := g.s.pullReadReceipts(ctx, in)

@@ -45,6 +45,8 @@ func KeyFamilies() []keyfamily.Family {
 		keyfamily.New("session.read", core, "qim:read:<tenant>:<user>", readPrefix, user).WithExample(readKey(k)).
 			WithConversations(keyfamily.Conversations{In: keyfamily.HashField, OfMember: keyfamily.RawConversation}).
 			Permanent("a user's read watermarks: expired, every conversation would count as unread again (invariant 10)"),
+		keyfamily.New("session.prefs", core, "qim:prefs:<tenant>:<user>", prefsPrefix, user).WithExample(prefsKey(k)).
+			Permanent("a user's settings (read receipts withheld): expired, a user's choice would be undone silently"),
 		keyfamily.New("session.checkpoint", core, "qim:sess:ckpt:<topic>", ckptPrefix, topic).
 			WithExample(ckptPrefix + contract.TopicDispatch).
 			Permanent("one per topic: the projection's position in the dispatch log, bound to cluster and topic id"),

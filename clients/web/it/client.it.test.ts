@@ -115,6 +115,11 @@ test("groups: create, message, members, read receipts, typing, leave; a former m
   const r = await a.api.readReceipts(g.conversationId, sent.conversationSeq);
   assert.deepEqual([r.readCount, r.audience], [1, 2]);
   assert.deepEqual(r.reads.find((m) => m.userId === users.b)?.readSeq, sent.conversationSeq);
+  await c.api.setReadReceipts(false);
+  const hidden = await a.api.readReceipts(g.conversationId, sent.conversationSeq);
+  assert.deepEqual([hidden.readCount, hidden.audience, hidden.reads.find((m) => m.userId === users.c)?.withheld], [1, 1, true]);
+  await assert.rejects(c.api.readReceipts(g.conversationId, sent.conversationSeq), (e: unknown) => e instanceof QimError && e.code === ErrorCode.FORBIDDEN);
+  await c.api.setReadReceipts(true);
   const typingC = next(c, "typing", (t) => t.conversationId === g.conversationId && t.userId === users.a && t.typing, 5_000);
   a.typingInGroup(g.groupId, true);
   await typingC;

@@ -9,7 +9,10 @@ import { PushTokenAckSchema, RegisterPushTokenSchema } from "./gen/qim/v1/connec
 import { CreateGroupSchema, GroupCreatedSchema, LeaveGroupAckSchema, LeaveGroupSchema, MembersBatchSchema, PullMembersSchema } from "./gen/qim/v1/group_pb.js";
 import { HistoryBatchSchema, PullHistorySchema, ReactAckSchema, ReactSchema } from "./gen/qim/v1/history_pb.js";
 import type { SendTarget } from "./amend.js";
-import { MarkReadAckSchema, MarkReadSchema, PullReadReceiptsSchema, PullSessionListSchema, ReadReceiptsBatchSchema, SessionListBatchSchema } from "./gen/qim/v1/session_pb.js";
+import {
+  MarkReadAckSchema, MarkReadSchema, PullReadReceiptsSchema, PullSessionListSchema, ReadReceiptsBatchSchema, ReadReceiptsSetSchema, SessionListBatchSchema,
+  SetReadReceiptsSchema,
+} from "./gen/qim/v1/session_pb.js";
 import { bytesToHex, fromU64, hexToBytes, randomId128, toU64, type Dec64, type Hex128 } from "./ids.js";
 import { fromHistory, fromReactions, fromSession, type ChatMessage, type Conversation, type Reaction } from "./types.js";
 
@@ -38,8 +41,8 @@ export interface Member {
 
 /** A group's read receipts: who read how far and, for a seq, how many of its audience read it. */
 export interface GroupReceipts {
-  /** Every current member but the caller, ascending by user id, with its read watermark. */
-  reads: { userId: Dec64; readSeq: Dec64 }[];
+  /** Every current member but the caller, ascending by user id, with its read watermark ("0" and withheld when it withholds its receipts). */
+  reads: { userId: Dec64; readSeq: Dec64; withheld: boolean }[];
   /** Of audience (the current members but the caller who can see seq), how many read it. */
   readCount: number;
   audience: number;
@@ -78,7 +81,7 @@ export class Requests {
       create(PullReadReceiptsSchema, { conversationId: hexToBytes(conversationId), conversationSeq: toU64(seq) }),
       Opcode.READ_RECEIPTS_BATCH, ReadReceiptsBatchSchema);
     return {
-      reads: b.reads.map((m) => ({ userId: fromU64(m.userId), readSeq: fromU64(m.readConversationSeq) })),
+      reads: b.reads.map((m) => ({ userId: fromU64(m.userId), readSeq: fromU64(m.readConversationSeq), withheld: m.withheld })),
       readCount: b.readCount, audience: b.audienceCount,
     };
   }
@@ -93,6 +96,17 @@ export class Requests {
     const a = await this.conn().call(Opcode.REACT, ReactSchema, create(ReactSchema, { target, targetSeq: toU64(conversationSeq), key, remove }),
       Opcode.REACT_ACK, ReactAckSchema);
     return { reactions: fromReactions(a.reactions), changed: a.changed };
+  }
+
+  /**
+   * setReadReceipts withholds this user's read receipts (share false) or shares them again (the
+   * default). Symmetric: while withheld, nobody sees this user's reads and it sees nobody's
+   * (readReceipts is FORBIDDEN, peerReadSeq "0", no "receipt" events).
+   */
+  async setReadReceipts(share: boolean): Promise<{ share: boolean }> {
+    const a = await this.conn().call(Opcode.SET_READ_RECEIPTS, SetReadReceiptsSchema, create(SetReadReceiptsSchema, { share }),
+      Opcode.READ_RECEIPTS_SET, ReadReceiptsSetSchema);
+    return { share: a.share };
   }
 
   /** history reads one page of a DIRECT or GROUP conversation; anchor is exclusive ("0": the newest). */

@@ -578,10 +578,14 @@ func (x *PullReadReceipts) GetConversationSeq() uint64 {
 type MemberRead struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	UserId uint64                 `protobuf:"varint,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	// Everything up to and including this conversation_seq is read; 0: nothing read yet.
+	// Everything up to and including this conversation_seq is read; 0: nothing read yet, or
+	// withheld.
 	ReadConversationSeq uint64 `protobuf:"varint,2,opt,name=read_conversation_seq,json=readConversationSeq,proto3" json:"read_conversation_seq,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The member withholds its read receipts (SET_READ_RECEIPTS): read_conversation_seq is 0 and
+	// the member is neither in read_count nor in audience_count.
+	Withheld      bool `protobuf:"varint,3,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MemberRead) Reset() {
@@ -628,6 +632,108 @@ func (x *MemberRead) GetReadConversationSeq() uint64 {
 	return 0
 }
 
+func (x *MemberRead) GetWithheld() bool {
+	if x != nil {
+		return x.Withheld
+	}
+	return false
+}
+
+// SetReadReceipts (SET_READ_RECEIPTS, uplink) turns the user's read receipts off (share false) or
+// on again (the default). Symmetric, as the seed requires: a user who withholds its own receipts
+// sees nobody's — its session rows carry peer_read_conversation_seq 0, it is sent no READ_RECEIPT
+// and PULL_READ_RECEIPTS is FORBIDDEN to it — and others see nothing of its reads (0 and withheld
+// in PULL_READ_RECEIPTS, no READ_RECEIPT, peer_read_conversation_seq 0). The user's own read
+// state across its devices is unaffected. Answered by READ_RECEIPTS_SET.
+type SetReadReceipts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Share         bool                   `protobuf:"varint,1,opt,name=share,proto3" json:"share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetReadReceipts) Reset() {
+	*x = SetReadReceipts{}
+	mi := &file_qim_v1_session_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetReadReceipts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetReadReceipts) ProtoMessage() {}
+
+func (x *SetReadReceipts) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetReadReceipts.ProtoReflect.Descriptor instead.
+func (*SetReadReceipts) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SetReadReceipts) GetShare() bool {
+	if x != nil {
+		return x.Share
+	}
+	return false
+}
+
+// ReadReceiptsSet (READ_RECEIPTS_SET, downlink) answers SET_READ_RECEIPTS with the stored value.
+type ReadReceiptsSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Share         bool                   `protobuf:"varint,1,opt,name=share,proto3" json:"share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadReceiptsSet) Reset() {
+	*x = ReadReceiptsSet{}
+	mi := &file_qim_v1_session_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadReceiptsSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadReceiptsSet) ProtoMessage() {}
+
+func (x *ReadReceiptsSet) ProtoReflect() protoreflect.Message {
+	mi := &file_qim_v1_session_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadReceiptsSet.ProtoReflect.Descriptor instead.
+func (*ReadReceiptsSet) Descriptor() ([]byte, []int) {
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReadReceiptsSet) GetShare() bool {
+	if x != nil {
+		return x.Share
+	}
+	return false
+}
+
 // ReadReceiptsBatch (READ_RECEIPTS_BATCH, downlink) answers PULL_READ_RECEIPTS in one frame: a
 // group has at most 1,000 members.
 type ReadReceiptsBatch struct {
@@ -647,7 +753,7 @@ type ReadReceiptsBatch struct {
 
 func (x *ReadReceiptsBatch) Reset() {
 	*x = ReadReceiptsBatch{}
-	mi := &file_qim_v1_session_proto_msgTypes[8]
+	mi := &file_qim_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +765,7 @@ func (x *ReadReceiptsBatch) String() string {
 func (*ReadReceiptsBatch) ProtoMessage() {}
 
 func (x *ReadReceiptsBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[8]
+	mi := &file_qim_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +778,7 @@ func (x *ReadReceiptsBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadReceiptsBatch.ProtoReflect.Descriptor instead.
 func (*ReadReceiptsBatch) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReadReceiptsBatch) GetConversationId() []byte {
@@ -728,7 +834,7 @@ type ReadSync struct {
 
 func (x *ReadSync) Reset() {
 	*x = ReadSync{}
-	mi := &file_qim_v1_session_proto_msgTypes[9]
+	mi := &file_qim_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +846,7 @@ func (x *ReadSync) String() string {
 func (*ReadSync) ProtoMessage() {}
 
 func (x *ReadSync) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[9]
+	mi := &file_qim_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +859,7 @@ func (x *ReadSync) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadSync.ProtoReflect.Descriptor instead.
 func (*ReadSync) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReadSync) GetConversationId() []byte {
@@ -798,7 +904,7 @@ type Typing struct {
 
 func (x *Typing) Reset() {
 	*x = Typing{}
-	mi := &file_qim_v1_session_proto_msgTypes[10]
+	mi := &file_qim_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -810,7 +916,7 @@ func (x *Typing) String() string {
 func (*Typing) ProtoMessage() {}
 
 func (x *Typing) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[10]
+	mi := &file_qim_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -823,7 +929,7 @@ func (x *Typing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Typing.ProtoReflect.Descriptor instead.
 func (*Typing) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Typing) GetPeerUserId() uint64 {
@@ -865,7 +971,7 @@ type TypingEvent struct {
 
 func (x *TypingEvent) Reset() {
 	*x = TypingEvent{}
-	mi := &file_qim_v1_session_proto_msgTypes[11]
+	mi := &file_qim_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +983,7 @@ func (x *TypingEvent) String() string {
 func (*TypingEvent) ProtoMessage() {}
 
 func (x *TypingEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[11]
+	mi := &file_qim_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +996,7 @@ func (x *TypingEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TypingEvent.ProtoReflect.Descriptor instead.
 func (*TypingEvent) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TypingEvent) GetConversationId() []byte {
@@ -938,7 +1044,7 @@ type ReadReceipt struct {
 
 func (x *ReadReceipt) Reset() {
 	*x = ReadReceipt{}
-	mi := &file_qim_v1_session_proto_msgTypes[12]
+	mi := &file_qim_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1056,7 @@ func (x *ReadReceipt) String() string {
 func (*ReadReceipt) ProtoMessage() {}
 
 func (x *ReadReceipt) ProtoReflect() protoreflect.Message {
-	mi := &file_qim_v1_session_proto_msgTypes[12]
+	mi := &file_qim_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1069,7 @@ func (x *ReadReceipt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadReceipt.ProtoReflect.Descriptor instead.
 func (*ReadReceipt) Descriptor() ([]byte, []int) {
-	return file_qim_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_qim_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadReceipt) GetConversationId() []byte {
@@ -1027,11 +1133,16 @@ const file_qim_v1_session_proto_rawDesc = "" +
 	"\funread_exact\x18\x04 \x01(\bR\vunreadExact\"f\n" +
 	"\x10PullReadReceipts\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12)\n" +
-	"\x10conversation_seq\x18\x02 \x01(\x04R\x0fconversationSeq\"Y\n" +
+	"\x10conversation_seq\x18\x02 \x01(\x04R\x0fconversationSeq\"u\n" +
 	"\n" +
 	"MemberRead\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\x04R\x06userId\x122\n" +
-	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\"\xd7\x01\n" +
+	"\x15read_conversation_seq\x18\x02 \x01(\x04R\x13readConversationSeq\x12\x1a\n" +
+	"\bwithheld\x18\x03 \x01(\bR\bwithheld\"'\n" +
+	"\x0fSetReadReceipts\x12\x14\n" +
+	"\x05share\x18\x01 \x01(\bR\x05share\"'\n" +
+	"\x0fReadReceiptsSet\x12\x14\n" +
+	"\x05share\x18\x01 \x01(\bR\x05share\"\xd7\x01\n" +
 	"\x11ReadReceiptsBatch\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\fR\x0econversationId\x12)\n" +
 	"\x10conversation_seq\x18\x02 \x01(\x04R\x0fconversationSeq\x12(\n" +
@@ -1070,7 +1181,7 @@ func file_qim_v1_session_proto_rawDescGZIP() []byte {
 	return file_qim_v1_session_proto_rawDescData
 }
 
-var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_qim_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_qim_v1_session_proto_goTypes = []any{
 	(*PullSessionList)(nil),   // 0: qim.v1.PullSessionList
 	(*SessionListBatch)(nil),  // 1: qim.v1.SessionListBatch
@@ -1080,16 +1191,18 @@ var file_qim_v1_session_proto_goTypes = []any{
 	(*MarkReadAck)(nil),       // 5: qim.v1.MarkReadAck
 	(*PullReadReceipts)(nil),  // 6: qim.v1.PullReadReceipts
 	(*MemberRead)(nil),        // 7: qim.v1.MemberRead
-	(*ReadReceiptsBatch)(nil), // 8: qim.v1.ReadReceiptsBatch
-	(*ReadSync)(nil),          // 9: qim.v1.ReadSync
-	(*Typing)(nil),            // 10: qim.v1.Typing
-	(*TypingEvent)(nil),       // 11: qim.v1.TypingEvent
-	(*ReadReceipt)(nil),       // 12: qim.v1.ReadReceipt
-	(*HistoryMessage)(nil),    // 13: qim.v1.HistoryMessage
+	(*SetReadReceipts)(nil),   // 8: qim.v1.SetReadReceipts
+	(*ReadReceiptsSet)(nil),   // 9: qim.v1.ReadReceiptsSet
+	(*ReadReceiptsBatch)(nil), // 10: qim.v1.ReadReceiptsBatch
+	(*ReadSync)(nil),          // 11: qim.v1.ReadSync
+	(*Typing)(nil),            // 12: qim.v1.Typing
+	(*TypingEvent)(nil),       // 13: qim.v1.TypingEvent
+	(*ReadReceipt)(nil),       // 14: qim.v1.ReadReceipt
+	(*HistoryMessage)(nil),    // 15: qim.v1.HistoryMessage
 }
 var file_qim_v1_session_proto_depIdxs = []int32{
 	2,  // 0: qim.v1.SessionListBatch.sessions:type_name -> qim.v1.SessionEntry
-	13, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
+	15, // 1: qim.v1.SessionEntry.head:type_name -> qim.v1.HistoryMessage
 	2,  // 2: qim.v1.SessionDelta.sessions:type_name -> qim.v1.SessionEntry
 	7,  // 3: qim.v1.ReadReceiptsBatch.reads:type_name -> qim.v1.MemberRead
 	4,  // [4:4] is the sub-list for method output_type
@@ -1115,7 +1228,7 @@ func file_qim_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qim_v1_session_proto_rawDesc), len(file_qim_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -363,7 +363,10 @@ type MarkReadOutcome struct {
 	// With the ack: the conversation's complete session entry after the update, which the gateway
 	// has pushed to the user's other devices as SESSION_DELTA. Absent when the conversation is not
 	// in the user's list yet (the projection has not seen it) or not served to the user.
-	Entry         *v1.SessionEntry `protobuf:"bytes,4,opt,name=entry,proto3" json:"entry,omitempty"`
+	Entry *v1.SessionEntry `protobuf:"bytes,4,opt,name=entry,proto3" json:"entry,omitempty"`
+	// With a direct entry: both the reader and the peer share read receipts, so the gateway tells
+	// the peer (READ_RECEIPT).
+	ShareReceipt  bool `protobuf:"varint,5,opt,name=share_receipt,json=shareReceipt,proto3" json:"share_receipt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -424,6 +427,13 @@ func (x *MarkReadOutcome) GetEntry() *v1.SessionEntry {
 		return x.Entry
 	}
 	return nil
+}
+
+func (x *MarkReadOutcome) GetShareReceipt() bool {
+	if x != nil {
+		return x.ShareReceipt
+	}
+	return false
 }
 
 type AuthenticatedPullReadReceipts struct {
@@ -558,6 +568,128 @@ func (x *PullReadReceiptsOutcome) GetErrorMessage() string {
 	return ""
 }
 
+type AuthenticatedSetReadReceipts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// u128, 16 bytes big-endian.
+	TenantId []byte `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	UserId   uint64 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The raw qim.v1.SetReadReceipts payload as received from the client.
+	SetReadReceipts []byte `protobuf:"bytes,3,opt,name=set_read_receipts,json=setReadReceipts,proto3" json:"set_read_receipts,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AuthenticatedSetReadReceipts) Reset() {
+	*x = AuthenticatedSetReadReceipts{}
+	mi := &file_qiminternal_v1_session_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticatedSetReadReceipts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticatedSetReadReceipts) ProtoMessage() {}
+
+func (x *AuthenticatedSetReadReceipts) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_session_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticatedSetReadReceipts.ProtoReflect.Descriptor instead.
+func (*AuthenticatedSetReadReceipts) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AuthenticatedSetReadReceipts) GetTenantId() []byte {
+	if x != nil {
+		return x.TenantId
+	}
+	return nil
+}
+
+func (x *AuthenticatedSetReadReceipts) GetUserId() uint64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *AuthenticatedSetReadReceipts) GetSetReadReceipts() []byte {
+	if x != nil {
+		return x.SetReadReceipts
+	}
+	return nil
+}
+
+type SetReadReceiptsOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Answer        *v1.ReadReceiptsSet    `protobuf:"bytes,1,opt,name=answer,proto3" json:"answer,omitempty"`
+	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetReadReceiptsOutcome) Reset() {
+	*x = SetReadReceiptsOutcome{}
+	mi := &file_qiminternal_v1_session_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetReadReceiptsOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetReadReceiptsOutcome) ProtoMessage() {}
+
+func (x *SetReadReceiptsOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_qiminternal_v1_session_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetReadReceiptsOutcome.ProtoReflect.Descriptor instead.
+func (*SetReadReceiptsOutcome) Descriptor() ([]byte, []int) {
+	return file_qiminternal_v1_session_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SetReadReceiptsOutcome) GetAnswer() *v1.ReadReceiptsSet {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *SetReadReceiptsOutcome) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *SetReadReceiptsOutcome) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
 var File_qiminternal_v1_session_proto protoreflect.FileDescriptor
 
 const file_qiminternal_v1_session_proto_rawDesc = "" +
@@ -587,13 +719,14 @@ const file_qiminternal_v1_session_proto_rawDesc = "" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
 	"\tdevice_id\x18\x03 \x01(\tR\bdeviceId\x12\x1b\n" +
-	"\tmark_read\x18\x04 \x01(\fR\bmarkRead\"\xa8\x01\n" +
+	"\tmark_read\x18\x04 \x01(\fR\bmarkRead\"\xcd\x01\n" +
 	"\x0fMarkReadOutcome\x12%\n" +
 	"\x03ack\x18\x01 \x01(\v2\x13.qim.v1.MarkReadAckR\x03ack\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12*\n" +
-	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry\"\xa0\x01\n" +
+	"\x05entry\x18\x04 \x01(\v2\x14.qim.v1.SessionEntryR\x05entry\x12#\n" +
+	"\rshare_receipt\x18\x05 \x01(\bR\fshareReceipt\"\xa0\x01\n" +
 	"\x1dAuthenticatedPullReadReceipts\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12\x1b\n" +
@@ -603,11 +736,21 @@ const file_qiminternal_v1_session_proto_rawDesc = "" +
 	"\x05batch\x18\x01 \x01(\v2\x19.qim.v1.ReadReceiptsBatchR\x05batch\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xfc\x02\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\"\x80\x01\n" +
+	"\x1cAuthenticatedSetReadReceipts\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\fR\btenantId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\x04R\x06userId\x12*\n" +
+	"\x11set_read_receipts\x18\x03 \x01(\fR\x0fsetReadReceipts\"\x8d\x01\n" +
+	"\x16SetReadReceiptsOutcome\x12/\n" +
+	"\x06answer\x18\x01 \x01(\v2\x17.qim.v1.ReadReceiptsSetR\x06answer\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage2\xe7\x03\n" +
 	"\aSession\x12i\n" +
 	"\x0fPullSessionList\x12-.qim.internal.v1.AuthenticatedPullSessionList\x1a'.qim.internal.v1.PullSessionListOutcome\x12T\n" +
 	"\bMarkRead\x12&.qim.internal.v1.AuthenticatedMarkRead\x1a .qim.internal.v1.MarkReadOutcome\x12l\n" +
-	"\x10PullReadReceipts\x12..qim.internal.v1.AuthenticatedPullReadReceipts\x1a(.qim.internal.v1.PullReadReceiptsOutcome\x12B\n" +
+	"\x10PullReadReceipts\x12..qim.internal.v1.AuthenticatedPullReadReceipts\x1a(.qim.internal.v1.PullReadReceiptsOutcome\x12i\n" +
+	"\x0fSetReadReceipts\x12-.qim.internal.v1.AuthenticatedSetReadReceipts\x1a'.qim.internal.v1.SetReadReceiptsOutcome\x12B\n" +
 	"\x05Badge\x12\x1b.qim.internal.v1.BadgeQuery\x1a\x1c.qim.internal.v1.BadgeAnswerB8Z6github.com/qim-dev/qim/proto/qiminternal/v1;internalv1b\x06proto3"
 
 var (
@@ -622,7 +765,7 @@ func file_qiminternal_v1_session_proto_rawDescGZIP() []byte {
 	return file_qiminternal_v1_session_proto_rawDescData
 }
 
-var file_qiminternal_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_qiminternal_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_qiminternal_v1_session_proto_goTypes = []any{
 	(*BadgeQuery)(nil),                    // 0: qim.internal.v1.BadgeQuery
 	(*BadgeAnswer)(nil),                   // 1: qim.internal.v1.BadgeAnswer
@@ -632,29 +775,35 @@ var file_qiminternal_v1_session_proto_goTypes = []any{
 	(*MarkReadOutcome)(nil),               // 5: qim.internal.v1.MarkReadOutcome
 	(*AuthenticatedPullReadReceipts)(nil), // 6: qim.internal.v1.AuthenticatedPullReadReceipts
 	(*PullReadReceiptsOutcome)(nil),       // 7: qim.internal.v1.PullReadReceiptsOutcome
-	(*v1.SessionListBatch)(nil),           // 8: qim.v1.SessionListBatch
-	(*v1.MarkReadAck)(nil),                // 9: qim.v1.MarkReadAck
-	(*v1.SessionEntry)(nil),               // 10: qim.v1.SessionEntry
-	(*v1.ReadReceiptsBatch)(nil),          // 11: qim.v1.ReadReceiptsBatch
+	(*AuthenticatedSetReadReceipts)(nil),  // 8: qim.internal.v1.AuthenticatedSetReadReceipts
+	(*SetReadReceiptsOutcome)(nil),        // 9: qim.internal.v1.SetReadReceiptsOutcome
+	(*v1.SessionListBatch)(nil),           // 10: qim.v1.SessionListBatch
+	(*v1.MarkReadAck)(nil),                // 11: qim.v1.MarkReadAck
+	(*v1.SessionEntry)(nil),               // 12: qim.v1.SessionEntry
+	(*v1.ReadReceiptsBatch)(nil),          // 13: qim.v1.ReadReceiptsBatch
+	(*v1.ReadReceiptsSet)(nil),            // 14: qim.v1.ReadReceiptsSet
 }
 var file_qiminternal_v1_session_proto_depIdxs = []int32{
-	8,  // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
-	9,  // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
-	10, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
-	11, // 3: qim.internal.v1.PullReadReceiptsOutcome.batch:type_name -> qim.v1.ReadReceiptsBatch
-	2,  // 4: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
-	4,  // 5: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
-	6,  // 6: qim.internal.v1.Session.PullReadReceipts:input_type -> qim.internal.v1.AuthenticatedPullReadReceipts
-	0,  // 7: qim.internal.v1.Session.Badge:input_type -> qim.internal.v1.BadgeQuery
-	3,  // 8: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
-	5,  // 9: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
-	7,  // 10: qim.internal.v1.Session.PullReadReceipts:output_type -> qim.internal.v1.PullReadReceiptsOutcome
-	1,  // 11: qim.internal.v1.Session.Badge:output_type -> qim.internal.v1.BadgeAnswer
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	10, // 0: qim.internal.v1.PullSessionListOutcome.batch:type_name -> qim.v1.SessionListBatch
+	11, // 1: qim.internal.v1.MarkReadOutcome.ack:type_name -> qim.v1.MarkReadAck
+	12, // 2: qim.internal.v1.MarkReadOutcome.entry:type_name -> qim.v1.SessionEntry
+	13, // 3: qim.internal.v1.PullReadReceiptsOutcome.batch:type_name -> qim.v1.ReadReceiptsBatch
+	14, // 4: qim.internal.v1.SetReadReceiptsOutcome.answer:type_name -> qim.v1.ReadReceiptsSet
+	2,  // 5: qim.internal.v1.Session.PullSessionList:input_type -> qim.internal.v1.AuthenticatedPullSessionList
+	4,  // 6: qim.internal.v1.Session.MarkRead:input_type -> qim.internal.v1.AuthenticatedMarkRead
+	6,  // 7: qim.internal.v1.Session.PullReadReceipts:input_type -> qim.internal.v1.AuthenticatedPullReadReceipts
+	8,  // 8: qim.internal.v1.Session.SetReadReceipts:input_type -> qim.internal.v1.AuthenticatedSetReadReceipts
+	0,  // 9: qim.internal.v1.Session.Badge:input_type -> qim.internal.v1.BadgeQuery
+	3,  // 10: qim.internal.v1.Session.PullSessionList:output_type -> qim.internal.v1.PullSessionListOutcome
+	5,  // 11: qim.internal.v1.Session.MarkRead:output_type -> qim.internal.v1.MarkReadOutcome
+	7,  // 12: qim.internal.v1.Session.PullReadReceipts:output_type -> qim.internal.v1.PullReadReceiptsOutcome
+	9,  // 13: qim.internal.v1.Session.SetReadReceipts:output_type -> qim.internal.v1.SetReadReceiptsOutcome
+	1,  // 14: qim.internal.v1.Session.Badge:output_type -> qim.internal.v1.BadgeAnswer
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_qiminternal_v1_session_proto_init() }
@@ -668,7 +817,7 @@ func file_qiminternal_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_qiminternal_v1_session_proto_rawDesc), len(file_qiminternal_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

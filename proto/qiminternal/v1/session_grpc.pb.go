@@ -25,6 +25,7 @@ const (
 	Session_PullSessionList_FullMethodName  = "/qim.internal.v1.Session/PullSessionList"
 	Session_MarkRead_FullMethodName         = "/qim.internal.v1.Session/MarkRead"
 	Session_PullReadReceipts_FullMethodName = "/qim.internal.v1.Session/PullReadReceipts"
+	Session_SetReadReceipts_FullMethodName  = "/qim.internal.v1.Session/SetReadReceipts"
 	Session_Badge_FullMethodName            = "/qim.internal.v1.Session/Badge"
 )
 
@@ -46,6 +47,8 @@ type SessionClient interface {
 	MarkRead(ctx context.Context, in *AuthenticatedMarkRead, opts ...grpc.CallOption) (*MarkReadOutcome, error)
 	// PullReadReceipts answers a group member's PULL_READ_RECEIPTS.
 	PullReadReceipts(ctx context.Context, in *AuthenticatedPullReadReceipts, opts ...grpc.CallOption) (*PullReadReceiptsOutcome, error)
+	// SetReadReceipts answers a user's SET_READ_RECEIPTS.
+	SetReadReceipts(ctx context.Context, in *AuthenticatedSetReadReceipts, opts ...grpc.CallOption) (*SetReadReceiptsOutcome, error)
 	// Badge is a user's unread total, for the badge of an offline push (NotificationService).
 	Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.CallOption) (*BadgeAnswer, error)
 }
@@ -88,6 +91,16 @@ func (c *sessionClient) PullReadReceipts(ctx context.Context, in *AuthenticatedP
 	return out, nil
 }
 
+func (c *sessionClient) SetReadReceipts(ctx context.Context, in *AuthenticatedSetReadReceipts, opts ...grpc.CallOption) (*SetReadReceiptsOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetReadReceiptsOutcome)
+	err := c.cc.Invoke(ctx, Session_SetReadReceipts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sessionClient) Badge(ctx context.Context, in *BadgeQuery, opts ...grpc.CallOption) (*BadgeAnswer, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(BadgeAnswer)
@@ -116,6 +129,8 @@ type SessionServer interface {
 	MarkRead(context.Context, *AuthenticatedMarkRead) (*MarkReadOutcome, error)
 	// PullReadReceipts answers a group member's PULL_READ_RECEIPTS.
 	PullReadReceipts(context.Context, *AuthenticatedPullReadReceipts) (*PullReadReceiptsOutcome, error)
+	// SetReadReceipts answers a user's SET_READ_RECEIPTS.
+	SetReadReceipts(context.Context, *AuthenticatedSetReadReceipts) (*SetReadReceiptsOutcome, error)
 	// Badge is a user's unread total, for the badge of an offline push (NotificationService).
 	Badge(context.Context, *BadgeQuery) (*BadgeAnswer, error)
 	mustEmbedUnimplementedSessionServer()
@@ -136,6 +151,9 @@ func (UnimplementedSessionServer) MarkRead(context.Context, *AuthenticatedMarkRe
 }
 func (UnimplementedSessionServer) PullReadReceipts(context.Context, *AuthenticatedPullReadReceipts) (*PullReadReceiptsOutcome, error) {
 	return nil, status.Error(codes.Unimplemented, "method PullReadReceipts not implemented")
+}
+func (UnimplementedSessionServer) SetReadReceipts(context.Context, *AuthenticatedSetReadReceipts) (*SetReadReceiptsOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetReadReceipts not implemented")
 }
 func (UnimplementedSessionServer) Badge(context.Context, *BadgeQuery) (*BadgeAnswer, error) {
 	return nil, status.Error(codes.Unimplemented, "method Badge not implemented")
@@ -215,6 +233,24 @@ func _Session_PullReadReceipts_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Session_SetReadReceipts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticatedSetReadReceipts)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServer).SetReadReceipts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Session_SetReadReceipts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServer).SetReadReceipts(ctx, req.(*AuthenticatedSetReadReceipts))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Session_Badge_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(BadgeQuery)
 	if err := dec(in); err != nil {
@@ -251,6 +287,10 @@ var Session_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PullReadReceipts",
 			Handler:    _Session_PullReadReceipts_Handler,
+		},
+		{
+			MethodName: "SetReadReceipts",
+			Handler:    _Session_SetReadReceipts_Handler,
 		},
 		{
 			MethodName: "Badge",

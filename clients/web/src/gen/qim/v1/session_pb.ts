@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qim/v1/session.proto.
  */
 export const file_qim_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiRQoQUHVsbFJlYWRSZWNlaXB0cxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBCI8CgpNZW1iZXJSZWFkEg8KB3VzZXJfaWQYASABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEIpUBChFSZWFkUmVjZWlwdHNCYXRjaBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBBIhCgVyZWFkcxgDIAMoCzISLnFpbS52MS5NZW1iZXJSZWFkEhIKCnJlYWRfY291bnQYBCABKA0SFgoOYXVkaWVuY2VfY291bnQYBSABKA0iVQoIUmVhZFN5bmMSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBBIRCglkZXZpY2VfaWQYAyABKAkiQAoGVHlwaW5nEhQKDHBlZXJfdXNlcl9pZBgBIAEoBBIOCgZ0eXBpbmcYAiABKAgSEAoIZ3JvdXBfaWQYAyABKAwiXgoLVHlwaW5nRXZlbnQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEg8KB3VzZXJfaWQYAiABKAQSDgoGdHlwaW5nGAMgASgIEhUKDWV4cGlyZXNfaW5fbXMYBCABKA0iXQoLUmVhZFJlY2VpcHQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEhYKDnJlYWRlcl91c2VyX2lkGAIgASgEEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgDIAEoBEIrWilnaXRodWIuY29tL3FpbS1kZXYvcWltL3Byb3RvL3FpbS92MTtxaW12MWIGcHJvdG8z", [file_qim_v1_history]);
+  fileDesc("ChRxaW0vdjEvc2Vzc2lvbi5wcm90bxIGcWltLnYxIjQKD1B1bGxTZXNzaW9uTGlzdBISCgpwYWdlX3Rva2VuGAEgASgMEg0KBWxpbWl0GAIgASgNImUKEFNlc3Npb25MaXN0QmF0Y2gSJgoIc2Vzc2lvbnMYASADKAsyFC5xaW0udjEuU2Vzc2lvbkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoDBIQCghoYXNfbW9yZRgDIAEoCCLGAgoMU2Vzc2lvbkVudHJ5EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBsYXN0X2FjdGl2aXR5X2lkGAIgASgMEiQKBGhlYWQYAyABKAsyFi5xaW0udjEuSGlzdG9yeU1lc3NhZ2USHwoXbGF0ZXN0X2NvbnZlcnNhdGlvbl9zZXEYBCABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAUgASgEEhQKDHVucmVhZF9jb3VudBgGIAEoDRIUCgx1bnJlYWRfZXhhY3QYByABKAgSGQoRY29udmVyc2F0aW9uX2tpbmQYCCABKA0SFgoMcGVlcl91c2VyX2lkGAkgASgESAASEgoIZ3JvdXBfaWQYCiABKAxIABIiChpwZWVyX3JlYWRfY29udmVyc2F0aW9uX3NlcRgLIAEoBEIGCgRwZWVyIjYKDFNlc3Npb25EZWx0YRImCghzZXNzaW9ucxgBIAMoCzIULnFpbS52MS5TZXNzaW9uRW50cnkiQgoITWFya1JlYWQSFwoPY29udmVyc2F0aW9uX2lkGAEgASgMEh0KFXJlYWRfY29udmVyc2F0aW9uX3NlcRgCIAEoBCJxCgtNYXJrUmVhZEFjaxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhQKDHVucmVhZF9jb3VudBgDIAEoDRIUCgx1bnJlYWRfZXhhY3QYBCABKAgiRQoQUHVsbFJlYWRSZWNlaXB0cxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSGAoQY29udmVyc2F0aW9uX3NlcRgCIAEoBCJOCgpNZW1iZXJSZWFkEg8KB3VzZXJfaWQYASABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhAKCHdpdGhoZWxkGAMgASgIIiAKD1NldFJlYWRSZWNlaXB0cxINCgVzaGFyZRgBIAEoCCIgCg9SZWFkUmVjZWlwdHNTZXQSDQoFc2hhcmUYASABKAgilQEKEVJlYWRSZWNlaXB0c0JhdGNoEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoDBIYChBjb252ZXJzYXRpb25fc2VxGAIgASgEEiEKBXJlYWRzGAMgAygLMhIucWltLnYxLk1lbWJlclJlYWQSEgoKcmVhZF9jb3VudBgEIAEoDRIWCg5hdWRpZW5jZV9jb3VudBgFIAEoDSJVCghSZWFkU3luYxIXCg9jb252ZXJzYXRpb25faWQYASABKAwSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAIgASgEEhEKCWRldmljZV9pZBgDIAEoCSJACgZUeXBpbmcSFAoMcGVlcl91c2VyX2lkGAEgASgEEg4KBnR5cGluZxgCIAEoCBIQCghncm91cF9pZBgDIAEoDCJeCgtUeXBpbmdFdmVudBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSDwoHdXNlcl9pZBgCIAEoBBIOCgZ0eXBpbmcYAyABKAgSFQoNZXhwaXJlc19pbl9tcxgEIAEoDSJdCgtSZWFkUmVjZWlwdBIXCg9jb252ZXJzYXRpb25faWQYASABKAwSFgoOcmVhZGVyX3VzZXJfaWQYAiABKAQSHQoVcmVhZF9jb252ZXJzYXRpb25fc2VxGAMgASgEQitaKWdpdGh1Yi5jb20vcWltLWRldi9xaW0vcHJvdG8vcWltL3YxO3FpbXYxYgZwcm90bzM", [file_qim_v1_history]);
 
 /**
  * PullSessionList (PULL_SESSION_LIST, uplink) pages through the user's conversations, most
@@ -345,11 +345,20 @@ export type MemberRead = Message<"qim.v1.MemberRead"> & {
   userId: bigint;
 
   /**
-   * Everything up to and including this conversation_seq is read; 0: nothing read yet.
+   * Everything up to and including this conversation_seq is read; 0: nothing read yet, or
+   * withheld.
    *
    * @generated from field: uint64 read_conversation_seq = 2;
    */
   readConversationSeq: bigint;
+
+  /**
+   * The member withholds its read receipts (SET_READ_RECEIPTS): read_conversation_seq is 0 and
+   * the member is neither in read_count nor in audience_count.
+   *
+   * @generated from field: bool withheld = 3;
+   */
+  withheld: boolean;
 };
 
 /**
@@ -358,6 +367,49 @@ export type MemberRead = Message<"qim.v1.MemberRead"> & {
  */
 export const MemberReadSchema: GenMessage<MemberRead> = /*@__PURE__*/
   messageDesc(file_qim_v1_session, 7);
+
+/**
+ * SetReadReceipts (SET_READ_RECEIPTS, uplink) turns the user's read receipts off (share false) or
+ * on again (the default). Symmetric, as the seed requires: a user who withholds its own receipts
+ * sees nobody's — its session rows carry peer_read_conversation_seq 0, it is sent no READ_RECEIPT
+ * and PULL_READ_RECEIPTS is FORBIDDEN to it — and others see nothing of its reads (0 and withheld
+ * in PULL_READ_RECEIPTS, no READ_RECEIPT, peer_read_conversation_seq 0). The user's own read
+ * state across its devices is unaffected. Answered by READ_RECEIPTS_SET.
+ *
+ * @generated from message qim.v1.SetReadReceipts
+ */
+export type SetReadReceipts = Message<"qim.v1.SetReadReceipts"> & {
+  /**
+   * @generated from field: bool share = 1;
+   */
+  share: boolean;
+};
+
+/**
+ * Describes the message qim.v1.SetReadReceipts.
+ * Use `create(SetReadReceiptsSchema)` to create a new message.
+ */
+export const SetReadReceiptsSchema: GenMessage<SetReadReceipts> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 8);
+
+/**
+ * ReadReceiptsSet (READ_RECEIPTS_SET, downlink) answers SET_READ_RECEIPTS with the stored value.
+ *
+ * @generated from message qim.v1.ReadReceiptsSet
+ */
+export type ReadReceiptsSet = Message<"qim.v1.ReadReceiptsSet"> & {
+  /**
+   * @generated from field: bool share = 1;
+   */
+  share: boolean;
+};
+
+/**
+ * Describes the message qim.v1.ReadReceiptsSet.
+ * Use `create(ReadReceiptsSetSchema)` to create a new message.
+ */
+export const ReadReceiptsSetSchema: GenMessage<ReadReceiptsSet> = /*@__PURE__*/
+  messageDesc(file_qim_v1_session, 9);
 
 /**
  * ReadReceiptsBatch (READ_RECEIPTS_BATCH, downlink) answers PULL_READ_RECEIPTS in one frame: a
@@ -404,7 +456,7 @@ export type ReadReceiptsBatch = Message<"qim.v1.ReadReceiptsBatch"> & {
  * Use `create(ReadReceiptsBatchSchema)` to create a new message.
  */
 export const ReadReceiptsBatchSchema: GenMessage<ReadReceiptsBatch> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 8);
+  messageDesc(file_qim_v1_session, 10);
 
 /**
  * ReadSync (READ_SYNC, downlink) would tell a user's other online devices that the read
@@ -442,7 +494,7 @@ export type ReadSync = Message<"qim.v1.ReadSync"> & {
  * Use `create(ReadSyncSchema)` to create a new message.
  */
 export const ReadSyncSchema: GenMessage<ReadSync> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 9);
+  messageDesc(file_qim_v1_session, 11);
 
 /**
  * Typing (TYPING, uplink, no answer) says the user is typing to peer_user_id in their direct
@@ -483,7 +535,7 @@ export type Typing = Message<"qim.v1.Typing"> & {
  * Use `create(TypingSchema)` to create a new message.
  */
 export const TypingSchema: GenMessage<Typing> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 10);
+  messageDesc(file_qim_v1_session, 12);
 
 /**
  * TypingEvent (TYPING_EVENT, downlink, request id 0) tells a user's online devices that someone
@@ -525,7 +577,7 @@ export type TypingEvent = Message<"qim.v1.TypingEvent"> & {
  * Use `create(TypingEventSchema)` to create a new message.
  */
 export const TypingEventSchema: GenMessage<TypingEvent> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 11);
+  messageDesc(file_qim_v1_session, 13);
 
 /**
  * ReadReceipt (READ_RECEIPT, downlink, request id 0) tells a user's online devices that the peer
@@ -562,5 +614,5 @@ export type ReadReceipt = Message<"qim.v1.ReadReceipt"> & {
  * Use `create(ReadReceiptSchema)` to create a new message.
  */
 export const ReadReceiptSchema: GenMessage<ReadReceipt> = /*@__PURE__*/
-  messageDesc(file_qim_v1_session, 12);
+  messageDesc(file_qim_v1_session, 14);
 
