@@ -28,17 +28,11 @@ func counts(rs []*qimv1.ReactionCount) string {
 // and the session head stay as they were; a repeated REACT changes nothing; a stranger is
 // refused; a group member's reaction shows in the other members' history.
 func scenarioReactions(ctx context.Context, e *Env) error {
-	alice, bob := e.User(), e.User()
-	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	alice, bob, a, b, closeBoth, err := loginPair(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+	defer closeBoth()
 	sent, err := b.Send(ctx, alice, NewCmid(), []byte("react to me"))
 	if err != nil {
 		return err

@@ -81,17 +81,11 @@ func scenarioReadSync(ctx context.Context, e *Env) error {
 // TYPING is cut to the connection's burst, and nothing of it is stored: the peer's mailbox holds
 // the one message sent before, nothing else.
 func scenarioTyping(ctx context.Context, e *Env) error {
-	alice, bob := e.User(), e.User()
-	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	alice, bob, a, b, closeBoth, err := loginPair(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+	defer closeBoth()
 	// A push to bob proves his MailboxNode's push path knows his gateway (qim.presence is
 	// followed, so a login is pushed to a moment after AUTH_OK), which typing travels too.
 	if _, err := a.Send(ctx, bob, NewCmid(), []byte("hello")); err != nil {
@@ -145,17 +139,11 @@ func scenarioTyping(ctx context.Context, e *Env) error {
 // as READ_RECEIPT within a second, and the peer's session list carries it durably
 // (peer_read_conversation_seq), so a device that missed the push still shows it.
 func scenarioReadReceipt(ctx context.Context, e *Env) error {
-	alice, bob := e.User(), e.User()
-	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	alice, bob, a, b, closeBoth, err := loginPair(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+	defer closeBoth()
 	var seq uint64
 	for i := range 2 {
 		ack, err := b.Send(ctx, alice, NewCmid(), fmt.Appendf(nil, "read me %d", i))
@@ -204,4 +192,19 @@ func scenarioReadReceipt(ctx context.Context, e *Env) error {
 		return fmt.Errorf("bob's row: peer_read_conversation_seq %d, want at least %d: %w", got, seq, err)
 	}
 	return nil
+}
+
+// loginPair logs two new users in with one phone each: alice at the first gateway, bob at the
+// other when there are two, so what one does must cross gateways to reach the other. close ends
+// both connections.
+func loginPair(ctx context.Context, e *Env) (alice, bob contract.UserID, a, b *Client, closeBoth func(), err error) {
+	alice, bob = e.User(), e.User()
+	if a, _, err = e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0); err != nil {
+		return 0, 0, nil, nil, nil, err
+	}
+	if b, _, err = e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0); err != nil {
+		a.Close()
+		return 0, 0, nil, nil, nil, err
+	}
+	return alice, bob, a, b, func() { a.Close(); b.Close() }, nil
 }

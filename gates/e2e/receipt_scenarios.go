@@ -194,17 +194,11 @@ func scenarioGroupTyping(ctx context.Context, e *Env) error {
 // symmetric): alice turns hers off and reads bob's message — bob gets no READ_RECEIPT and his row
 // shows 0; alice may not pull a group's receipts; once she shares again her next read reaches him.
 func scenarioReceiptsWithheld(ctx context.Context, e *Env) error {
-	alice, bob := e.User(), e.User()
-	a, _, err := e.LoginAt(ctx, e.Gateways[0], alice, "phone", 0)
+	alice, bob, a, b, closeBoth, err := loginPair(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	b, _, err := e.LoginAt(ctx, e.Gateways[1%len(e.Gateways)], bob, "phone", 0)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+	defer closeBoth()
 	if set, err := a.SetReadReceipts(ctx, false); err != nil || set.GetShare() {
 		return fmt.Errorf("SET_READ_RECEIPTS off: %v %v", set, err)
 	}
