@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/qim-dev/qim/contract"
@@ -8,7 +9,8 @@ import (
 )
 
 // Recall, edit, delete (qim_recall, qim_edit, qim_delete), reactions (qim_react) and group read
-// receipts (qim_read_receipts). A message is named by its conversation and seq and read from the
+// receipts (qim_read_receipts), the receipts switch (qim_set_read_receipts) and typing
+// (qim_set_typing). A message is named by its conversation and seq and read from the
 // local store: an amendment names its target's sender and peer, which only the stored copy has.
 // Amendments are durable sends like qim_send (the outcome arrives as "committed" or "failed");
 // reactions and receipts ask the server and wait up to timeout (default 10 s).
@@ -94,4 +96,41 @@ func readReceipts(h uint64, group string, seq uint64, timeout time.Duration) (st
 	}
 	return marshal(map[string]any{"group": r.Group.String(), "seq": dec(uint64(r.Seq)), "read_count": r.ReadCount,
 		"audience": r.Audience, "reads": reads})
+}
+
+// setReadReceipts withholds (share false) or shares the user's read receipts: {"share"}.
+func setReadReceipts(h uint64, share bool, timeout time.Duration) (string, error) {
+	cl, err := lookup(h)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := callCtx(cl, timeout)
+	defer cancel()
+	if err := cl.c.SetReadReceipts(ctx, share); err != nil {
+		return "", classify(err)
+	}
+	return marshal(map[string]any{"share": share})
+}
+
+// setTyping tells a peer (a decimal user id) or a group (its 32-digit id) that the user is typing
+// or stopped. Best effort: offline, or with a full queue, it is dropped (codeUnavailable).
+func setTyping(h uint64, target string, typing bool) error {
+	cl, err := lookup(h)
+	if err != nil {
+		return err
+	}
+	var queued bool
+	if peer, perr := strconv.ParseUint(target, 10, 64); perr == nil && peer != 0 {
+		queued = cl.c.SetTyping(contract.UserID(peer), typing)
+	} else {
+		group, gerr := parseConversation(target)
+		if gerr != nil || group.Kind() != contract.KindGroup {
+			return errorf(codeInvalid, "%q is neither a decimal user id nor a group's 32-digit id", target)
+		}
+		queued = cl.c.SetGroupTyping(group, typing)
+	}
+	if !queued {
+		return errorf(codeUnavailable, "typing indicator dropped (offline or queue full)")
+	}
+	return nil
 }

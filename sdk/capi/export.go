@@ -210,6 +210,20 @@ func qim_read_receipts(h C.qim_client, group *C.char, seq C.uint64_t, timeoutMs 
 	return finish(res, err, out, errOut)
 }
 
+//export qim_set_read_receipts
+func qim_set_read_receipts(h C.qim_client, share, timeoutMs C.int32_t, out, errOut **C.char) C.int {
+	res, err := setReadReceipts(uint64(h), share != 0, time.Duration(timeoutMs)*time.Millisecond)
+	return finish(res, err, out, errOut)
+}
+
+//export qim_set_typing
+func qim_set_typing(h C.qim_client, target *C.char, typing C.int32_t, errOut **C.char) C.int {
+	if target == nil {
+		return finish("", errorf(codeInvalid, "target must not be NULL"), nil, errOut)
+	}
+	return finish("", setTyping(uint64(h), C.GoString(target), typing != 0), nil, errOut)
+}
+
 //export qim_leave_group
 func qim_leave_group(h C.qim_client, group *C.char, timeoutMs C.int32_t, out, errOut **C.char) C.int {
 	if group == nil {

@@ -104,6 +104,17 @@ int qim_react(qim_client c, char* conversation, uint64_t seq, char* key, int32_t
  * watermarks only). timeout_ms 0: 10 s. */
 int qim_read_receipts(qim_client c, char* group, uint64_t seq, int32_t timeout_ms, char** result_json, char** err);
 
+/* Withholds (share 0) or shares again (1, the default) the caller's read receipts. Symmetric:
+ * while withheld nobody sees the caller's reads and it sees nobody's (qim_read_receipts is then
+ * QIM_E_SERVER "FORBIDDEN"). *result_json: {"share"}. timeout_ms 0: 10 s. */
+int qim_set_read_receipts(qim_client c, int32_t share, int32_t timeout_ms, char** result_json, char** err);
+
+/* Tells a peer (target: a decimal user id) or a group of at most 100 members (its 32-digit id)
+ * that the caller is typing (typing 1) or stopped (0); repeat every few seconds while typing.
+ * Best effort, never stored: offline it is dropped (QIM_E_UNAVAILABLE). Others' typing arrives as
+ * "typing" events. */
+int qim_set_typing(qim_client c, char* target, int32_t typing, char** err);
+
 /* Groups. qim_create_group records the group locally and returns at once, online or not, with
  * its id; "group_created" or "group_create_failed" reports the outcome. members_json is a JSON
  * array of decimal user ids besides the caller, e.g. ["43","44"].

@@ -236,10 +236,26 @@ static int group(qim_client a, qim_client b, const char *user_a, const char *use
 	CHECK(rc == QIM_OK && strstr(res, ub) && count(res, "\"user\":") == 1, "read_receipts: %d %s %s", rc,
 		err ? err : "", res ? res : "");
 	qim_free(res);
+	rc = qim_set_typing(a, gid, 1, &err);
+	CHECK(rc == QIM_OK, "set_typing in the group: %d %s", rc, err ? err : "");
+	if (wait_event(b, "\"type\":\"typing\"", 15000)) {
+		return -1;
+	}
+	rc = qim_set_read_receipts(b, 0, 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, "\"share\":false"), "set_read_receipts off: %d %s", rc, err ? err : "");
+	qim_free(res);
+	rc = qim_read_receipts(b, gid, 0, 10000, &res, &err);
+	CHECK(rc == QIM_E_SERVER && res == NULL && err && strstr(err, "FORBIDDEN"), "receipts while withheld: %d %s", rc, err ? err : "");
+	qim_free(err);
+	err = NULL;
+	rc = qim_set_read_receipts(b, 1, 10000, &res, &err);
+	CHECK(rc == QIM_OK && strstr(res, "\"share\":true"), "set_read_receipts on: %d %s", rc, err ? err : "");
+	qim_free(res);
 	rc = qim_leave_group(b, gid, 10000, &res, &err);
 	CHECK(rc == QIM_OK && strstr(res, "\"left_at_seq\":\""), "leave_group: %d %s", rc, err ? err : "");
 	qim_free(res);
-	printf("chat: group %s created, message read, 2 members listed, B's read watermark pulled, left\n", gid);
+	printf("chat: group %s created, message read, 2 members listed, B's read watermark pulled, typing seen, "
+		"receipts withheld and shared again, left\n", gid);
 	return 0;
 }
 
@@ -248,6 +264,10 @@ static int refusals(qim_client a) {
 	char *cmid = NULL, *err = NULL, *ev = NULL;
 	int rc = qim_send(a, "not-a-user", (uint8_t *)"x", 1, &cmid, &err);
 	CHECK(rc == QIM_E_INVALID && cmid == NULL && err != NULL, "send to a bad peer: %d", rc);
+	qim_free(err);
+	err = NULL;
+	rc = qim_set_typing(a, "not-a-target", 1, &err);
+	CHECK(rc == QIM_E_INVALID && err != NULL, "typing to a bad target: %d", rc);
 	qim_free(err);
 	err = NULL;
 	rc = qim_next_event(987654321, 0, &ev, &err);
