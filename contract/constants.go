@@ -137,6 +137,12 @@ const (
 	AmendRecallWindow  = 2 * time.Minute
 	MailboxRetention   = 7 * 24 * time.Hour
 	EphemeralRetention = 24 * time.Hour
+	// MailboxExpiryMargin: a day bucket whose expiry is further than this ahead of the
+	// MailboxNode's clock and whose day is already indexed keeps the expiry its first entry set,
+	// so materializing into it skips the expiry writes; closer to its expiry (or with a clock
+	// off by more than this) every entry sets the expiry again, as an expired bucket must not
+	// come back without one.
+	MailboxExpiryMargin = time.Hour
 )
 
 // SLO targets of the performance gates.

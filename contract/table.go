@@ -81,6 +81,7 @@ func Constants() []Constant {
 		{"history_hot_window", HistoryHotWindow, false, "Redis hot tier"},
 		{"history_retention", HistoryRetention, false, "default retention class"},
 		{"mailbox_retention", MailboxRetention, false, "cursor behind it → CURSOR_EXPIRED"},
+		{"mailbox_expiry_margin", MailboxExpiryMargin, false, "a bucket this close to its expiry gets it again on every entry"},
 		{"ephemeral_retention", EphemeralRetention, false, ""},
 		{"slo_send_ack_p99", SLOSendAckP99, false, ""},
 		{"slo_end_to_end_p99", SLOEndToEndP99, false, ""},

@@ -74,12 +74,17 @@ func TestLayoutBind(t *testing.T) {
 }
 
 // apply.lua: every list gets the member at the score, the read key the seq, the checkpoint
-// moves; a retry answers 0 and writes nothing; without seq the read key is not touched.
+// moves; a repeated call answers 0 and writes nothing; without seq the read key is not touched.
 func TestLayoutApply(t *testing.T) {
 	e := newLayoutEnv(t)
-	ck, read, lists := e.p+"ckpt", e.p+"read", []string{e.p + "list1", e.p + "list2"}
+	ck, read, list1, list2 := e.p+"ckpt", e.p+"read", e.p+"list1", e.p+"list2"
 	runOne(e, scripts.bind, &bindArgs{Checkpoint: ck, ClusterID: "c", TopicID: layoutTopic, Partitions: 4})
 	member := "conversation-16b"
+	one := func(prev, next, score, seq, readIdx string) applyArgs {
+		return applyArgs{Checkpoint: ck, Touched: []string{list1, read, list2}, TopicID: layoutTopic,
+			Field: []string{"p:3"}, Prev: []string{prev}, Next: []string{next}, Score: []string{score},
+			Member: []string{member}, Seq: []string{seq}, Read: []string{readIdx}, Lists: []string{"1 3"}}
+	}
 	steps := []struct {
 		name    string
 		in      applyArgs
@@ -88,18 +93,15 @@ func TestLayoutApply(t *testing.T) {
 		read    string
 		ckpt    string
 	}{
-		{"with read", applyArgs{Checkpoint: ck, Read: read, Lists: lists, TopicID: layoutTopic, Field: "p:3",
-			Prev: "", Next: "18", Score: 1234567, Member: member, Seq: "9"}, 1, 1234567, "9", "18"},
-		{"retry", applyArgs{Checkpoint: ck, Read: read, Lists: lists, TopicID: layoutTopic, Field: "p:3",
-			Prev: "", Next: "18", Score: 7654321, Member: member, Seq: "11"}, 0, 1234567, "9", "18"},
-		{"without read", applyArgs{Checkpoint: ck, Read: ck, Lists: lists, TopicID: layoutTopic, Field: "p:3",
-			Prev: "18", Next: "19", Score: 2345678, Member: member, Seq: ""}, 1, 2345678, "9", "19"},
+		{"with read", one("", "18", "1234567", "9", "2"), 1, 1234567, "9", "18"},
+		{"retry", one("", "18", "7654321", "11", "2"), 0, 1234567, "9", "18"},
+		{"without read", one("18", "19", "2345678", "", ""), 1, 2345678, "9", "19"},
 	}
 	for _, s := range steps {
 		if got := runOne(e, scripts.apply, &s.in); got.Applied != s.applied {
 			t.Errorf("%s: applied %d, want %d", s.name, got.Applied, s.applied)
 		}
-		for _, l := range lists {
+		for _, l := range []string{list1, list2} {
 			if sc := e.rdb.ZScore(e.ctx, l, member).Val(); sc != s.score {
 				t.Errorf("%s: %s score %v, want %v", s.name, l, sc, s.score)
 			}

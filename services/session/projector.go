@@ -35,11 +35,13 @@ type logConsumer interface {
 // every owned partition reached the log end seen at start-up.
 //
 // How: one PartitionConsumer statically assigned the owned partitions; each poll (up to PollMax
-// records) becomes one Redis pipeline of one EVALSHA per record, in poll order (which keeps each
-// partition's order).
+// records) becomes one Redis pipeline of one apply.lua call per 256 records, in poll order, which
+// reads and writes the checkpoints once per call and each list key once (issue 41; one EVALSHA
+// per record cost six commands and a Lua call per record); poll order keeps each partition's
+// order.
 //
-// Rejected: a FIFO and a worker per partition as in the MailboxNode. A record here costs one
-// small script with no push behind it, so one pipeline per poll keeps up with the log without 64
+// Rejected: a FIFO and a worker per partition as in the MailboxNode. A record here costs a few
+// commands of one batch script with no push behind it, so one pipeline per poll keeps up with the log without 64
 // goroutines; and a consumer group (rebalances would hand a partition to another process
 // mid-batch, away from the snapshots of its users, and positions belong next to the lists they
 // describe).

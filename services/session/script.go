@@ -17,21 +17,24 @@ var luaFS embed.FS
 // The Go side of each script's --! header: luascript checks these types against the headers when
 // the package initialises and derives every KEYS/ARGV position and reply position from them.
 
-// applyArgs calls apply.lua. Without Seq, Read repeats Checkpoint (see apply.lua).
+// applyArgs calls apply.lua: the records of a batch as parallel slices, one item per record;
+// Read and Lists index Touched from 1 (see apply.lua).
 type applyArgs struct {
 	Checkpoint string   `key:"checkpoint"`
-	Read       string   `key:"read"`
-	Lists      []string `key:"lists"`
+	Touched    []string `key:"touched"`
 	TopicID    string   `arg:"topic_id"`
-	Field      string   `arg:"field"`
-	Prev       string   `arg:"prev"`
-	Next       string   `arg:"next"`
-	Score      uint64   `arg:"score"`
-	Member     string   `arg:"member"`
-	Seq        string   `arg:"seq"`
+	Field      []string `arg:"field"`
+	Prev       []string `arg:"prev"`
+	Next       []string `arg:"next"`
+	Score      []string `arg:"score"`
+	Member     []string `arg:"member"`
+	Seq        []string `arg:"seq"`
+	Read       []string `arg:"read"`
+	Lists      []string `arg:"lists"`
 }
 
-// applyOut is apply.lua's answer: 1 applied, 0 a retry of an applied record.
+// applyOut is apply.lua's answer: how many records of the call applied (a repeated call's
+// records already applied do not count).
 type applyOut struct {
 	Applied int64 `reply:"applied"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -157,19 +158,18 @@ type applyCall struct {
 	touching []userKey // recipients, for the dirty markers
 }
 
-// apply runs the calls in one pipeline, in order. It returns how many leading calls succeeded
-// and the error of the first one that did not (then every later call failed too, because its
-// expected checkpoint was never written).
+// applyBatchMax bounds the records of one apply.lua call, so one call stays short on Redis (a
+// script blocks every other client while it runs).
+const applyBatchMax = 256
+
+// apply runs the calls as apply.lua batches of at most applyBatchMax records, all in one
+// pipeline, in order. It returns how many leading calls were applied and the error of the first
+// batch that failed (a batch is refused whole, and every later one fails too or waits on the
+// restart, because the process stops on the error).
 func (s *store) apply(ctx context.Context, topicID string, cs []applyCall) (int, error) {
-	calls := make([]call, len(cs))
-	for i, c := range cs {
-		read, seq := s.ckpt, "" // no read key: apply.lua touches none, the checkpoint stands in
-		if c.readKey != "" {
-			read, seq = c.readKey, strconv.FormatUint(c.seq, 10)
-		}
-		calls[i] = scripts.apply.Call(&applyArgs{Checkpoint: s.ckpt, Read: read, Lists: c.lists,
-			TopicID: topicID, Field: s.fields[c.part], Prev: c.prev, Next: c.next, Score: c.score,
-			Member: member(c.conv), Seq: seq})
+	var calls []call
+	for lo := 0; lo < len(cs); lo += applyBatchMax {
+		calls = append(calls, scripts.apply.Call(applyBatch(s.ckpt, s.fields, topicID, cs[lo:min(lo+applyBatchMax, len(cs))])))
 	}
 	cmds, err := runCalls(ctx, s.rdb, calls)
 	if err != nil {
@@ -177,14 +177,54 @@ func (s *store) apply(ctx context.Context, topicID string, cs []applyCall) (int,
 	}
 	for i, c := range cmds {
 		if err := c.Err(); err != nil {
-			return i, s.applyErr(cs[i], err)
+			lo := i * applyBatchMax
+			return lo, s.applyErr(cs[lo:min(lo+applyBatchMax, len(cs))], err)
 		}
 	}
-	return len(cmds), nil
+	return len(cs), nil
 }
 
-func (s *store) applyErr(c applyCall, err error) error {
+// applyBatch builds one apply.lua call; each key a record names is passed once.
+func applyBatch(ckpt string, fields []string, topicID string, cs []applyCall) *applyArgs {
+	a := &applyArgs{Checkpoint: ckpt, TopicID: topicID}
+	at := map[string]string{}
+	ref := func(key string) string {
+		if i, ok := at[key]; ok {
+			return i
+		}
+		a.Touched = append(a.Touched, key)
+		at[key] = strconv.Itoa(len(a.Touched))
+		return at[key]
+	}
+	var b strings.Builder
+	for _, c := range cs {
+		seq, read := "", ""
+		if c.readKey != "" {
+			seq, read = strconv.FormatUint(c.seq, 10), ref(c.readKey)
+		}
+		b.Reset()
+		for j, l := range c.lists {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(ref(l))
+		}
+		a.Field, a.Prev, a.Next = append(a.Field, fields[c.part]), append(a.Prev, c.prev), append(a.Next, c.next)
+		a.Score, a.Member = append(a.Score, strconv.FormatUint(c.score, 10)), append(a.Member, member(c.conv))
+		a.Seq, a.Read, a.Lists = append(a.Seq, seq), append(a.Read, read), append(a.Lists, b.String())
+	}
+	return a
+}
+
+// applyErr maps a batch's error reply; "@<i>" after the class names the record it concerns.
+func (s *store) applyErr(batch []applyCall, err error) error {
 	class, detail := scriptClass(err)
+	c := batch[0]
+	if at, rest, ok := strings.Cut(detail, " "); ok && strings.HasPrefix(at, "@") {
+		if i, perr := strconv.Atoi(at[1:]); perr == nil && i >= 1 && i <= len(batch) {
+			c, detail = batch[i-1], rest
+		}
+	}
 	switch class {
 	case "QIMFENCED", "QIMBIND":
 		return &FencedError{Partition: c.part, Offset: c.offset, Detail: detail}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/qim-dev/qim/contract"
@@ -91,4 +92,73 @@ func TestKeyFamiliesClassifyBuiltKeys(t *testing.T) {
 			t.Errorf("%q belongs to %v, want %q", key, got, want)
 		}
 	}
+}
+
+// A poll of records over two partitions, more than one apply.lua call holds: every list ends at
+// each conversation's largest activity, the sender's watermark at its largest seq, each
+// checkpoint at its partition's last offset + 1; its last apply.lua call again (a re-send)
+// changes nothing; a poll in
+// which one record expects another checkpoint is refused whole (fenced, naming that record) and
+// writes nothing, not even the records before it.
+func TestApplyBatches(t *testing.T) {
+	e := newEnv(t, 2)
+	st := newStore(e.rdb, e.topic, 2)
+	live := binding{cluster: "c", topicID: "0123456789abcdef0123456789abcdef", partitions: 2}
+	if _, _, err := st.bind(e.ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob, carol := e.user(), e.user(), e.user()
+	convs := []contract.ConversationID{e.conv(alice, bob), e.conv(alice, carol)}
+	prev := []string{"", ""}
+	var cs []applyCall
+	wantScore, wantRead := map[contract.ConversationID]uint64{}, map[contract.ConversationID]uint64{}
+	for i := range 2*applyBatchMax + 7 {
+		part, conv := int32(i%2), convs[(i/2)%2]
+		score, seq := uint64(1000+(i*7919)%5000), uint64(1+(i*104729)%900)
+		next := strconv.Itoa(i/2 + 1)
+		peer := bob
+		if conv == convs[1] {
+			peer = carol
+		}
+		cs = append(cs, applyCall{part: part, offset: int64(i / 2), prev: prev[part], next: next, score: score, conv: conv,
+			lists: []string{listKey(e.key(alice)), listKey(e.key(peer))}, readKey: readKey(e.key(alice)), seq: seq})
+		prev[part] = next
+		wantScore[conv], wantRead[conv] = max(wantScore[conv], score), max(wantRead[conv], seq)
+	}
+	check := func(when string) {
+		t.Helper()
+		rows, ok, err := st.scores(e.ctx, e.key(alice), convs)
+		reads, rerr := st.readSeqs(e.ctx, e.key(alice), convs)
+		if err != nil || rerr != nil {
+			t.Fatalf("%s: %v %v", when, err, rerr)
+		}
+		for j, c := range convs {
+			if !ok[j] || rows[j].score != wantScore[c] || reads[j] != wantRead[c] {
+				t.Fatalf("%s: conversation %d score %d read %d, want %d and %d", when, j, rows[j].score, reads[j], wantScore[c], wantRead[c])
+			}
+		}
+		last := strconv.Itoa(len(cs)/2 + len(cs)%2)
+		if cps, err := st.checkpoints(e.ctx); err != nil || strconv.FormatInt(cps[0], 10) != last || strconv.FormatInt(cps[1], 10) != strconv.Itoa(len(cs)/2) {
+			t.Fatalf("%s: checkpoints %v %v", when, cps, err)
+		}
+	}
+	for _, run := range []struct {
+		when string
+		recs []applyCall
+	}{{"first", cs}, {"the last call repeated", cs[2*applyBatchMax:]}} {
+		if n, err := st.apply(e.ctx, live.topicID, run.recs); err != nil || n != len(run.recs) {
+			t.Fatalf("%s: apply = %d, %v", run.when, n, err)
+		}
+		check(run.when)
+	}
+	bad := []applyCall{
+		{part: 0, offset: 500, prev: prev[0], next: "501", score: 1 << 40, conv: convs[0], lists: cs[0].lists, readKey: cs[0].readKey, seq: 5000},
+		{part: 1, offset: 600, prev: "599", next: "601", score: 1 << 40, conv: convs[1], lists: cs[1].lists},
+	}
+	n, err := st.apply(e.ctx, live.topicID, bad)
+	var fe *FencedError
+	if n != 0 || !errors.As(err, &fe) || fe.Partition != 1 || fe.Offset != 600 {
+		t.Fatalf("fenced poll: apply = %d, %v; want 0 and a FencedError at 1/600", n, err)
+	}
+	check("after the fenced poll")
 }

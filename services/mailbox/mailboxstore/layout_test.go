@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -74,8 +75,49 @@ func (l layout) materialize(offset int64, prev string) *materializeArgs {
 	return &materializeArgs{EpochKey: l.epoch, WatermarkKey: l.wm, IdentityKey: l.ident,
 		Buckets: []string{l.bucket(0), l.bucket(1)}, Indexes: []string{l.index[0], l.index[1]},
 		Epoch: layoutEpoch, Offset: offset, PrevOffset: prev, Digest: bytes.Repeat([]byte{'d'}, 32), Seq: l.seq,
-		Day: layoutDay, BucketExpireAt: l.bucketAt, IndexExpireAt: l.indexAt, IdentityTTL: layoutTTL,
+		Day: layoutDay, BucketExpireAt: l.bucketAt, IndexExpireAt: l.indexAt, IdentityTTL: layoutTTL, Settled: "1",
 		Members: [][]byte{l.members[0], l.members[1]}}
+}
+
+// materialize.lua, expiries of a day the index already lists: far from the bucket's expiry
+// (settled 1) the entry leaves them as the first entry set them; near it (settled 0) a bucket
+// that expired while its day stayed listed comes back with its expiry, never without one.
+func TestLayoutMaterializeListedDay(t *testing.T) {
+	f := newFix(t)
+	l := newLayout(t, f)
+	runOne(t, f, scripts.materialize, l.materialize(layoutOffset, "40"))
+	moved := time.Unix(l.bucketAt+77, 0)
+	f.rdb.ExpireAt(f.ctx, l.bucket(0), moved)
+	f.rdb.Del(f.ctx, l.bucket(1)) // expired; its day stays listed in index 1
+	next := l.materialize(layoutOffset+1, "41")
+	s42, err := contract.ComposeMailboxSeq(layoutEpoch, layoutOffset+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Seq, next.Digest, next.Settled = appendSeq(nil, s42), bytes.Repeat([]byte{'e'}, 32), "0"
+	next.IdentityKey = l.ident + ":next"
+	t.Cleanup(func() { f.rdb.Del(f.ctx, next.IdentityKey) })
+	next.Members = [][]byte{append(appendSeq(nil, s42), 0, 0, 0, 9, 'a'), append(appendSeq(nil, s42), 0, 0, 0, 9, 'b')}
+	settledOne := *next
+	settledOne.Buckets, settledOne.Indexes, settledOne.Members = next.Buckets[:1], next.Indexes[:1], next.Members[:1]
+	settledOne.Settled = "1"
+	runOne(t, f, scripts.materialize, &settledOne)
+	if at := f.rdb.ExpireTime(f.ctx, l.bucket(0)).Val(); at != time.Duration(moved.Unix())*time.Second {
+		t.Errorf("settled: bucket 0 expires at %v, want the expiry it had (%v)", at, moved.Unix())
+	}
+	unsettled := *next
+	unsettled.Offset, unsettled.PrevOffset = layoutOffset+2, strconv.FormatInt(layoutOffset+1, 10)
+	s43, _ := contract.ComposeMailboxSeq(layoutEpoch, layoutOffset+2)
+	unsettled.Seq = appendSeq(nil, s43)
+	unsettled.Members = [][]byte{append(appendSeq(nil, s43), 0, 0, 0, 9, 'c'), append(appendSeq(nil, s43), 0, 0, 0, 9, 'd')}
+	unsettled.IdentityKey = l.ident + ":unsettled"
+	t.Cleanup(func() { f.rdb.Del(f.ctx, unsettled.IdentityKey) })
+	runOne(t, f, scripts.materialize, &unsettled)
+	for i := range 2 {
+		if at := f.rdb.ExpireTime(f.ctx, l.bucket(i)).Val(); at != time.Duration(l.bucketAt)*time.Second {
+			t.Errorf("unsettled: bucket %d expires at %v, want bucket_expire_at %d", i, at, l.bucketAt)
+		}
+	}
 }
 
 // materialize.lua: fresh, then a retry of the same record, then a later record of the same

@@ -80,7 +80,7 @@ func TestLuaFaultMailbox(t *testing.T) {
 	for _, c := range []luascripttest.Case{
 		{Name: "materialize fresh on an empty shard", Script: "materialize.lua", Writes: 10,
 			Setup: setup(), Op: apply(m0)},
-		{Name: "materialize fresh after a watermark", Script: "materialize.lua", Writes: 8,
+		{Name: "materialize fresh after a watermark", Script: "materialize.lua", Writes: 6,
 			Setup: setup(apply(m0)), Op: apply(m1)},
 		{Name: "materialize batch of two, fault in the first", Script: "materialize.lua", Writes: 10,
 			Setup: setup(), Op: apply(m0, m1)},

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -96,6 +97,15 @@ func (s *Store) Materialize(ctx context.Context, ms []Materialization) ([]Outcom
 	return out, nil
 }
 
+// settled says whether now is far enough from a bucket's expiry (unix seconds) for
+// materialize.lua to trust the expiry the bucket's first entry set (see the script).
+func settled(bucketExpireAt int64, now time.Time) string {
+	if bucketExpireAt > now.Add(contract.MailboxExpiryMargin).Unix() {
+		return "1"
+	}
+	return "0"
+}
+
 func materializeReply(cmd *redis.Cmd, fresh contract.MailboxSeq) (Outcome, error) {
 	if err := cmd.Err(); err != nil {
 		return Outcome{}, err
@@ -141,6 +151,7 @@ func (s *Store) materializeCall(m *Materialization) (call, contract.MailboxSeq, 
 		Buckets: make([]string, 0, len(m.Entries)), Indexes: make([]string, 0, len(m.Entries)),
 		Epoch: int64(m.Epoch), Offset: m.Offset, PrevOffset: prev, Digest: m.Digest, Seq: seqb, Day: day,
 		BucketExpireAt: bucketExp, IndexExpireAt: bucketExp + retentionSeconds, IdentityTTL: identityTTL,
+		Settled: settled(bucketExp, time.Now()),
 		Members: make([][]byte, 0, len(m.Entries)),
 	}
 	for i := range m.Entries {

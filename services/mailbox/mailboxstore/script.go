@@ -33,6 +33,7 @@ type materializeArgs struct {
 	BucketExpireAt int64    `arg:"bucket_expire_at"`
 	IndexExpireAt  int64    `arg:"index_expire_at"`
 	IdentityTTL    int64    `arg:"identity_ttl"`
+	Settled        string   `arg:"settled"` // "1": the bucket's expiry is beyond the margin
 	Members        [][]byte `arg:"members"`
 }
 
