@@ -2,12 +2,15 @@ package msgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/qim-dev/qim/contract"
+	"github.com/qim-dev/qim/services/internal/luascript"
 )
 
 // reserveCall builds the call of reserve_and_record.lua or reserve.lua — or group_send.lua for
@@ -131,39 +134,69 @@ func (s *Store) Record(ctx context.Context, k CommitKey) (Commit, error) {
 // first and not marked when that failed.
 func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 	errs := make([]error, len(reqs))
-	calls := make([]call, 0, len(reqs))
-	idx := make([]int, 0, len(reqs))
-	window := contract.IdempotencyWindow.Milliseconds()
 	for i, r := range reqs {
 		if r.CommittedAtMs <= 0 {
 			errs[i] = fmt.Errorf("msgstore: mark_committed: %w: committed_at_ms %d", ErrInvalidArgument, r.CommittedAtMs)
 		}
 	}
 	s.indexAmendments(ctx, reqs, errs) // a round trip of its own, only when the batch amends
+	var calls []call
+	var batches [][]int // the request index of each commit of each call
+	var a *markArgs
 	for i, r := range reqs {
 		if errs[i] != nil {
 			continue
 		}
+		if a == nil || len(a.Commit) == markBatchMax {
+			a = &markArgs{Pending: pendingKey, WindowMs: contract.IdempotencyWindow.Milliseconds()}
+			calls, batches = append(calls, call{}), append(batches, nil)
+		}
 		tag := tagOf(r.Key.Tenant, r.Key.Conversation)
 		ck, cv := commitKeyTagged(r.Key, tag), convKeysTagged(r.Key.Tenant, r.Key.Conversation, tag)
-		calls = append(calls, s.scripts.markCommitted.Call(&markArgs{Commit: ck, Pending: pendingKey,
-			Owner: ownerKey(r.Key), Shrunk: shrunkKey(ck), Htrim: cv.htrim(), CommittedAtMs: r.CommittedAtMs,
-			WindowMs: window, TrimConv: cv.trimConv()}))
-		idx = append(idx, i)
+		a.Commit, a.Owner, a.Shrunk = append(a.Commit, ck), append(a.Owner, ownerKey(r.Key)), append(a.Shrunk, shrunkKey(ck))
+		a.Htrim, a.TrimConv = append(a.Htrim, cv.htrim()), append(a.TrimConv, cv.trimConv())
+		a.CommittedAtMs = append(a.CommittedAtMs, strconv.FormatInt(r.CommittedAtMs, 10))
+		calls[len(calls)-1] = s.scripts.markCommitted.Call(a)
+		batches[len(batches)-1] = append(batches[len(batches)-1], i)
 	}
 	if len(calls) == 0 {
 		return errs
 	}
-	cmds, err := runCalls(ctx, s.rdb, calls)
-	for j, i := range idx {
-		switch {
-		case err != nil:
-			errs[i] = fmt.Errorf("msgstore: mark_committed: %w", err)
-		case cmds[j].Err() != nil:
-			errs[i] = scriptError("mark_committed", reqs[i].Key, cmds[j].Err())
+	cmds, runErr := runCalls(ctx, s.rdb, calls)
+	for j, idx := range batches {
+		if runErr != nil {
+			for _, i := range idx {
+				errs[i] = fmt.Errorf("msgstore: mark_committed: %w", runErr)
+			}
+			continue
+		}
+		r, err := markResults(cmds[j], len(idx))
+		for n, i := range idx {
+			switch {
+			case err != nil:
+				errs[i] = scriptError("mark_committed", reqs[i].Key, err)
+			case !strings.HasPrefix(r.Results[n], "C:"):
+				errs[i] = scriptError("mark_committed", reqs[i].Key, errors.New(r.Results[n]))
+			}
 		}
 	}
 	return errs
+}
+
+// markBatchMax bounds the commits of one mark_committed.lua call, so one call stays short on
+// Redis (a script blocks every other client while it runs).
+const markBatchMax = 256
+
+// markResults decodes one mark_committed.lua reply of n commits.
+func markResults(cmd *redis.Cmd, n int) (markReply, error) {
+	r, err := scripts.markCommitted.Decode(cmd)
+	if err != nil {
+		return r, err
+	}
+	if len(r.Results) != n {
+		return r, fmt.Errorf("%w: %d results for %d commits", luascript.ErrReplyShape, len(r.Results), n)
+	}
+	return r, nil
 }
 
 // LoadCommit reads the commit under k. found is false when there is none (never reserved, or

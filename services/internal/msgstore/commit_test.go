@@ -232,3 +232,50 @@ func TestReserveRefusesTakenHistorySlot(t *testing.T) {
 		t.Errorf("a refused reserve wrote: counter %d, commit or owner present", n)
 	}
 }
+
+// MarkCommitted over more commits than one mark_committed.lua call holds, with a missing and a
+// reserved-only commit among them: each error lands on its own request, every other commit is
+// COMMITTED, and marking the batch again keeps each original committed_at.
+func TestMarkCommittedBatches(t *testing.T) {
+	rdb := coreClient(t)
+	s, ctx, f := New(rdb), testCtx(t), newFixture(t)
+	cat := time.Now().UnixMilli()
+	var reqs []MarkRequest
+	for range markBatchMax + 9 {
+		in := f.intent(t, 20)
+		reserveOne(t, ctx, s, in)
+		reqs = append(reqs, MarkRequest{Key: in.Key, CommittedAtMs: cat})
+	}
+	missing, reserved := f.intent(t, 20), f.intent(t, 20)
+	if _, err := s.Reserve(ctx, reserved); err != nil {
+		t.Fatal(err)
+	}
+	const atMissing, atReserved = 3, markBatchMax + 2
+	reqs = slices.Insert(reqs, atMissing, MarkRequest{Key: missing.Key, CommittedAtMs: cat})
+	reqs = slices.Insert(reqs, atReserved, MarkRequest{Key: reserved.Key, CommittedAtMs: cat})
+	for _, round := range []int64{0, 999} {
+		for i := range reqs {
+			reqs[i].CommittedAtMs = cat + round
+		}
+		for i, err := range s.MarkCommitted(ctx, reqs) {
+			switch i {
+			case atMissing:
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("round %d: missing commit: %v, want ErrNotFound", round, err)
+				}
+			case atReserved:
+				if !errors.Is(err, ErrNotRecorded) {
+					t.Fatalf("round %d: reserved commit: %v, want ErrNotRecorded", round, err)
+				}
+			default:
+				if err != nil {
+					t.Fatalf("round %d: commit %d: %v", round, i, err)
+				}
+				c, ok, lerr := s.LoadCommit(ctx, reqs[i].Key)
+				if lerr != nil || !ok || c.State != StateCommitted || c.CommittedAtMs != cat {
+					t.Fatalf("round %d: commit %d = %+v %v %v, want COMMITTED at %d", round, i, c, ok, lerr, cat)
+				}
+			}
+		}
+	}
+}

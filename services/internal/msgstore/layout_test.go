@@ -129,14 +129,18 @@ func TestLayoutRecordAndMark(t *testing.T) {
 
 	cat, window := time.Now().UnixMilli(), int64(86_400_000)
 	htrim := k.pending + ":htrim" // the test's keys share one prefix, not a hash tag
-	mark := &markArgs{Commit: k.commit, Pending: k.pending, Owner: k.owner, Shrunk: k.shrunk, Htrim: htrim,
-		CommittedAtMs: cat, WindowMs: window, TrimConv: "ab:cd"}
-	wantMark := markReply{St: "C", CommittedAtMs: strconv.FormatInt(cat, 10)}
-	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); got != wantMark {
-		t.Errorf("mark_committed: reply %+v, want %+v", got, wantMark)
+	// A second commit key that holds nothing: its error is its own result, the first still marks.
+	missing := k.commit + ":missing"
+	mark := &markArgs{Pending: k.pending, Commit: []string{k.commit, missing}, Owner: []string{k.owner, k.owner + ":m"},
+		Shrunk: []string{k.shrunk, k.shrunk + ":m"}, Htrim: []string{htrim, htrim}, WindowMs: window,
+		CommittedAtMs: []string{strconv.FormatInt(cat, 10), strconv.FormatInt(cat, 10)}, TrimConv: []string{"ab:cd", "ab:cd"}}
+	wantMark := "C:" + strconv.FormatInt(cat, 10)
+	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); len(got.Results) != 2 || got.Results[0] != wantMark ||
+		!strings.HasPrefix(got.Results[1], "QIMNOTFOUND ") {
+		t.Errorf("mark_committed: reply %+v, want %s and QIMNOTFOUND", got, wantMark)
 	}
 	h := rdb.HGetAll(ctx, k.commit).Val()
-	if h["st"] != "C" || h["cat"] != wantMark.CommittedAtMs || h["rec"] != "" || h["rat"] != "" || len(h) != 6 {
+	if h["st"] != "C" || "C:"+h["cat"] != wantMark || h["rec"] != "" || h["rat"] != "" || len(h) != 6 {
 		t.Errorf("committed hash %q", h)
 	}
 	for _, key := range []string{k.commit, k.owner} {
@@ -159,17 +163,14 @@ func TestLayoutRecordAndMark(t *testing.T) {
 	}
 	checkCandidate("mark_committed")
 	// A retry with another committed_at answers the original one.
-	mark.CommittedAtMs = cat + 999
-	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); got != wantMark {
-		t.Errorf("mark_committed retry: reply %+v, want %+v", got, wantMark)
+	mark.CommittedAtMs = []string{strconv.FormatInt(cat+999, 10)}
+	mark.Commit, mark.Owner, mark.Shrunk, mark.Htrim, mark.TrimConv = mark.Commit[:1], mark.Owner[:1], mark.Shrunk[:1], mark.Htrim[:1], mark.TrimConv[:1]
+	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); len(got.Results) != 1 || got.Results[0] != wantMark {
+		t.Errorf("mark_committed retry: reply %+v, want %s", got, wantMark)
 	}
 	checkCandidate("mark_committed retry")
-	mark.TrimConv = "ab:cd:5"
-	cmds, err := runCalls(ctx, rdb, []call{scripts.markCommitted.Call(mark)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmds[0].Err(); err == nil || !strings.Contains(err.Error(), "QIMINVAL") {
-		t.Errorf("mark_committed with a malformed trim_conv = %v, want QIMINVAL", err)
+	mark.TrimConv = []string{"ab:cd:5"}
+	if got := runOne(t, ctx, rdb, scripts.markCommitted, mark); len(got.Results) != 1 || !strings.HasPrefix(got.Results[0], "QIMINVAL ") {
+		t.Errorf("mark_committed with a malformed trim_conv = %+v, want QIMINVAL", got)
 	}
 }

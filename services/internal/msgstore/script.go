@@ -67,16 +67,16 @@ type recordArgs struct {
 	BucketWidth    int64  `arg:"bucket_width"`
 }
 
-// markArgs calls mark_committed.lua.
+// markArgs calls mark_committed.lua: the commits of a batch as parallel slices.
 type markArgs struct {
-	Commit        string `key:"commit"`
-	Pending       string `key:"pending"`
-	Owner         string `key:"owner"`
-	Shrunk        string `key:"shrunk"`
-	Htrim         string `key:"htrim"`
-	CommittedAtMs int64  `arg:"committed_at_ms"`
-	WindowMs      int64  `arg:"window_ms"`
-	TrimConv      string `arg:"trim_conv"`
+	Pending       string   `key:"pending"`
+	Commit        []string `key:"commit"`
+	Owner         []string `key:"owner"`
+	Shrunk        []string `key:"shrunk"`
+	Htrim         []string `key:"htrim"`
+	WindowMs      int64    `arg:"window_ms"`
+	CommittedAtMs []string `arg:"committed_at_ms"`
+	TrimConv      []string `arg:"trim_conv"`
 }
 
 // trimArgs calls trim.lua.
@@ -117,10 +117,9 @@ type commitReply struct {
 	storedCommit
 }
 
-// markReply is the reply of mark_committed.lua.
+// markReply is the reply of mark_committed.lua: per commit "C:<committed_at_ms>" or its error.
 type markReply struct {
-	St            string `reply:"st"`
-	CommittedAtMs string `reply:"committed_at_ms"`
+	Results []string `reply:"results"`
 }
 
 type (

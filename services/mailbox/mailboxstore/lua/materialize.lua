@@ -60,12 +60,12 @@ for i, m in ipairs(A_members) do
   end
 end
 
-local stored = redis.call('GET', K_epoch)
+-- One MGET for the three (they share the shard's hash tag): two commands fewer per record.
+local got = redis.call('MGET', K_epoch, K_watermark, K_identity)
+local stored, wm, ident = got[1], got[2], got[3]
 if stored ~= A_epoch then
   return fail('QIMFENCED', 'shard epoch is ' .. (stored or 'absent') .. ', caller holds ' .. A_epoch)
 end
-local wm = redis.call('GET', K_watermark)
-local ident = redis.call('GET', K_identity)
 if ident and #ident ~= 40 then return fail('QIMCORRUPT', 'dispatch identity is not digest+seq') end
 local function conflict()
   return fail('QIMCONFLICT', 'dispatch_id already materialized with another payload_digest at ' ..

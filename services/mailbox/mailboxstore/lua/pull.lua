@@ -33,7 +33,8 @@ if not limit or not maxb or not ttl or not window or window < limit then
 end
 if #prefix == 0 or (A_store ~= '0' and A_store ~= '1') then return fail('QIMINVAL', 'bad prefix or store flag') end
 
-local E, W = redis.call('GET', K_epoch), redis.call('GET', K_watermark)
+local EW = redis.call('MGET', K_epoch, K_watermark) -- one command: they share the shard's hash tag
+local E, W = EW[1], EW[2]
 local head = nil
 if E and W then
   local e, w = natint(E), natint(W)
