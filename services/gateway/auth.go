@@ -48,7 +48,13 @@ func unauthorized(reason, msg string) *authError {
 // unauthenticated socket has nothing else it may do.
 func (c *conn) authenticate() bool {
 	cfg := &c.s.cfg
+	// The connection is in the drain's list from admitConn on, before this goroutine runs: a
+	// kick may have expired the read deadline already, and the line above would undo that, so
+	// the cancellation is checked after it (as readLoop does).
 	_ = c.nc.SetReadDeadline(time.Now().Add(cfg.AuthTimeout))
+	if c.ctx.Err() != nil {
+		return false
+	}
 	m, err := c.r.ReadMessage()
 	if err != nil {
 		c.readFailed(err, true)

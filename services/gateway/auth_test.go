@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,27 @@ func TestDrainKicksConnections(t *testing.T) {
 	c.expectClosed(3 * time.Second)
 	if err := <-stopped; err != nil {
 		t.Fatalf("Run returned %v", err)
+	}
+}
+
+// TestKickBeforeAuthStartsCloses: a drain reaches a connection between admitConn and the first
+// line of authenticate (CI saw it: KICKED written, then the socket held open for AuthTimeout).
+// The kick's expired read deadline must not be undone by the AUTH wait's own deadline.
+func TestKickBeforeAuthStartsCloses(t *testing.T) {
+	s := &Service{cfg: Config{AuthTimeout: time.Hour, WriteTimeout: time.Hour}}
+	server, client := net.Pipe()
+	defer client.Close()
+	c := newConn(s, server, "tcp", nil)
+	c.interrupt()
+	done := make(chan bool, 1)
+	go func() { done <- c.authenticate() }()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("an interrupted connection authenticated")
+		}
+	case <-time.After(caseWait):
+		t.Fatalf("authenticate still waits for AUTH %v after the interrupt; it would wait AuthTimeout", caseWait)
 	}
 }
 
