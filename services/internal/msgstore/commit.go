@@ -140,7 +140,7 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 		}
 	}
 	s.indexAmendments(ctx, reqs, errs) // a round trip of its own, only when the batch amends
-	var calls []call
+	var args []*markArgs
 	var batches [][]int // the request index of each commit of each call
 	var a *markArgs
 	for i, r := range reqs {
@@ -149,18 +149,23 @@ func (s *Store) MarkCommitted(ctx context.Context, reqs []MarkRequest) []error {
 		}
 		if a == nil || len(a.Commit) == markBatchMax {
 			a = &markArgs{Pending: pendingKey, WindowMs: contract.IdempotencyWindow.Milliseconds()}
-			calls, batches = append(calls, call{}), append(batches, nil)
+			args, batches = append(args, a), append(batches, nil)
 		}
 		tag := tagOf(r.Key.Tenant, r.Key.Conversation)
 		ck, cv := commitKeyTagged(r.Key, tag), convKeysTagged(r.Key.Tenant, r.Key.Conversation, tag)
 		a.Commit, a.Owner, a.Shrunk = append(a.Commit, ck), append(a.Owner, ownerKey(r.Key)), append(a.Shrunk, shrunkKey(ck))
 		a.Htrim, a.TrimConv = append(a.Htrim, cv.htrim()), append(a.TrimConv, cv.trimConv())
 		a.CommittedAtMs = append(a.CommittedAtMs, strconv.FormatInt(r.CommittedAtMs, 10))
-		calls[len(calls)-1] = s.scripts.markCommitted.Call(a)
 		batches[len(batches)-1] = append(batches[len(batches)-1], i)
 	}
-	if len(calls) == 0 {
+	if len(args) == 0 {
 		return errs
+	}
+	// Each call is encoded once its batch is whole: encoding after every appended commit cost
+	// O(n²) in the batch's length.
+	calls := make([]call, len(args))
+	for j, a := range args {
+		calls[j] = s.scripts.markCommitted.Call(a)
 	}
 	cmds, runErr := runCalls(ctx, s.rdb, calls)
 	for j, idx := range batches {
