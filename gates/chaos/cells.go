@@ -102,7 +102,8 @@ func Cells() []Cell {
 		cqlKillCell(),
 		luaFaultCell(),
 	}
-	return append(append(cells, moderationCells()...), pushCell())
+	cells = append(append(cells, moderationCells()...), pushCell())
+	return append(cells, gracefulCells()...)
 }
 
 // chaosGroupSize is the group size of the group cells: every connection a member, several

@@ -4,7 +4,9 @@
 // carry no test hooks. Built with `-tags failpoints`, Hit(name) SIGKILLs the process when the
 // environment variable QIM_FAILPOINT names that failpoint (after QIM_FAILPOINT_SKIP earlier hits),
 // which is what a crash at that step looks like: no deferred cleanup, no flushed buffers. With
-// QIM_FAILPOINT_ARM=signal the failpoint stays dormant until the process receives SIGUSR1.
+// QIM_FAILPOINT_ARM=signal the failpoint stays dormant until the process receives SIGUSR1. With
+// QIM_FAILPOINT_ACTION=term the live failpoint SIGTERMs the process once and lets the path go
+// on: a graceful stop that starts in the middle of a batch, which a kill never exercises.
 package failpoint
 
 // Names of the failpoints. A crash test arms one by name; keeping them here lets a test refer to
