@@ -13,8 +13,8 @@ import (
 
 // ChaosOptions configure the chaos gate from `qim-gate run` flags.
 type ChaosOptions struct {
-	// Cells selects cells by name ("quick" for the one-kill-per-process subset); empty runs the
-	// whole matrix.
+	// Cells selects cells by name ("quick" for the one-kill-per-process subset, "nightly" for the
+	// cells kept out of the release run); empty runs every cell but the nightly ones.
 	Cells []string
 	// CQL gives the chaos stack a CQL node, so every cell's deployment runs the tiered backend and
 	// the HistoryArchiver as the release deployment does, and the archive cells run (without it

@@ -19,6 +19,7 @@ var toolVars = []toolVar{
 	{config.Var{Name: "QIM_FAILPOINT_SKIP", Type: "int", Default: "0", Doc: "hits of the armed failpoint to pass before it fires"}, "services (failpoints build)"},
 	{config.Var{Name: "QIM_FAILPOINT_ARM", Type: "string", Doc: "\"signal\": the armed failpoint stays dormant until the process gets SIGUSR1 (the chaos matrix fires it mid-load)"}, "services (failpoints build)"},
 	{config.Var{Name: "QIM_FAILPOINT_ACTION", Type: "string", Doc: "what the live failpoint does: \"kill\" (default) SIGKILLs the process, \"term\" SIGTERMs it once and lets the path go on (a graceful stop mid-batch)"}, "services (failpoints build)"},
+	{config.Var{Name: "QIM_FAILPOINT_CLOCK_STEPS", Type: "string", Doc: "wall-clock steps, comma-separated durations (\"-10s,+10m\"): each SIGUSR2 applies the next to the clock the writer's HLC, committed_at and trim read (the chaos matrix's clock cells)"}, "writer (failpoints build)"},
 	{config.Var{Name: "QIM_TOKEN", Type: "secret", Secret: true, Doc: "a client's access token (instead of --token-file)"}, "qim-desktop"},
 	{config.Var{Name: "QIM_GATEWAY", Type: "string", Doc: "gateway address written by the desktop dev deployment for the tmux demo"}, "scripts/desktop-tmux.sh, qim-desktop devdeploy"},
 }

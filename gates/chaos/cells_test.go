@@ -35,8 +35,14 @@ func TestCellNamesAreUniqueAndEveryProcessHasAQuickKill(t *testing.T) {
 
 func TestSelect(t *testing.T) {
 	all, err := Select(nil)
-	if err != nil || len(all) != len(Cells()) {
-		t.Fatalf("all: %d cells, %v", len(all), err)
+	nightly, nerr := Select([]string{"nightly"})
+	if err != nil || nerr != nil || len(nightly) == 0 || len(all)+len(nightly) != len(Cells()) {
+		t.Fatalf("release: %d cells, nightly %d, of %d: %v %v", len(all), len(nightly), len(Cells()), err, nerr)
+	}
+	for _, c := range all {
+		if c.Nightly {
+			t.Errorf("nightly cell %s in the default selection", c.Name)
+		}
 	}
 	q, err := Select([]string{"quick"})
 	if err != nil || len(q) == 0 || len(q) >= len(all) {

@@ -68,6 +68,7 @@ func registryCounts(t *testing.T) []count {
 		{"chaos cells under room load (chaos.Cells, RoomSize set)", phrase("cells? under room load"),
 			cellsWhere(func(c chaos.Cell) bool { return c.RoomSize > 0 })},
 		{"chaos archive cells (chaos.Cells, NeedsCQL)", phrase("archive cells"), cellsWhere(func(c chaos.Cell) bool { return c.NeedsCQL })},
+		{"nightly chaos cells (chaos.Cells, Nightly)", phrase("nightly cells"), cellsWhere(func(c chaos.Cell) bool { return c.Nightly })},
 		{"chaos cells (chaos.Cells)", phrase("(?:fault |chaos )?cells"), len(chaos.Cells())},
 		{"release gates (release.Registry)", phrase("(?:release )?gates"), len(gateNames())},
 		{"opcodes served (contract.Opcodes, Served)", regexp.MustCompile(`(?i)\bserves\s+` + number + `\s+of\s+the\b`), servedOpcodes()},

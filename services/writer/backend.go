@@ -3,9 +3,9 @@ package writer
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/qim-dev/qim/services/internal/cqlstore"
+	"github.com/qim-dev/qim/services/internal/failpoint"
 	"github.com/qim-dev/qim/services/internal/msgstore"
 )
 
@@ -28,7 +28,7 @@ func (s *Service) openStore(ctx context.Context) (*msgstore.Store, error) {
 	s.proc.OnClose("history archive", func() error { st.Close(); return nil })
 	store := msgstore.New(s.rdb, msgstore.WithArchive(cqlstore.HistoryTier(st)))
 	s.trim = &hotTrim{store: store, group: s.cfg.ArchiverGroup, window: s.cfg.HotWindow, margin: s.cfg.TrimMargin,
-		interval: s.cfg.TrimInterval, log: s.log, now: time.Now, m: newTrimMetrics(s.reg)}
+		interval: s.cfg.TrimInterval, log: s.log, now: failpoint.Now, m: newTrimMetrics(s.reg)}
 	s.log.Info("writer: tiered history", "hot_window", s.cfg.HotWindow, "archiver_group", s.cfg.ArchiverGroup)
 	return store, nil
 }

@@ -62,7 +62,7 @@ type committer struct {
 
 func newCommitter(store commitStore, out outboxProducer, ids idIssuer, m *metrics, log *slog.Logger, shards contract.ShardCount, batchMax, depth int) *committer {
 	return &committer{
-		store: store, out: out, ids: ids, m: m, log: log, batchMax: batchMax, now: time.Now, aud: newAudiences(store, shards),
+		store: store, out: out, ids: ids, m: m, log: log, batchMax: batchMax, now: failpoint.Now, aud: newAudiences(store, shards),
 		in: make(chan *call, depth), marks: make(chan *call, depth), slots: make(chan struct{}, depth),
 	}
 }

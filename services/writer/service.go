@@ -16,6 +16,7 @@ import (
 	"github.com/qim-dev/qim/contract"
 	internalv1 "github.com/qim-dev/qim/proto/qiminternal/v1"
 	"github.com/qim-dev/qim/services/internal/commitlog"
+	"github.com/qim-dev/qim/services/internal/failpoint"
 	"github.com/qim-dev/qim/services/internal/lifecycle"
 	"github.com/qim-dev/qim/services/internal/moderation"
 	"github.com/qim-dev/qim/services/internal/msgstore"
@@ -117,7 +118,8 @@ func (s *Service) start(ctx context.Context) error {
 		return err
 	}
 	s.proc.OnClose("writer_id lease", func() error { return s.lease.Release(context.Background()) })
-	s.ids, err = identity.NewIssuer(s.rdb, s.cfg.RegionID, s.lease.WriterID(), identity.WithLease(s.lease))
+	s.ids, err = identity.NewIssuer(s.rdb, s.cfg.RegionID, s.lease.WriterID(), identity.WithLease(s.lease),
+		identity.WithClock(failpoint.Now)) // time.Now but in the chaos matrix's clock cells
 	if err != nil {
 		return fmt.Errorf("writer: hlc issuer: %w", err)
 	}

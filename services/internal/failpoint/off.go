@@ -2,6 +2,8 @@
 
 package failpoint
 
+import "time"
+
 // Enabled reports whether this binary was built with failpoints.
 const Enabled = false
 
@@ -10,3 +12,6 @@ func Hit(string) {}
 
 // Armed reports whether name is the armed failpoint; always false in a normal build.
 func Armed(string) bool { return false }
+
+// Now is time.Now in a normal build; the failpoint build can step it (clock_on.go).
+func Now() time.Time { return time.Now() }
