@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/qim-dev/qim/gates/svc"
@@ -52,12 +51,9 @@ func termCell(name, title, service, fp string) Cell {
 // (a signal, an error status) fails the cell: a graceful stop must not crash.
 func termAtFailpoint(name string) Fault {
 	return func(_ context.Context, t *Target) (time.Time, error) {
-		if err := t.Set.Signal(name, syscall.SIGUSR1); err != nil {
-			return time.Time{}, err
-		}
-		exited, err := t.Set.WaitExit(name, failpointWithin)
-		if !exited {
-			return time.Time{}, fmt.Errorf("%w: %s still running %s after its failpoint went live", ErrFaultMissed, name, failpointWithin)
+		err, ferr := fireAndWaitExit(t, name)
+		if ferr != nil {
+			return time.Time{}, ferr
 		}
 		if err != nil {
 			return time.Time{}, fmt.Errorf("chaos: %s did not stop cleanly after the SIGTERM at its failpoint: %w", name, err)

@@ -54,18 +54,29 @@ func killService(name string) Fault {
 // pipeline reaches it and the process dies.
 func fireFailpoint(name string) Fault {
 	return func(_ context.Context, t *Target) (time.Time, error) {
-		if err := t.Set.Signal(name, syscall.SIGUSR1); err != nil {
-			return time.Time{}, err
-		}
-		exited, err := t.Set.WaitExit(name, failpointWithin)
-		if !exited {
-			return time.Time{}, fmt.Errorf("%w: %s still running %s after its failpoint went live", ErrFaultMissed, name, failpointWithin)
+		err, ferr := fireAndWaitExit(t, name)
+		if ferr != nil {
+			return time.Time{}, ferr
 		}
 		if !killedBySignal(err, syscall.SIGKILL) {
 			return time.Time{}, fmt.Errorf("%w: %s exited (%v), not by its failpoint's SIGKILL", ErrFaultMissed, name, err)
 		}
 		return time.Now(), nil
 	}
+}
+
+// fireAndWaitExit makes the dormant failpoint of a service live (SIGUSR1) and waits until the
+// process ends; exitErr is how it ended. A process still running after failpointWithin is a
+// missed fault (err wraps ErrFaultMissed).
+func fireAndWaitExit(t *Target, name string) (exitErr, err error) {
+	if err := t.Set.Signal(name, syscall.SIGUSR1); err != nil {
+		return nil, err
+	}
+	exited, exitErr := t.Set.WaitExit(name, failpointWithin)
+	if !exited {
+		return nil, fmt.Errorf("%w: %s still running %s after its failpoint went live", ErrFaultMissed, name, failpointWithin)
+	}
+	return exitErr, nil
 }
 
 // restartService starts a service again (unarmed) and waits for its health.
