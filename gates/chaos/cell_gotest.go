@@ -11,7 +11,7 @@ import (
 // runGoTest runs a GoTest cell: `go <args>` in the repository; its verdict is the exit status,
 // and a run that matched no test fails (a renamed test must not turn the cell green).
 func (m *matrix) runGoTest(ctx context.Context, c Cell) *CellResult {
-	res := &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick, Pass: m.pass}
+	res := &CellResult{Name: c.Name, Title: c.Title, Class: c.class(), Quick: c.Quick, Pass: m.pass}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, "go", c.GoTest...)
 	cmd.Dir = m.opts.Root

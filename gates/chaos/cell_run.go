@@ -27,7 +27,7 @@ type faultRun struct {
 // runCell runs one cell on a fresh deployment and judges it. Errors that stop the cell are in
 // the result (it fails); the matrix goes on with the next cell.
 func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
-	res := &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick, Pass: m.pass}
+	res := &CellResult{Name: c.Name, Title: c.Title, Class: c.class(), Quick: c.Quick, Pass: m.pass}
 	start := time.Now()
 	defer func() { res.finish(start) }()
 	set, err := m.deploy(ctx, c)
@@ -41,7 +41,7 @@ func (m *matrix) runCell(ctx context.Context, c Cell) *CellResult {
 	var watch Watch
 	if c.Watch != nil {
 		watch = c.Watch()
-		watch.start(ctx, &Target{Stack: m.opts.Stack, Faults: m.faults, Set: set, logf: m.logf})
+		watch.start(ctx, &Target{Stack: m.opts.Stack, Faults: m.faults, Set: set, Net: m.net, logf: m.logf})
 	}
 	from, err := m.outboxEnd(ctx)
 	if err != nil {
@@ -96,6 +96,9 @@ func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
 	if err := set.MigrateArchive(ctx); err != nil {
 		return set, err
 	}
+	if m.net, err = startLinks(set, c.Links); err != nil {
+		return set, err
+	}
 	for _, name := range set.Services() {
 		env := slices.Clone(c.Env[name]) // the cell's own list never grows
 		if name == c.Service && c.Failpoint != "" {
@@ -129,7 +132,7 @@ func (m *matrix) load(ctx context.Context, c Cell, set *svc.Set, rec *history.Re
 	defer cancel()
 	fr := &faultRun{}
 	done := make(chan struct{})
-	t := &Target{Stack: m.opts.Stack, Faults: m.faults, Set: set, logf: m.logf}
+	t := &Target{Stack: m.opts.Stack, Faults: m.faults, Set: set, Net: m.net, logf: m.logf}
 	sup := &supervisor{set: set, t0: time.Now(), logf: m.logf}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -260,6 +263,8 @@ func (m *matrix) teardown(set *svc.Set, res *CellResult) {
 	if err := set.Close(); err != nil {
 		m.logf("%s: stopping services: %v", res.Name, err)
 	}
+	m.net.stop()
+	m.net = nil
 	res.Logs = m.keepLogs(set, res.stem(m.opts.Repeat > 1))
 	if err := m.opts.Stack.Check(context.Background()); err != nil {
 		res.check("stack whole after the cell", false, "%v", firstLine(err))

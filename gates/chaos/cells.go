@@ -28,6 +28,9 @@ const (
 type Cell struct {
 	Name  string
 	Title string
+	// Class is the fault class the report marks the timeline and the matrix with (SIGKILL,
+	// SIGTERM, clock step, latency, blackhole, cuts, half-open, partition, …); "" is "fault".
+	Class string
 	// Quick cells form the subset CI can afford: one kill of each process.
 	Quick bool
 	// Nightly cells are not in the default selection (the release run, `make test`): they run
@@ -60,9 +63,19 @@ type Cell struct {
 	Instances int
 	// Env is extra environment per service for the cell's deployment.
 	Env map[string][]string
+	// Links are the paths the cell proxies (netproxy.go) so its faults can shape them.
+	Links []Link
 	// Watch, when set, observes the deployment from before the load until after the judges that
 	// wait for catch-up, and adds its own checks (watch.go).
 	Watch func() Watch
+}
+
+// class is the fault class shown for the cell.
+func (c Cell) class() string {
+	if c.Class == "" {
+		return "fault"
+	}
+	return c.Class
 }
 
 // Cells is the whole matrix in run order.
@@ -106,7 +119,8 @@ func Cells() []Cell {
 		luaFaultCell(),
 	}
 	cells = append(append(cells, moderationCells()...), pushCell())
-	return append(append(cells, gracefulCells()...), clockCells()...)
+	cells = append(append(cells, gracefulCells()...), clockCells()...)
+	return append(cells, networkCells()...)
 }
 
 // chaosGroupSize is the group size of the group cells: every connection a member, several
@@ -119,7 +133,7 @@ func groupCell(c Cell) Cell {
 }
 
 func failpointCell(name, title, service, fp string, quick bool) Cell {
-	return Cell{Name: name, Title: title, Quick: quick, Service: service, Failpoint: fp,
+	return Cell{Name: name, Title: title, Class: "SIGKILL", Quick: quick, Service: service, Failpoint: fp,
 		Fault: fireFailpoint(service), Heal: restartService(service)}
 }
 

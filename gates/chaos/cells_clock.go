@@ -28,10 +28,10 @@ const (
 func clockCells() []Cell {
 	return []Cell{
 		{Name: "writer-clock-back-10s", Title: "the writer's wall clock stepped back 10 s under load (and left there)",
-			Nightly: true, Env: map[string][]string{svc.Writer: {"QIM_FAILPOINT_CLOCK_STEPS=-10s"}},
+			Class: "clock step", Nightly: true, Env: map[string][]string{svc.Writer: {"QIM_FAILPOINT_CLOCK_STEPS=-10s"}},
 			Fault: stepClock(svc.Writer), Hold: 10 * time.Second, Heal: clockLeftStepped},
 		{Name: "writer-clock-forward-10m-then-back", Title: "the writer's wall clock stepped forward 10 minutes under load, then corrected back",
-			Nightly: true, Env: map[string][]string{svc.Writer: {"QIM_FAILPOINT_CLOCK_STEPS=+10m,-10m"}},
+			Class: "clock step", Nightly: true, Env: map[string][]string{svc.Writer: {"QIM_FAILPOINT_CLOCK_STEPS=+10m,-10m"}},
 			Fault: stepClock(svc.Writer), Hold: 5 * time.Second, Heal: func(ctx context.Context, t *Target) error {
 				_, err := stepClock(svc.Writer)(ctx, t)
 				return err

@@ -30,17 +30,17 @@ func gracefulCells() []Cell {
 			svc.Fanout, fpFanoutBeforeCommit),
 		termCell("mailbox-term-mid-materialize", "SIGTERM the MailboxNode with a batch materialized, its pushes not sent",
 			svc.Mailbox, fpMailboxAfterWrite),
-		{Name: "session-term", Title: "SIGTERM the SessionProjection under load, restart",
+		{Name: "session-term", Class: "SIGTERM", Title: "SIGTERM the SessionProjection under load, restart",
 			Fault: stopCleanly(svc.Session), Heal: restartService(svc.Session)},
-		{Name: "gateway-term", Title: "SIGTERM the gateway under load: it drains (KICKED SERVER_DRAIN), clients reconnect and reconcile",
+		{Name: "gateway-term", Class: "SIGTERM", Title: "SIGTERM the gateway under load: it drains (KICKED SERVER_DRAIN), clients reconnect and reconcile",
 			Fault: stopCleanly(svc.Gateway), Heal: restartService(svc.Gateway)},
-		{Name: "rolling-restart", Title: "graceful rolling restart of every service under load, the broker up: each stopped, restarted and healthy before the next",
+		{Name: "rolling-restart", Class: "rolling SIGTERM", Title: "graceful rolling restart of every service under load, the broker up: each stopped, restarted and healthy before the next",
 			Fault: rollingRestart(), Heal: allHealthy(), Window: 60 * time.Second},
 	}
 }
 
 func termCell(name, title, service, fp string) Cell {
-	return Cell{Name: name, Title: title, Service: service, Failpoint: fp,
+	return Cell{Name: name, Title: title, Class: "SIGTERM", Service: service, Failpoint: fp,
 		Env:   map[string][]string{service: {"QIM_FAILPOINT_ACTION=term"}},
 		Fault: termAtFailpoint(service), Heal: restartService(service)}
 }

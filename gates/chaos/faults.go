@@ -18,6 +18,7 @@ type Target struct {
 	Stack  stack.Stack
 	Faults stack.Faults
 	Set    *svc.Set
+	Net    *netLinks // the cell's proxied links (nil: it has none)
 	logf   func(format string, args ...any)
 }
 

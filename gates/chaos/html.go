@@ -58,7 +58,7 @@ func cellCls(c *CellResult) string {
 
 func writeMatrix(b *strings.Builder, rep *Report) {
 	vs := rep.Verdicts()
-	b.WriteString(`<table><tr><th class="l">cell</th><th>verdict</th><th>acked</th><th>unknown</th>`)
+	b.WriteString(`<table><tr><th class="l">cell</th><th class="l">fault</th><th>verdict</th><th>acked</th><th>unknown</th>`)
 	// Verdict names run up their column (th.v): written across, a dozen of them widen the
 	// table past a 1,400 px window.
 	for _, v := range vs {
@@ -67,8 +67,8 @@ func writeMatrix(b *strings.Builder, rep *Report) {
 	b.WriteString("<th>recovery ms</th><th>drain ms</th><th>s</th></tr>\n")
 	for _, c := range rep.Cells {
 		stem := c.stem(rep.Options.Repeat > 1)
-		fmt.Fprintf(b, `<tr><td class="l"><a href="#%s">%s</a></td><td class=%q>%s</td><td>%s</td><td>%s</td>`,
-			stem, stem, cellCls(c), cellWord(c), count(c, c.Load.Acked+c.Load.SDKAcked), count(c, c.Load.Unknown))
+		fmt.Fprintf(b, `<tr><td class="l"><a href="#%s">%s</a></td><td class="l">%s</td><td class=%q>%s</td><td>%s</td><td>%s</td>`,
+			stem, stem, html.EscapeString(c.Class), cellCls(c), cellWord(c), count(c, c.Load.Acked+c.Load.SDKAcked), count(c, c.Load.Unknown))
 		for _, v := range vs {
 			n := 0
 			if c.Checker != nil {
@@ -125,8 +125,17 @@ func writeCell(b *strings.Builder, c *CellResult, rate float64, stem string) {
 // SEND→ACK and end-to-end latency on a log scale) with the fault and the heal marked.
 func timeline(c *CellResult, rate float64) string {
 	rep := &loadgen.Report{TargetRate: rate, Timeline: c.Timeline, Config: loadgen.ReportConfig{DurationS: c.WindowS}}
-	return loadgen.TimelineSVG(rep, loadgen.Mark{AtS: c.FaultS, Label: "fault", Color: "#c0392b"},
+	return loadgen.TimelineSVG(rep, loadgen.Mark{AtS: c.FaultS, Label: markLabel(c), Color: "#c0392b"},
 		loadgen.Mark{AtS: c.HealS, Label: "heal", Color: "#27ae60"})
+}
+
+// markLabel names the fault mark by the cell's fault class (results older than the class say
+// "fault").
+func markLabel(c *CellResult) string {
+	if c.Class == "" {
+		return "fault"
+	}
+	return c.Class
 }
 
 // count shows a load count, or a dash for a cell that ran no load (a go test cell).

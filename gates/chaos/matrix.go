@@ -38,6 +38,8 @@ type matrix struct {
 	// logFrom is where each service's log stood when the current cell deployed (cells run one
 	// at a time, so one map serves).
 	logFrom map[string]int64
+	// net are the current cell's proxied links (nil when it has none or none is running).
+	net *netLinks
 }
 
 // Run runs the selected cells and writes chaos.json and chaos.html into ReportDir/chaos.

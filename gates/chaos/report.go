@@ -58,6 +58,7 @@ type Check struct {
 type CellResult struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
+	Class string `json:"class"` // the fault class (Cell.Class)
 	Quick bool   `json:"quick"`
 	// Pass is the pass of a repeated run this result belongs to (1 when not repeated).
 	Pass   int    `json:"pass"`
@@ -172,12 +173,12 @@ func (r *CellResult) Summary() string {
 }
 
 func notRun(c Cell, why error) *CellResult {
-	return &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick, NotRun: why.Error(),
+	return &CellResult{Name: c.Name, Title: c.Title, Class: c.class(), Quick: c.Quick, NotRun: why.Error(),
 		Checks: []Check{{Name: "run", Passed: false, Detail: "not run: " + why.Error()}}}
 }
 
 func skipped(c Cell, why string) *CellResult {
-	return &CellResult{Name: c.Name, Title: c.Title, Quick: c.Quick, Skipped: why}
+	return &CellResult{Name: c.Name, Title: c.Title, Class: c.class(), Quick: c.Quick, Skipped: why}
 }
 
 // finish: passed when at least one cell ran and every cell that ran passed (skipped cells are

@@ -110,18 +110,22 @@ func (w *trimWatch) countIn(samples []trimSample, from, to time.Time) int {
 
 // judgeSendsGoOn: the load windows inside the open fault acknowledged what they offered.
 func judgeSendsGoOn(res *CellResult, rep *loadgen.Report, fr *faultRun) {
-	faultS, healS := fr.faultAt.Sub(rep.StartedAt).Seconds(), fr.healAt.Sub(rep.StartedAt).Seconds()
-	var sent, acked int64
-	windows := 0
+	windows, sent, acked := sendsBetween(rep, fr.faultAt, fr.healAt)
+	ok := windows >= 5 && sent > 0 && float64(acked) >= sendsGoOnShare*float64(sent)
+	res.check("sends go on during the fault", ok, "%d load windows inside the fault: %d sent, %d acknowledged (must be ≥ %.0f %%)",
+		windows, sent, acked, sendsGoOnShare*100)
+}
+
+// sendsBetween sums the load windows of the run phase that lie wholly between from and to.
+func sendsBetween(rep *loadgen.Report, from, to time.Time) (windows int, sent, acked int64) {
+	fromS, toS := from.Sub(rep.StartedAt).Seconds(), to.Sub(rep.StartedAt).Seconds()
 	for _, win := range rep.Timeline {
-		if win.Phase != "run" || win.EndS-win.DurS < faultS || win.EndS > healS {
+		if win.Phase != "run" || win.EndS-win.DurS < fromS || win.EndS > toS {
 			continue
 		}
 		windows++
 		sent += win.Sent
 		acked += win.Acked
 	}
-	ok := windows >= 5 && sent > 0 && float64(acked) >= sendsGoOnShare*float64(sent)
-	res.check("sends go on during the fault", ok, "%d load windows inside the fault: %d sent, %d acknowledged (must be ≥ %.0f %%)",
-		windows, sent, acked, sendsGoOnShare*100)
+	return windows, sent, acked
 }

@@ -77,7 +77,7 @@ Examples:
 		"ConversationWriters, MailboxNodes, SessionProjections and gateways in the run's deployment, each on its own loopback ports with mTLS (ADR-0026; the gateways share qim.presence, ADR-0027); one FanoutCoordinator beside them; e2e spreads its clients over the gateways; the chaos cells deploy one of each")
 	addPerfFlags(f, o)
 	f.StringSliceVar(&o.chaos.Cells, "cells", nil, "chaos: cells to run, comma-separated (\"quick\": one kill of each process; \"nightly\": the cells kept out of the release run; default: every other cell; see qim-gate list)")
-	f.IntVar(&o.chaos.Repeat, "repeat", 1, "chaos: run the selected cells this many times, pass after pass, and write each cell's stability (runs passed of runs made, recovery per run) to chaos/stability.md; the whole matrix takes about 15 min per pass on 2 cores")
+	f.IntVar(&o.chaos.Repeat, "repeat", 1, "chaos: run the selected cells this many times, pass after pass, and write each cell's stability (runs passed of runs made, recovery per run) to chaos/stability.md; the release cells take about 26 min per pass on 2 cores")
 	return cmd
 }
 

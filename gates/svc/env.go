@@ -41,6 +41,7 @@ func (s *Set) Env(name string) []string {
 	}
 	s.baselineEnv(vars)
 	s.storeEnv(service, vars)
+	s.reroute(name, vars)
 	env := make([]string, 0, len(vars))
 	for _, key := range slices.Sorted(maps.Keys(vars)) {
 		env = append(env, key+"="+vars[key])

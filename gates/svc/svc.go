@@ -95,6 +95,8 @@ type Set struct {
 	moderation *moderationtest.Server
 	// push holds the stand-ins of the push providers the NotificationService calls (push.go).
 	push *PushStandIns
+	// routes replace variables of one process (Reroute), by process name.
+	routes map[string]map[string]string
 }
 
 // child is the last process started for one service name. It stays in Set.procs after it
