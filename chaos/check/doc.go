@@ -6,7 +6,8 @@
 //
 // It owns the verdicts and their rules, one file per rule:
 //
-//	outcome.go   each send's final outcome; SEND_ACK and a definite error for one send
+//	outcome.go   each send's final outcome; SEND_ACK and a definite error for one send;
+//	             UNRESOLVED (an SDK send the SDK never resolved for its app)
 //	delivery.go  LOST, FAILED_VISIBLE, UNKNOWN_DELIVERED / UNKNOWN_ABSENT
 //	duplicate.go DUPLICATE (two message ids for one send, or one id twice after the SDK's dedup)
 //	reuse.go     REUSED (one identity naming two things: seq, send or message id)

@@ -52,6 +52,7 @@ type send struct {
 	invoked  bool
 	invokeUs int64
 	ok, fail bool
+	info     bool // answered unknown (a lost connection, a timeout, the SDK giving up)
 	okUs     int64
 	okPos    pos // the position SEND_ACK named
 	anyPos   pos // the first position seen on any Ok, Deliver or Stored
@@ -181,6 +182,8 @@ func (l *ledger) addAnswer(e *history.Event) {
 		s.see(posOf(e))
 	case history.Fail:
 		s.fail = true
+	case history.Info:
+		s.info = true
 	}
 	if s.recipient == 0 {
 		s.recipient = e.Recipient

@@ -1,5 +1,7 @@
 package check
 
+import "github.com/qim-dev/qim/chaos/history"
+
 // outcome is a send's final outcome in Jepsen's terms.
 type outcome uint8
 
@@ -45,6 +47,9 @@ func checkOutcomes(l *ledger, rep *report) {
 			res.Failed++
 		case outInfo:
 			res.Unknown++
+			if s.key.Lane == history.SDK && s.invoked && !s.info {
+				rep.add(s.finding(Unresolved, s.invokeUs, "the SDK reported neither Committed nor Failed by the end of observation"))
+			}
 		}
 	}
 }

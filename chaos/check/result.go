@@ -21,6 +21,10 @@ const (
 	Stalled       Verdict = "STALLED"        // a mailbox or a writer frozen longer than StallAfter after the heal
 	FailedVisible Verdict = "FAILED_VISIBLE" // a definite failure that became visible
 	Phantom       Verdict = "PHANTOM"        // delivered or stored, never invoked
+	// Unresolved: an SDK send the SDK never resolved for its app (no Committed, no Failed) by
+	// the end of observation. The SDK promises each pending send one of the two (sdk/sender.go);
+	// a frame-lane send without an answer stays unknown, because no client logic retries it.
+	Unresolved Verdict = "UNRESOLVED"
 )
 
 // Info verdicts: counted, never a failure (an info send may go either way).
@@ -35,7 +39,7 @@ const (
 )
 
 // Failures lists the failure verdicts in report order.
-var Failures = []Verdict{Lost, Duplicate, Reused, Order, Gap, Stalled, FailedVisible, Phantom}
+var Failures = []Verdict{Lost, Duplicate, Reused, Order, Gap, Stalled, FailedVisible, Phantom, Unresolved}
 
 // Failure reports whether v fails a cell.
 func (v Verdict) Failure() bool {

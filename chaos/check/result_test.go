@@ -21,7 +21,7 @@ func TestResultCountsAndSummary(t *testing.T) {
 	if want := [...]int{5, 2, 1, 2, 2}; got != want {
 		t.Fatalf("invoked, acked, failed, unknown, delivered = %v, want %v", got, want)
 	}
-	const want = "PASS ok 2, fail 1, info 2 (1 delivered) — LOST 0 DUPLICATE 0 REUSED 0 ORDER 0 GAP 0 STALLED 0 FAILED_VISIBLE 0 PHANTOM 0"
+	const want = "PASS ok 2, fail 1, info 2 (1 delivered) — LOST 0 DUPLICATE 0 REUSED 0 ORDER 0 GAP 0 STALLED 0 FAILED_VISIBLE 0 PHANTOM 0 UNRESOLVED 0"
 	if s := res.Summary(); s != want {
 		t.Fatalf("summary\n got %q\nwant %q", s, want)
 	}

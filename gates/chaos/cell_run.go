@@ -99,6 +99,14 @@ func (m *matrix) deploy(ctx context.Context, c Cell) (*svc.Set, error) {
 	if m.net, err = startLinks(set, c.Links); err != nil {
 		return set, err
 	}
+	if m.clientGateway = ""; c.ClientLink {
+		if m.net == nil {
+			m.net = newNetLinks()
+		}
+		if m.clientGateway, err = m.net.proxy(linkClients, set.Addrs.GatewayTCP); err != nil {
+			return set, err
+		}
+	}
 	for _, name := range set.Services() {
 		env := slices.Clone(c.Env[name]) // the cell's own list never grows
 		if name == c.Service && c.Failpoint != "" {
@@ -118,6 +126,12 @@ func (m *matrix) load(ctx context.Context, c Cell, set *svc.Set, rec *history.Re
 		Rate: m.opts.Rate, Duration: window, Connections: m.opts.Connections, PingConnections: 1,
 		SDKClientsPercent: m.opts.SDKPercent, SDKLane: sdklane.New(), History: rec, Reconnect: true,
 		Window: time.Second, SettleTimeout: m.opts.Settle, SettleIdle: 20 * time.Second, Label: "chaos " + c.Name,
+	}
+	if c.ClientLink {
+		cfg.Gateway, cfg.MoreGateways = m.clientGateway, nil
+	}
+	if c.SDKPercent > 0 {
+		cfg.SDKClientsPercent = c.SDKPercent
 	}
 	if c.GroupSize > 0 {
 		// The same mailbox-entry rate as a 1:1 cell (two entries per message there), so the
@@ -192,7 +206,7 @@ func (m *matrix) judgeFault(res *CellResult, c Cell, rep *loadgen.Report, fr *fa
 	inWindow := fr.faultAt.Before(rep.StartedAt.Add(window))
 	res.check("fault injected and healed", inWindow, "fault at %.1fs, healed at %.1fs of a %s window",
 		res.FaultS, res.HealS, window)
-	floor := int64(m.cellRate(c) * m.opts.FaultAt.Seconds() * floorShare)
+	floor := int64(m.cellRate(c) * m.frameShare(c) * m.opts.FaultAt.Seconds() * floorShare)
 	before := acksBefore(rep, fr.faultAt)
 	res.check("load before the fault", before >= floor, "%d sends acknowledged before the fault (floor %d)", before, floor)
 	return inWindow && before >= floor
@@ -209,6 +223,19 @@ func (m *matrix) cellRate(c Cell) float64 {
 		return m.opts.Rate * 2 / float64(c.RoomSize)
 	}
 	return m.opts.Rate
+}
+
+// frameShare is the frame lane's share of cell c's offered rate: the timeline the floor is
+// judged on counts that lane's acknowledgements only (the SDK lane keeps its own ledger).
+func (m *matrix) frameShare(c Cell) float64 {
+	if c.GroupSize > 0 || c.RoomSize > 0 {
+		return 1 // the SDK lane drives 1:1 pairs only
+	}
+	pct := m.opts.SDKPercent
+	if c.SDKPercent > 0 {
+		pct = c.SDKPercent
+	}
+	return 1 - float64(pct)/100
 }
 
 // floorShare is the share of the offered load that must be acknowledged before the fault.

@@ -65,6 +65,12 @@ type Cell struct {
 	Env map[string][]string
 	// Links are the paths the cell proxies (netproxy.go) so its faults can shape them.
 	Links []Link
+	// ClientLink puts the load's own connections behind a proxied link too (linkClients), so a
+	// fault can cut the clients' connections while their sends are pending.
+	ClientLink bool
+	// SDKPercent, when set, is the cell's share of connections driven by the SDK, instead of
+	// the matrix's.
+	SDKPercent int
 	// Watch, when set, observes the deployment from before the load until after the judges that
 	// wait for catch-up, and adds its own checks (watch.go).
 	Watch func() Watch

@@ -69,6 +69,17 @@ func netShapes() []netShape {
 	}
 }
 
+// shapeToxics are the toxics of the shape named slug (a name no shape has is a programming
+// error, caught by every test that lists the cells).
+func shapeToxics(slug string) []toxic {
+	for _, s := range netShapes() {
+		if s.slug == slug {
+			return s.toxics
+		}
+	}
+	panic("chaos: no network shape " + slug)
+}
+
 // netRelease are the network cells the release run (`make test`) runs, one per fault class
 // across the links; the others run with `--cells nightly` or by name.
 var netRelease = map[string]bool{
@@ -89,7 +100,7 @@ func networkCells() []Cell {
 				Window: s.hold + netSettle})
 		}
 	}
-	return append(cells, writerPartitionCell())
+	return append(cells, sdkDropsCell(), writerPartitionCell())
 }
 
 // shapeLink puts toxics on a link.
@@ -107,4 +118,24 @@ func unshapeLink(link string) Heal {
 	return func(ctx context.Context, t *Target) error {
 		return t.Net.clear(ctx, link)
 	}
+}
+
+// linkClients is the link of a ClientLink cell: the load's connections to the gateway.
+const linkClients = "clients→gateway"
+
+// sdkDropsHold is how long the clients' connections keep being cut: about fifteen cuts of each.
+const sdkDropsHold = 30 * time.Second
+
+// sdkDropsCell (issue 42, item 7): half the connections are SDK clients, and every client
+// connection is cut 2 s after it opened, again and again for 30 s, so SDK sends are pending
+// across each drop. The SDK must resolve every one of them for its app, Committed once or
+// Failed (the checker's UNRESOLVED finds a send it never resolved), and the frame lane's
+// clients reconnect and reconcile as after any drop.
+func sdkDropsCell() Cell {
+	cuts := shapeToxics("cuts")
+	return Cell{Name: "net-client-connections-cut", Class: "cuts",
+		Title:      "clients→gateway: every client connection cut 2 s after it opened, for 30 s, half of them SDK clients with sends pending",
+		ClientLink: true, SDKPercent: 50,
+		Fault: shapeLink(linkClients, cuts...), Hold: sdkDropsHold, Heal: unshapeLink(linkClients),
+		Window: sdkDropsHold + netSettle}
 }

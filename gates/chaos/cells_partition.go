@@ -26,7 +26,7 @@ import (
 func writerPartitionCell() Cell {
 	isolated := svc.InstanceName(svc.Writer, 1)
 	link := Link{Name: isolated + "→redis-core", Process: isolated, Var: "QIM_REDIS_ADDR"}
-	blackhole := netShapes()[1].toxics
+	blackhole := shapeToxics("blackhole")
 	return Cell{Name: "net-writer-partitioned-past-lease", Class: "partition",
 		Title:     "two ConversationWriters: one cut off from redis-core (not from the gateways) past its lease; it must fence itself",
 		Nightly:   true,

@@ -40,6 +40,8 @@ type matrix struct {
 	logFrom map[string]int64
 	// net are the current cell's proxied links (nil when it has none or none is running).
 	net *netLinks
+	// clientGateway is where the current cell's load dials when it has a ClientLink.
+	clientGateway string
 }
 
 // Run runs the selected cells and writes chaos.json and chaos.html into ReportDir/chaos.
