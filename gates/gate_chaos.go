@@ -45,7 +45,16 @@ func (chaosGate) Title() string {
 }
 
 func (chaosGate) Run(ctx context.Context, env *Env, r *Result) {
-	st := stack.NewProcess(stack.WithCQL(env.Chaos.CQL), stack.WithProgress(env.Progress))
+	disks, err := chaos.SmallDisks(env.Chaos.Cells)
+	if err != nil {
+		r.Fail(err)
+		return
+	}
+	opts := []stack.Option{stack.WithCQL(env.Chaos.CQL), stack.WithProgress(env.Progress)}
+	for _, server := range disks {
+		opts = append(opts, stack.WithSmallDisk(server, chaos.SmallDiskSize(server)))
+	}
+	st := stack.NewProcess(opts...)
 	defer func() { _ = st.Down(context.Background()) }()
 	env.Progressf("starting the chaos stack")
 	if err := st.Up(ctx); err != nil {

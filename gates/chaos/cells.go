@@ -68,6 +68,9 @@ type Cell struct {
 	// ClientLink puts the load's own connections behind a proxied link too (linkClients), so a
 	// fault can cut the clients' connections while their sends are pending.
 	ClientLink bool
+	// SmallDisk names the server whose data directory the cell fills: the chaos gate gives it
+	// a small disk (SmallDisks).
+	SmallDisk string
 	// SDKPercent, when set, is the cell's share of connections driven by the SDK, instead of
 	// the matrix's.
 	SDKPercent int
@@ -126,7 +129,8 @@ func Cells() []Cell {
 	}
 	cells = append(append(cells, moderationCells()...), pushCell())
 	cells = append(append(cells, gracefulCells()...), clockCells()...)
-	return append(cells, networkCells()...)
+	cells = append(cells, networkCells()...)
+	return append(cells, diskCells()...)
 }
 
 // chaosGroupSize is the group size of the group cells: every connection a member, several

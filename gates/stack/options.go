@@ -48,8 +48,9 @@ type config struct {
 	kafkaHeap      string
 	cassandraHeap  string
 	extraKafkaProp map[string]string
-	network        bool // containers provider: the servers on a network of the stack's own
-	secure         bool // process provider: TLS and credentials on every store
+	network        bool             // containers provider: the servers on a network of the stack's own
+	secure         bool             // process provider: TLS and credentials on every store
+	smallDisks     map[string]int64 // process provider: server → size of its tmpfs data dir
 }
 
 func newConfig(opts []Option) *config {

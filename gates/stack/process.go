@@ -27,6 +27,7 @@ type processStack struct {
 	sec      *SecureEndpoints // WithSecureStores: set by Up before the servers start
 	down     bool
 	downErr  error
+	mounted  []string // small-disk mount points Up made, unmounted by Down (disk.go)
 
 	outMu sync.Mutex
 }
@@ -103,6 +104,9 @@ func (s *processStack) Up(ctx context.Context) error {
 		if err := os.Mkdir(filepath.Join(s.dir, sub), 0o755); err != nil {
 			return err
 		}
+	}
+	if err := s.mountSmallDisks(); err != nil {
+		return err
 	}
 	if s.cfg.secure {
 		sec, err := writeSecureMaterial(s.dir)
@@ -199,6 +203,7 @@ func (s *processStack) Down(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	errs = append(errs, s.unmountSmallDisks())
 	if ownsDir { // never remove a directory Up did not create
 		if err := os.RemoveAll(s.dir); err != nil {
 			errs = append(errs, fmt.Errorf("stack: remove %s: %w", s.dir, err))
