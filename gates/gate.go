@@ -122,6 +122,8 @@ type Env struct {
 	Perf PerfOptions
 	// Chaos configures the chaos gate from `qim-gate run` flags.
 	Chaos ChaosOptions
+	// Soak configures the soak gate (gate_soak.go) from `qim-gate run soak` flags.
+	Soak SoakOptions
 }
 
 // Progressf writes one progress line.

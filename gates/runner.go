@@ -35,6 +35,8 @@ type RunOptions struct {
 	Perf PerfOptions
 	// Chaos configures the chaos gate; copied into Env.Chaos.
 	Chaos ChaosOptions
+	// Soak configures the soak gate; copied into Env.Soak.
+	Soak SoakOptions
 	// Skip names gates not to run, each with its reason (required). A skipped gate is reported
 	// as skipped with the reason, never as passed, and does not fail the run.
 	Skip map[string]string
@@ -77,7 +79,7 @@ func Run(ctx context.Context, gs []Gate, o RunOptions) (Summary, error) {
 	if o.SUTRoot == "" {
 		o.SUTRoot = o.Root
 	}
-	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, OneProcess: o.OneProcess, GoMaxProcs: o.GoMaxProcs, Instances: o.Instances, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos}
+	env := &Env{Root: o.Root, SUTRoot: o.SUTRoot, OneProcess: o.OneProcess, GoMaxProcs: o.GoMaxProcs, Instances: o.Instances, ReportDir: o.ReportDir, Progress: o.Progress, Stack: lazy.get, Perf: o.Perf, Chaos: o.Chaos, Soak: o.Soak}
 	deploy := &lazyDeployment{env: env}
 	defer deploy.stop(o.Progress) // runs before the stack goes down
 	env.Deployment = deploy.get

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qim-dev/qim/gates"
 	"github.com/qim-dev/qim/gates/release"
 )
 
@@ -16,6 +17,9 @@ func newListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for i, g := range release.Registry() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%2d  %-16s %s\n", i+1, g.Name(), g.Title())
+			}
+			for _, g := range gates.OnDemand() {
+				fmt.Fprintf(cmd.OutOrStdout(), " -  %-16s %s (by name only)\n", g.Name(), g.Title())
 			}
 			return nil
 		},

@@ -83,8 +83,8 @@ Examples:
 
 // addPerfFlags registers the perf gate's flags (run and ab share them).
 func addPerfFlags(f *pflag.FlagSet, o *runOptions) {
-	f.Float64Var(&o.perf.Rate, "rate", 250, "perf: target arrival rate, msg/s (open model); the default is conservative for a 2-core machine, pass your target's")
-	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window")
+	f.Float64Var(&o.perf.Rate, "rate", 250, "perf and soak: target arrival rate, msg/s (open model); the default is conservative for a 2-core machine, pass your target's")
+	f.DurationVar(&o.perf.Duration, "duration", contract.SLODuration, "perf: measured window; soak: the length of its load (default there 1h)")
 	f.BoolVar(&o.perf.FindMax, "find-max", false, "perf: search in 30 s steps (from 100 msg/s, doubling until a step fails, then bisecting to within 10 %) and report the highest rate within the SLO")
 	f.IntVar(&o.perf.Connections, "connections", 400, "perf: message connections, in 1:1 pairs (group mode: whole groups of --group-size)")
 	f.IntVar(&o.perf.SDKClients, "sdk-clients", 5, "perf: percent of connections driven by the SDK lane (0 disables; group mode: off)")
@@ -147,13 +147,22 @@ func (o *runOptions) selected(args []string) ([]gates.Gate, error) {
 		}
 		want[a] = true
 	}
-	var gs []gates.Gate // release order regardless of argument order
-	for _, g := range release.Registry() {
+	var gs []gates.Gate // release order regardless of argument order, the on-demand gates after
+	for _, g := range append(release.Registry(), gates.OnDemand()...) {
 		if want[g.Name()] {
 			gs = append(gs, g)
 		}
 	}
 	return gs, nil
+}
+
+// soakOf is the soak gate's options: its own default length unless --duration was given.
+func (o *runOptions) soakOf(cmd *cobra.Command) gates.SoakOptions {
+	s := gates.SoakOptions{Rate: o.perf.Rate}
+	if cmd.Flags().Changed("duration") {
+		s.Duration = o.perf.Duration
+	}
+	return s
 }
 
 func (o *runOptions) run(cmd *cobra.Command, args []string) error {
@@ -194,6 +203,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 		},
 		Perf:  o.perf,
 		Chaos: o.chaos,
+		Soak:  o.soakOf(cmd),
 		Skip:  skip,
 	})
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 // Registry returns the gates in release order (docs/architecture.md, section 7).
 func Registry() []gates.Gate { return gates.ReleaseOrder(perf.New()) }
 
-// Lookup finds a gate by name.
+// Lookup finds a gate by name: a release gate or one run by name only (gates.OnDemand).
 func Lookup(name string) (gates.Gate, bool) {
-	for _, g := range Registry() {
+	for _, g := range append(Registry(), gates.OnDemand()...) {
 		if g.Name() == name {
 			return g, true
 		}

@@ -17,3 +17,16 @@ func TestRegistryIsTheTenGatesInReleaseOrder(t *testing.T) {
 		t.Fatalf("registry %q, want %q", got, want)
 	}
 }
+
+// TestSoakRunsByNameOnly: the soak is found by name but is not a release gate, so --full (and
+// make test) never runs an hour of load.
+func TestSoakRunsByNameOnly(t *testing.T) {
+	if _, ok := Lookup("soak"); !ok {
+		t.Fatal("Lookup(soak) found nothing: `qim-gate run soak` would be refused")
+	}
+	for _, g := range Registry() {
+		if g.Name() == "soak" {
+			t.Fatal("soak is in the release registry: --full would run it")
+		}
+	}
+}
