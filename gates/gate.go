@@ -126,6 +126,19 @@ type Env struct {
 	Soak SoakOptions
 }
 
+// deployedStack is the run's deployment and the stack under it (each started on first use).
+func (e *Env) deployedStack(ctx context.Context) (*svc.Set, stack.Stack, error) {
+	set, err := e.Deployment(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := e.Stack(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, st, nil
+}
+
 // Progressf writes one progress line.
 func (e *Env) Progressf(format string, args ...any) {
 	if e.Progress != nil {

@@ -60,11 +60,7 @@ func (g auditGate) withDefaults() auditGate {
 
 func (g auditGate) Run(ctx context.Context, env *Env, r *Result) {
 	g = g.withDefaults()
-	if _, err := env.Deployment(ctx); err != nil { // the services whose work is judged
-		r.Fail(err)
-		return
-	}
-	st, err := env.Stack(ctx)
+	_, st, err := env.deployedStack(ctx) // the deployment: the services whose work is judged
 	if err != nil {
 		r.Fail(err)
 		return

@@ -19,12 +19,7 @@ func (e2eGate) Name() string  { return "e2e" }
 func (e2eGate) Title() string { return "functional end-to-end scenarios through the real gateway" }
 
 func (g e2eGate) Run(ctx context.Context, env *Env, r *Result) {
-	set, err := env.Deployment(ctx)
-	if err != nil {
-		r.Fail(err)
-		return
-	}
-	st, err := env.Stack(ctx)
+	set, st, err := env.deployedStack(ctx)
 	if err != nil {
 		r.Fail(err)
 		return

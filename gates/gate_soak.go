@@ -57,12 +57,7 @@ const (
 )
 
 func (g soakGate) Run(ctx context.Context, env *Env, r *Result) {
-	set, err := env.Deployment(ctx)
-	if err != nil {
-		r.Fail(err)
-		return
-	}
-	st, err := env.Stack(ctx)
+	set, st, err := env.deployedStack(ctx)
 	if err != nil {
 		r.Fail(err)
 		return

@@ -73,11 +73,7 @@ func (g theavyGate) withDefaults() theavyGate {
 
 // deploymentTarget is the run's deployment, as gate 4 uses it.
 func deploymentTarget(ctx context.Context, env *Env) (*e2e.Env, error) {
-	set, err := env.Deployment(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := env.Stack(ctx)
+	set, st, err := env.deployedStack(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -121,33 +121,37 @@ type toxic struct {
 
 // add puts toxics on every proxy of link.
 func (n *netLinks) add(link string, toxics ...toxic) error {
-	if n == nil {
-		return fmt.Errorf("%w: %s (the cell proxies nothing)", ErrNoLink, link)
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	proxies, ok := n.proxies[link]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrNoLink, link)
-	}
-	for _, p := range proxies {
-		for _, tx := range toxics {
-			tx.Toxicity = 1
-			b, err := json.Marshal(tx)
-			if err != nil {
-				return fmt.Errorf("chaos: link %s: toxic %s: %w", link, tx.Name, err)
-			}
-			if _, err := p.Toxics.AddToxicJson(bytes.NewReader(b)); err != nil {
-				return fmt.Errorf("chaos: link %s: toxic %s: %w", link, tx.Name, err)
+	return n.locked(link, func(proxies []*toxiproxy.Proxy) error {
+		for _, p := range proxies {
+			for _, tx := range toxics {
+				tx.Toxicity = 1
+				b, err := json.Marshal(tx)
+				if err != nil {
+					return fmt.Errorf("chaos: link %s: toxic %s: %w", link, tx.Name, err)
+				}
+				if _, err := p.Toxics.AddToxicJson(bytes.NewReader(b)); err != nil {
+					return fmt.Errorf("chaos: link %s: toxic %s: %w", link, tx.Name, err)
+				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // clear removes every toxic of link; connections a blackhole held are closed by the removal
 // (their dropped bytes make them unusable), so the processes dial again.
 func (n *netLinks) clear(ctx context.Context, link string) error {
+	return n.locked(link, func(proxies []*toxiproxy.Proxy) error {
+		for _, p := range proxies {
+			p.Toxics.ResetToxics(ctx)
+		}
+		return nil
+	})
+}
+
+// locked runs f over link's proxies with n's lock held; a link the cell did not declare (or a
+// cell without links, n nil) is ErrNoLink.
+func (n *netLinks) locked(link string, f func([]*toxiproxy.Proxy) error) error {
 	if n == nil {
 		return fmt.Errorf("%w: %s (the cell proxies nothing)", ErrNoLink, link)
 	}
@@ -157,10 +161,7 @@ func (n *netLinks) clear(ctx context.Context, link string) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNoLink, link)
 	}
-	for _, p := range proxies {
-		p.Toxics.ResetToxics(ctx)
-	}
-	return nil
+	return f(proxies)
 }
 
 // stop closes every proxy and its connections.
